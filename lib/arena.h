@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arena.h: an mmap-backed bump allocator that is async-signal-safe and reentrant.
+ *
+ * measure's signal handlers and interposed functions allocate from a per-thread arena: no
+ * malloc, no locks.  An allocation is a compare-and-swap on the current block's cursor, so a
+ * signal that interrupts an allocation and allocates itself is safe.  A full block is replaced
+ * by a fresh mmap'ed one.  Memory is returned only by arena_release(), all at once.
+ */
+#ifndef FATHOM_ARENA_H
+#define FATHOM_ARENA_H
+
+struct arena_block;
+
+struct arena {
+	struct arena_block *_Atomic head; /* owned: newest block, linked to older ones */
+	size_t block_size;		  /* bytes mapped per block (a multiple of the page size) */
+	_Atomic size_t mapped;		  /* total bytes mapped, for statistics and limits */
+	size_t limit;			  /* refuse to map beyond this many bytes (0: no limit) */
+};
+
+/* Set up an empty arena; nothing is mapped until the first allocation. */
+void arena_init(struct arena *a, size_t block_size, size_t limit);
+/*
+ * SIZE bytes aligned to ALIGN (a power of two up to the page size), zero-filled.  Returns NULL
+ * when mmap fails or the limit would be exceeded; never calls malloc.
+ */
+void *arena_alloc(struct arena *a, size_t size, size_t align);
+/* Unmap every block.  Not for signal context while other code may still use the arena. */
+void arena_release(struct arena *a);
+size_t arena_mapped(const struct arena *a);
+
+#endif

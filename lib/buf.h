@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * buf.h: a growable byte buffer for the offline tools.  DATA is never NULL after buf_init and
+ * is always NUL-terminated one past LEN, so a buffer of text is also a C string.
+ */
+#ifndef FATHOM_BUF_H
+#define FATHOM_BUF_H
+
+#include <stdarg.h>
+
+struct buf {
+	uint8_t *data; /* owned */
+	size_t len;
+	size_t cap;
+};
+
+#define BUF_INIT { (uint8_t *)buf_empty, 0, 0 }
+extern const char buf_empty[1];
+
+void buf_init(struct buf *b);
+void buf_release(struct buf *b);
+void buf_reset(struct buf *b);
+/* Make room for N more bytes; returns a pointer to the free space at the end. */
+uint8_t *buf_reserve(struct buf *b, size_t n);
+void buf_add(struct buf *b, const void *p, size_t n);
+void buf_addstr(struct buf *b, const char *s);
+void buf_addch(struct buf *b, char c);
+void buf_printf(struct buf *b, const char *fmt, ...) FTH_PRINTF(2, 3);
+void buf_vprintf(struct buf *b, const char *fmt, va_list ap) FTH_PRINTF(2, 0);
+void buf_put_varint(struct buf *b, uint64_t v);
+void buf_put_str(struct buf *b, const char *s); /* varint length, then the bytes */
+void buf_put_u64(struct buf *b, uint64_t v);
+/* Append S with control characters, backslashes and quotes escaped (\n, \t, \xNN). */
+void buf_add_escaped(struct buf *b, const char *s, size_t n);
+/* Hand the data to the caller (who frees it) and reset the buffer. */
+char *buf_detach(struct buf *b, size_t *len);
+
+#endif

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * chunkfile.h: the container shared by fathom's files: a header, checksummed chunks (zstd
+ * frames or stored bytes), a table of contents and a footer.  doc/formats.md specifies the
+ * bytes.  The writer is async-signal-safe (no malloc, no stdio: it works in a workspace the
+ * caller provides and writes with write(2)); the reader is for the offline tools.
+ */
+#ifndef FATHOM_CHUNKFILE_H
+#define FATHOM_CHUNKFILE_H
+
+#define CF_HEADER_SIZE 32
+#define CF_FOOTER_SIZE 32
+#define CF_TOC_ENTRY_SIZE 40
+#define CF_MAX_CHUNKS 1024
+#define CF_END_MAGIC "FTHM-END"
+
+/* Chunk flags. */
+#define CF_CHUNK_ZSTD 1u
+
+/* A four-character chunk identifier, as its bytes appear in the file ("CCT " etc.). */
+#define CF_ID(a, b, c, d) \
+	((uint32_t)(a) | ((uint32_t)(b) << 8) | ((uint32_t)(c) << 16) | ((uint32_t)(d) << 24))
+
+struct cf_entry {
+	uint32_t id;
+	uint32_t flags;
+	uint64_t offset;   /* of the stored bytes in the file */
+	uint64_t stored;   /* bytes in the file */
+	uint64_t raw;	   /* bytes after decompression */
+	uint32_t crc;	   /* CRC-32C of the raw bytes */
+};
+
+/* ---- writer (async-signal-safe) ---- */
+
+struct cf_writer {
+	int fd;
+	const char *path; /* borrowed, for messages */
+	uint64_t pos;	  /* file offset of the next byte written */
+	int level;	  /* zstd level, or 0 to store chunks uncompressed */
+	void *zcs;	  /* ZSTD_CStream inside the workspace, or NULL */
+	uint8_t *in;	  /* staged raw bytes of the current chunk (workspace) */
+	size_t in_len, in_cap;
+	uint8_t *out; /* compressed output (workspace) */
+	size_t out_cap;
+	struct cf_entry *toc; /* workspace */
+	uint32_t ntoc;
+	struct cf_entry cur;
+	bool in_chunk;
+	bool failed; /* a write failed: every later call fails at once */
+};
+
+/* Bytes of workspace cf_writer_open() needs for compression LEVEL (0 = store). */
+size_t cf_writer_workspace_size(int level);
+/*
+ * Start a file on FD (positioned at its start): write the header with MAGIC (8 bytes) and the
+ * version.  WORKSPACE must be cf_writer_workspace_size(LEVEL) bytes, 8-byte aligned, and live
+ * until cf_writer_finish().  Returns 0 or -1 with a message naming PATH.
+ */
+int cf_writer_open(struct cf_writer *w, int fd, const char *path, const char magic[8],
+		   uint16_t major, uint16_t minor, int level, void *workspace, size_t size);
+int cf_chunk_begin(struct cf_writer *w, uint32_t id);
+int cf_put(struct cf_writer *w, const void *p, size_t n);
+int cf_put_u8(struct cf_writer *w, uint8_t v);
+int cf_put_varint(struct cf_writer *w, uint64_t v);
+int cf_put_u64(struct cf_writer *w, uint64_t v);
+/* A length-prefixed byte string (varint length, then the bytes); NULL is the empty string. */
+int cf_put_bytes(struct cf_writer *w, const void *p, size_t n);
+int cf_put_str(struct cf_writer *w, const char *s);
+int cf_chunk_end(struct cf_writer *w);
+/* Write the table of contents and the footer.  Does not close FD. */
+int cf_writer_finish(struct cf_writer *w);
+
+/*
+ * Tagged records: a sequence of (tag, value) fields ended by tag 0, where tag = field << 2 |
+ * type.  Readers skip fields they do not know, which is how minor versions add fields.
+ */
+enum cf_wire { CF_WIRE_VARINT = 0, CF_WIRE_BYTES = 1, CF_WIRE_FIXED64 = 2 };
+int cf_field_varint(struct cf_writer *w, unsigned field, uint64_t v);
+int cf_field_bytes(struct cf_writer *w, unsigned field, const void *p, size_t n);
+int cf_field_str(struct cf_writer *w, unsigned field, const char *s);
+int cf_field_fixed64(struct cf_writer *w, unsigned field, uint64_t v);
+int cf_record_end(struct cf_writer *w);
+
+/* ---- reader (offline tools; uses malloc) ---- */
+
+struct cf_reader {
+	char *path; /* owned */
+	int fd;
+	uint64_t size;
+	char magic[9];
+	uint16_t major, minor;
+	uint32_t nchunks;
+	struct cf_entry *toc; /* owned */
+};
+
+/*
+ * Open PATH and validate header, footer and table of contents.  MAGIC (8 bytes) is the kind of
+ * file expected and KIND its name in messages ("measurement file"); MAX_MAJOR the newest major
+ * version understood.  Returns 0, or -1 with a message naming the file and the problem.
+ */
+int cf_open(struct cf_reader *r, const char *path, const char magic[8], const char *kind,
+	    uint16_t max_major);
+void cf_close(struct cf_reader *r);
+/* The NTH chunk (from 0) with identifier ID, or NULL. */
+const struct cf_entry *cf_find(const struct cf_reader *r, uint32_t id, unsigned nth);
+/* Printable name of a chunk identifier (static storage per call site is not needed: BUF[5]). */
+const char *cf_id_name(uint32_t id, char buf[5]);
+
+/*
+ * Streaming access to one chunk's raw bytes, decompressed in windows so that memory stays
+ * small however large the chunk.  P..END is the current window.  cf_need() makes at least N
+ * bytes available unless the chunk ends first.
+ */
+struct cf_stream {
+	struct cf_reader *r;	  /* borrowed */
+	const struct cf_entry *e; /* borrowed */
+	void *zds;		  /* owned ZSTD_DStream, or NULL for stored chunks */
+	uint8_t *zin;		  /* owned compressed input window */
+	size_t zin_len, zin_pos;
+	uint64_t zin_off; /* bytes of the chunk read from the file so far */
+	uint8_t *win;	  /* owned window of raw bytes */
+	size_t win_cap;
+	const uint8_t *p, *end;
+	uint64_t produced; /* raw bytes produced so far */
+	uint32_t crc;
+	bool done; /* every raw byte has been produced */
+	char what[64]; /* "chunk CCT " for messages */
+};
+
+int cf_stream_open(struct cf_reader *r, const struct cf_entry *e, struct cf_stream *s);
+/* Returns the bytes now available (>= N unless the chunk ended), or -1 on error. */
+long cf_need(struct cf_stream *s, size_t n);
+/* Verify that the chunk was consumed exactly and its checksum matches; then free. */
+int cf_stream_finish(struct cf_stream *s);
+void cf_stream_free(struct cf_stream *s);
+/* Decoding helpers on a stream; each returns 0 or -1 with a message. */
+int cf_get_varint(struct cf_stream *s, uint64_t *v);
+int cf_get_u8(struct cf_stream *s, uint8_t *v);
+int cf_get_u64(struct cf_stream *s, uint64_t *v);
+/* A length-prefixed byte string copied into a new NUL-terminated allocation of at most MAX. */
+int cf_get_bytes(struct cf_stream *s, size_t max, char **out, size_t *len);
+/* Read the next field tag of a tagged record: *FIELD = 0 at the record's end. */
+int cf_get_tag(struct cf_stream *s, unsigned *field, unsigned *wire);
+/* Skip the value of a field of type WIRE. */
+int cf_skip_field(struct cf_stream *s, unsigned wire);
+/* Fail with "PATH: chunk X: MESSAGE" (and the raw offset); returns -1. */
+int cf_stream_error(struct cf_stream *s, const char *fmt, ...) FTH_PRINTF(2, 3);
+/* Read a whole (small) chunk into a new allocation; *LEN gets its size. */
+int cf_read_chunk(struct cf_reader *r, const struct cf_entry *e, uint8_t **data, size_t *len);
+
+/* Checksums are skipped when fuzzing, so that mutations reach the parsers behind them. */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define CF_VERIFY_CHECKSUMS 0
+#else
+#define CF_VERIFY_CHECKSUMS 1
+#endif
+
+#endif

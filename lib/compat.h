@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* compat.h: the first include of every fathom source file: config, attributes, small macros. */
+#ifndef FATHOM_COMPAT_H
+#define FATHOM_COMPAT_H
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define FTH_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define FTH_NORETURN __attribute__((noreturn))
+#define FTH_UNUSED __attribute__((unused))
+#define FTH_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define FTH_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif

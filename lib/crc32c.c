@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* crc32c.c: CRC-32C by the SSE4.2 crc32 instruction or by slicing-by-8 tables. */
+#include "compat.h"
+#include "crc32c.h"
+
+#include <string.h>
+
+#define POLY 0x82f63b78u /* CRC-32C, reflected */
+
+static uint32_t table[8][256];
+static bool use_hw;
+
+__attribute__((constructor)) static void crc32c_setup(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (POLY & -(c & 1));
+		table[0][i] = c;
+	}
+	for (uint32_t i = 0; i < 256; i++)
+		for (int t = 1; t < 8; t++)
+			table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xff];
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	use_hw = __builtin_cpu_supports("sse4.2");
+#endif
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uint8_t *p,
+							   size_t n)
+{
+	uint64_t c = crc;
+	while (n >= 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		c = __builtin_ia32_crc32di(c, v);
+		p += 8;
+		n -= 8;
+	}
+	uint32_t c32 = (uint32_t)c;
+	while (n--)
+		c32 = __builtin_ia32_crc32qi(c32, *p++);
+	return c32;
+}
+#endif
+
+static uint32_t crc_sw(uint32_t crc, const uint8_t *p, size_t n)
+{
+	while (n >= 8) {
+		uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+				     (uint32_t)p[3] << 24);
+		crc = table[7][lo & 0xff] ^ table[6][(lo >> 8) & 0xff] ^
+		      table[5][(lo >> 16) & 0xff] ^ table[4][lo >> 24] ^ table[3][p[4]] ^
+		      table[2][p[5]] ^ table[1][p[6]] ^ table[0][p[7]];
+		p += 8;
+		n -= 8;
+	}
+	while (n--)
+		crc = (crc >> 8) ^ table[0][(crc ^ *p++) & 0xff];
+	return crc;
+}
+
+uint32_t crc32c(uint32_t crc, const void *p, size_t n)
+{
+	crc = ~crc;
+#if defined(__x86_64__)
+	if (use_hw)
+		return ~crc_hw(crc, p, n);
+#endif
+	if (!table[0][1])
+		crc32c_setup();
+	return ~crc_sw(crc, p, n);
+}
+
+uint32_t crc32c_portable(uint32_t crc, const void *p, size_t n)
+{
+	if (!table[0][1])
+		crc32c_setup();
+	return ~crc_sw(~crc, p, n);
+}

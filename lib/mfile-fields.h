@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* mfile-fields.h: field numbers of the measurement file's tagged records (doc/formats.md). */
+#ifndef FATHOM_MFILE_FIELDS_H
+#define FATHOM_MFILE_FIELDS_H
+
+enum { ID_HOST = 1, ID_PID, ID_PPID, ID_TID, ID_RANK, ID_THREAD_INDEX, ID_PARENT_THREAD,
+       ID_PROGRAM, ID_CWD, ID_ARG, ID_START, ID_END, ID_END_REASON, ID_CREATION_FRAME };
+enum { MOD_PATH = 1, MOD_BUILD_ID, MOD_LOAD, MOD_UNLOAD, MOD_BASE, MOD_RANGE };
+enum { MET_NAME = 1, MET_DESCRIPTION, MET_UNIT, MET_RATE_KIND, MET_RATE, MET_FLAGS,
+       MET_ENABLED, MET_RUNNING, MET_SAMPLES, MET_PARENT, MET_THRESHOLD, MET_FORMULA };
+enum { STAT_NAME = 1, STAT_VALUE };
+
+#endif

@@ -1,0 +1,631 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mfile-read.c: the measurement-file reader and whole-file writer for the offline tools.  The
+ * reader validates every count, index and string before it trusts it.
+ */
+#include "compat.h"
+#include "mfile.h"
+#include "mfile-fields.h"
+#include "error.h"
+#include "le.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Smallest encodings, used to bound counts read from a file against its size. */
+#define MIN_NODE_BYTES 5
+#define MIN_VALUE_BYTES 2
+#define MIN_RECORD_BYTES 1
+
+static int write_all_chunks(struct mfile_writer *w, const struct mfile *m)
+{
+	const struct mfile_cct *c = &m->cct;
+	if (mfile_write_identity(w, &m->id) < 0 || mfile_write_loadmap(w, m->modules, m->nmodules) < 0 ||
+	    mfile_write_metrics(w, m->metrics, m->nmetrics) < 0 ||
+	    mfile_write_cct_begin(w, c->nnodes, c->nvalues) < 0)
+		return -1;
+	for (uint32_t i = 0; i < c->nnodes; i++) {
+		uint32_t v0 = c->val_start[i], v1 = c->val_start[i + 1];
+		if (mfile_write_node(w, c->parent[i], c->kind[i], c->module[i], c->offset[i], v1 - v0,
+				     c->val_metric + v0, c->val + v0) < 0)
+			return -1;
+	}
+	if (mfile_write_cct_end(w) < 0)
+		return -1;
+	if (m->has_trace) {
+		if (mfile_write_trace_begin(w, m->ntrace) < 0)
+			return -1;
+		for (uint64_t i = 0; i < m->ntrace; i++)
+			if (mfile_write_trace_record(w, m->trace[i].time_ns, m->trace[i].node) < 0)
+				return -1;
+		if (mfile_write_trace_end(w) < 0)
+			return -1;
+	}
+	if (m->nstats && mfile_write_stats(w, m->stats, m->nstats) < 0)
+		return -1;
+	return mfile_writer_finish(w);
+}
+
+int mfile_write(const char *path, const struct mfile *m, int level)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return fth_error_errno(errno, "%s: cannot create", path);
+	size_t ws_size = mfile_writer_workspace_size(level);
+	void *ws = xmalloc(ws_size);
+	struct mfile_writer w;
+	int rc = mfile_writer_open(&w, fd, path, level, ws, ws_size);
+	if (rc == 0)
+		rc = write_all_chunks(&w, m);
+	free(ws);
+	if (close(fd) < 0 && rc == 0)
+		rc = fth_error_errno(errno, "%s: close failed", path);
+	if (rc < 0)
+		unlink(path);
+	return rc;
+}
+
+
+static int get_str_field(struct cf_stream *s, unsigned wire, char **dst)
+{
+	if (wire != CF_WIRE_BYTES)
+		return cf_stream_error(s, "string field has type %u", wire);
+	char *str;
+	if (cf_get_bytes(s, MFILE_MAX_STRING, &str, NULL) < 0)
+		return -1;
+	free(*dst);
+	*dst = str;
+	return 0;
+}
+
+static int get_varint_field(struct cf_stream *s, unsigned wire, uint64_t *v)
+{
+	if (wire != CF_WIRE_VARINT)
+		return cf_stream_error(s, "number field has type %u", wire);
+	return cf_get_varint(s, v);
+}
+
+static int get_u32_field(struct cf_stream *s, unsigned wire, uint32_t *v, const char *what)
+{
+	uint64_t x;
+	if (get_varint_field(s, wire, &x) < 0)
+		return -1;
+	if (x > UINT32_MAX)
+		return cf_stream_error(s, "%s %llu out of range", what, (unsigned long long)x);
+	*v = (uint32_t)x;
+	return 0;
+}
+
+static int get_i32_field(struct cf_stream *s, unsigned wire, int32_t *v, const char *what)
+{
+	uint64_t x;
+	if (get_varint_field(s, wire, &x) < 0)
+		return -1;
+	int64_t y = le_unzigzag(x);
+	if (y < -1 || y > INT32_MAX)
+		return cf_stream_error(s, "%s %lld out of range", what, (long long)y);
+	*v = (int32_t)y;
+	return 0;
+}
+
+static int get_fixed_field(struct cf_stream *s, unsigned wire, uint64_t *v)
+{
+	if (wire != CF_WIRE_FIXED64)
+		return cf_stream_error(s, "fixed field has type %u", wire);
+	return cf_get_u64(s, v);
+}
+
+/* Parse the bytes of a small embedded field (a frame or a range) as varints. */
+static int get_embedded_varints(struct cf_stream *s, unsigned wire, uint64_t *v, unsigned n,
+				const char *what)
+{
+	if (wire != CF_WIRE_BYTES)
+		return cf_stream_error(s, "%s field has type %u", what, wire);
+	char *data;
+	size_t len;
+	if (cf_get_bytes(s, 64, &data, &len) < 0)
+		return -1;
+	const uint8_t *p = (const uint8_t *)data, *end = p + len;
+	for (unsigned i = 0; i < n; i++) {
+		if (le_get_varint(&p, end, &v[i]) < 0) {
+			free(data);
+			return cf_stream_error(s, "malformed %s", what);
+		}
+	}
+	bool extra = p != end;
+	free(data);
+	return extra ? cf_stream_error(s, "malformed %s (extra bytes)", what) : 0;
+}
+
+/* Count limit for records of at least MIN bytes in the chunk being read. */
+static int check_count(struct cf_stream *s, uint64_t n, uint64_t limit, unsigned min,
+		       const char *what)
+{
+	if (n > limit || n > s->e->raw / min)
+		return cf_stream_error(s, "%llu %s cannot fit", (unsigned long long)n, what);
+	return 0;
+}
+
+static int read_identity(struct cf_reader *r, struct mfile *m)
+{
+	const struct cf_entry *e = cf_find(r, MFILE_CHUNK_IDENTITY, 0);
+	if (!e)
+		return fth_error("%s: no identity chunk (IDEN)", r->path);
+	struct cf_stream s;
+	if (cf_stream_open(r, e, &s) < 0)
+		return -1;
+	struct mfile_identity *id = &m->id;
+	uint32_t cap_argv = 0, cap_frames = 0;
+	for (;;) {
+		unsigned field, wire;
+		uint64_t v[2];
+		int rc = cf_get_tag(&s, &field, &wire);
+		if (rc == 0 && field == 0)
+			break;
+		if (rc == 0) {
+			switch (field) {
+			case ID_HOST: rc = get_str_field(&s, wire, &id->host); break;
+			case ID_PID: rc = get_u32_field(&s, wire, &id->pid, "pid"); break;
+			case ID_PPID: rc = get_u32_field(&s, wire, &id->ppid, "ppid"); break;
+			case ID_TID: rc = get_u32_field(&s, wire, &id->tid, "tid"); break;
+			case ID_RANK: rc = get_i32_field(&s, wire, &id->rank, "rank"); break;
+			case ID_THREAD_INDEX:
+				rc = get_u32_field(&s, wire, &id->thread_index, "thread index");
+				break;
+			case ID_PARENT_THREAD:
+				rc = get_i32_field(&s, wire, &id->parent_thread, "parent thread");
+				break;
+			case ID_PROGRAM: rc = get_str_field(&s, wire, &id->program); break;
+			case ID_CWD: rc = get_str_field(&s, wire, &id->cwd); break;
+			case ID_ARG:
+				ALLOC_GROW(id->argv, id->argc + 1, cap_argv);
+				id->argv[id->argc] = NULL;
+				rc = get_str_field(&s, wire, &id->argv[id->argc]);
+				if (rc == 0)
+					id->argc++;
+				break;
+			case ID_START: rc = get_fixed_field(&s, wire, &id->start_ns); break;
+			case ID_END: rc = get_fixed_field(&s, wire, &id->end_ns); break;
+			case ID_END_REASON: rc = get_str_field(&s, wire, &id->end_reason); break;
+			case ID_CREATION_FRAME:
+				rc = get_embedded_varints(&s, wire, v, 2, "creation frame");
+				if (rc == 0 && v[0] > UINT32_MAX)
+					rc = cf_stream_error(&s, "creation frame module out of range");
+				if (rc == 0) {
+					ALLOC_GROW(id->creation, id->ncreation + 1, cap_frames);
+					id->creation[id->ncreation].module =
+						v[0] ? (uint32_t)(v[0] - 1) : MFILE_NO_MODULE;
+					id->creation[id->ncreation++].offset = v[1];
+				}
+				break;
+			default: rc = cf_skip_field(&s, wire); break;
+			}
+		}
+		if (rc < 0) {
+			cf_stream_free(&s);
+			return -1;
+		}
+	}
+	if (!id->host)
+		id->host = xstrdup("");
+	if (!id->program)
+		id->program = xstrdup("");
+	if (!id->cwd)
+		id->cwd = xstrdup("");
+	if (!id->end_reason)
+		id->end_reason = xstrdup("");
+	return cf_stream_finish(&s);
+}
+
+static int read_module(struct cf_stream *s, struct mfile_module *mod)
+{
+	uint32_t cap = 0;
+	for (;;) {
+		unsigned field, wire;
+		uint64_t v[4];
+		char *bytes = NULL;
+		size_t len;
+		int rc = cf_get_tag(s, &field, &wire);
+		if (rc == 0 && field == 0)
+			break;
+		if (rc == 0) {
+			switch (field) {
+			case MOD_PATH: rc = get_str_field(s, wire, &mod->path); break;
+			case MOD_BUILD_ID:
+				if (wire != CF_WIRE_BYTES) {
+					rc = cf_stream_error(s, "build-id field has type %u", wire);
+					break;
+				}
+				rc = cf_get_bytes(s, 256, &bytes, &len);
+				if (rc == 0) {
+					free(mod->build_id);
+					mod->build_id = (uint8_t *)bytes;
+					mod->build_id_len = (uint32_t)len;
+				}
+				break;
+			case MOD_LOAD: rc = get_varint_field(s, wire, &mod->load_ns); break;
+			case MOD_UNLOAD: rc = get_varint_field(s, wire, &mod->unload_ns); break;
+			case MOD_BASE: rc = get_fixed_field(s, wire, &mod->base); break;
+			case MOD_RANGE:
+				rc = get_embedded_varints(s, wire, v, 4, "address range");
+				if (rc == 0 && (v[0] + v[1] < v[0] || v[3] > 7))
+					rc = cf_stream_error(s, "bad address range");
+				if (rc == 0) {
+					ALLOC_GROW(mod->ranges, mod->nranges + 1, cap);
+					struct mfile_range *rg = &mod->ranges[mod->nranges++];
+					rg->start = v[0];
+					rg->end = v[0] + v[1];
+					rg->file_offset = v[2];
+					rg->prot = (uint32_t)v[3];
+				}
+				break;
+			default: rc = cf_skip_field(s, wire); break;
+			}
+		}
+		if (rc < 0)
+			return -1;
+	}
+	if (!mod->path)
+		return cf_stream_error(s, "module without a path");
+	return 0;
+}
+
+static int read_loadmap(struct cf_reader *r, struct mfile *m)
+{
+	const struct cf_entry *e = cf_find(r, MFILE_CHUNK_LOADMAP, 0);
+	if (!e)
+		return fth_error("%s: no load map chunk (LMAP)", r->path);
+	struct cf_stream s;
+	if (cf_stream_open(r, e, &s) < 0)
+		return -1;
+	uint64_t n;
+	if (cf_get_varint(&s, &n) < 0 ||
+	    check_count(&s, n, UINT32_MAX - 1, MIN_RECORD_BYTES, "modules") < 0)
+		goto fail;
+	m->modules = xcalloc(n ? n : 1, sizeof(*m->modules));
+	for (uint64_t i = 0; i < n; i++) {
+		m->nmodules = (uint32_t)i + 1;
+		if (read_module(&s, &m->modules[i]) < 0) {
+			fth_error_prefix("module %llu", (unsigned long long)i);
+			goto fail;
+		}
+	}
+	return cf_stream_finish(&s);
+fail:
+	cf_stream_free(&s);
+	return -1;
+}
+
+static int read_metric(struct cf_stream *s, struct mfile_metric *x, uint32_t nmetrics)
+{
+	uint64_t v;
+	x->parent = -1;
+	x->threshold = NAN;
+	for (;;) {
+		unsigned field, wire;
+		int rc = cf_get_tag(s, &field, &wire);
+		if (rc == 0 && field == 0)
+			break;
+		if (rc == 0) {
+			switch (field) {
+			case MET_NAME: rc = get_str_field(s, wire, &x->name); break;
+			case MET_DESCRIPTION: rc = get_str_field(s, wire, &x->description); break;
+			case MET_UNIT:
+				rc = get_varint_field(s, wire, &v);
+				if (rc == 0 && v >= MFILE_UNIT_COUNT_)
+					rc = cf_stream_error(s, "unknown unit %llu", (unsigned long long)v);
+				x->unit = (uint8_t)v;
+				break;
+			case MET_RATE_KIND:
+				rc = get_varint_field(s, wire, &v);
+				if (rc == 0 && v >= MFILE_RATE_COUNT_)
+					rc = cf_stream_error(s, "unknown rate kind %llu",
+							     (unsigned long long)v);
+				x->rate_kind = (uint8_t)v;
+				break;
+			case MET_RATE: rc = get_varint_field(s, wire, &x->rate); break;
+			case MET_FLAGS: rc = get_u32_field(s, wire, &x->flags, "flags"); break;
+			case MET_ENABLED: rc = get_varint_field(s, wire, &x->time_enabled); break;
+			case MET_RUNNING: rc = get_varint_field(s, wire, &x->time_running); break;
+			case MET_SAMPLES: rc = get_varint_field(s, wire, &x->samples); break;
+			case MET_PARENT:
+				rc = get_i32_field(s, wire, &x->parent, "parent metric");
+				if (rc == 0 && x->parent >= (int32_t)nmetrics)
+					rc = cf_stream_error(s, "parent metric %d out of range",
+							     x->parent);
+				break;
+			case MET_THRESHOLD:
+				rc = get_fixed_field(s, wire, &v);
+				x->threshold = le_bits_f64(v);
+				break;
+			case MET_FORMULA: rc = get_str_field(s, wire, &x->formula); break;
+			default: rc = cf_skip_field(s, wire); break;
+			}
+		}
+		if (rc < 0)
+			return -1;
+	}
+	if (!x->name || !x->name[0])
+		return cf_stream_error(s, "metric without a name");
+	if (x->time_running > x->time_enabled)
+		return cf_stream_error(s, "metric %s ran %llu ns, longer than enabled (%llu ns)",
+				       x->name, (unsigned long long)x->time_running,
+				       (unsigned long long)x->time_enabled);
+	if (!x->description)
+		x->description = xstrdup("");
+	if (!x->formula)
+		x->formula = xstrdup("");
+	return 0;
+}
+
+static int read_metrics(struct cf_reader *r, struct mfile *m)
+{
+	const struct cf_entry *e = cf_find(r, MFILE_CHUNK_METRICS, 0);
+	if (!e)
+		return fth_error("%s: no metric table chunk (METR)", r->path);
+	struct cf_stream s;
+	if (cf_stream_open(r, e, &s) < 0)
+		return -1;
+	uint64_t n;
+	if (cf_get_varint(&s, &n) < 0 ||
+	    check_count(&s, n, MFILE_MAX_METRICS, MIN_RECORD_BYTES, "metrics") < 0)
+		goto fail;
+	m->metrics = xcalloc(n ? n : 1, sizeof(*m->metrics));
+	for (uint64_t i = 0; i < n; i++) {
+		m->nmetrics = (uint32_t)i + 1;
+		if (read_metric(&s, &m->metrics[i], (uint32_t)n) < 0) {
+			fth_error_prefix("metric %llu", (unsigned long long)i);
+			goto fail;
+		}
+	}
+	/* The TMA hierarchy must be a forest: parents form no cycle. */
+	for (uint32_t i = 0; i < m->nmetrics; i++) {
+		int32_t p = m->metrics[i].parent;
+		for (uint32_t steps = 0; p >= 0; steps++, p = m->metrics[p].parent)
+			if (steps > m->nmetrics) {
+				cf_stream_error(&s, "metric parents form a cycle at metric %u", i);
+				goto fail;
+			}
+	}
+	return cf_stream_finish(&s);
+fail:
+	cf_stream_free(&s);
+	return -1;
+}
+
+static int read_cct(struct cf_reader *r, struct mfile *m)
+{
+	const struct cf_entry *e = cf_find(r, MFILE_CHUNK_CCT, 0);
+	if (!e)
+		return fth_error("%s: no calling context tree chunk (CCT)", r->path);
+	struct cf_stream s;
+	if (cf_stream_open(r, e, &s) < 0)
+		return -1;
+	struct mfile_cct *c = &m->cct;
+	uint64_t nnodes, nvalues;
+	if (cf_get_varint(&s, &nnodes) < 0 ||
+	    check_count(&s, nnodes, UINT32_MAX - 1, MIN_NODE_BYTES, "nodes") < 0 ||
+	    cf_get_varint(&s, &nvalues) < 0 ||
+	    check_count(&s, nvalues, UINT32_MAX - 1, MIN_VALUE_BYTES, "values") < 0)
+		goto fail;
+	if (nnodes == 0) {
+		cf_stream_error(&s, "empty tree (no root)");
+		goto fail;
+	}
+	c->parent = xreallocarray(NULL, nnodes, sizeof(*c->parent));
+	c->kind = xreallocarray(NULL, nnodes, sizeof(*c->kind));
+	c->module = xreallocarray(NULL, nnodes, sizeof(*c->module));
+	c->offset = xreallocarray(NULL, nnodes, sizeof(*c->offset));
+	c->val_start = xreallocarray(NULL, nnodes + 1, sizeof(*c->val_start));
+	c->val_metric = xreallocarray(NULL, nvalues ? nvalues : 1, sizeof(*c->val_metric));
+	c->val = xreallocarray(NULL, nvalues ? nvalues : 1, sizeof(*c->val));
+	c->nnodes = (uint32_t)nnodes;
+	c->nvalues = nvalues;
+	uint64_t nv = 0;
+	const uint32_t nmodules = m->nmodules, nmetrics = m->nmetrics;
+	for (uint32_t i = 0; i < nnodes; i++) {
+		/* A node takes at most 5 varints and a byte, plus 2 varints a value. */
+		if (unlikely(s.end - s.p < 6 * LE_VARINT_MAX) && cf_need(&s, 6 * LE_VARINT_MAX) < 0)
+			goto fail;
+		uint64_t delta, module, offset, nvals;
+		const uint8_t *end = s.end;
+		if (le_get_varint(&s.p, end, &delta) < 0 || s.p == end)
+			goto truncated;
+		uint8_t kind = *s.p++;
+		if (le_get_varint(&s.p, end, &module) < 0 || le_get_varint(&s.p, end, &offset) < 0 ||
+		    le_get_varint(&s.p, end, &nvals) < 0)
+			goto truncated;
+		if (i == 0 ? delta != 0 : (delta == 0 || delta > i)) {
+			cf_stream_error(&s, "node %u: bad parent distance %llu", i,
+					(unsigned long long)delta);
+			goto fail;
+		}
+		if (i == 0 ? kind != MFILE_NODE_ROOT : (kind >= MFILE_NODE_KIND_COUNT || kind == MFILE_NODE_ROOT)) {
+			cf_stream_error(&s, "node %u: bad kind %u", i, kind);
+			goto fail;
+		}
+		if (module > nmodules) {
+			cf_stream_error(&s, "node %u: module %llu not in the load map (%u modules)", i,
+					(unsigned long long)module - 1, nmodules);
+			goto fail;
+		}
+		if (nvals > nvalues - nv || nvals > nmetrics) {
+			cf_stream_error(&s, "node %u: %llu values, more than remain or than metrics",
+					i, (unsigned long long)nvals);
+			goto fail;
+		}
+		c->parent[i] = i == 0 ? MFILE_NO_PARENT : i - (uint32_t)delta;
+		c->kind[i] = kind;
+		c->module[i] = module ? (uint32_t)(module - 1) : MFILE_NO_MODULE;
+		c->offset[i] = offset;
+		c->val_start[i] = (uint32_t)nv;
+		uint64_t metric = (uint64_t)-1;
+		for (uint64_t k = 0; k < nvals; k++) {
+			uint64_t md, val;
+			if (unlikely(s.end - s.p < 2 * LE_VARINT_MAX) &&
+			    cf_need(&s, 2 * LE_VARINT_MAX) < 0)
+				goto fail;
+			if (le_get_varint(&s.p, s.end, &md) < 0 || le_get_varint(&s.p, s.end, &val) < 0)
+				goto truncated;
+			metric += md + 1;
+			if (md >= nmetrics || metric >= nmetrics) {
+				cf_stream_error(&s, "node %u: metric %llu out of range", i,
+						(unsigned long long)metric);
+				goto fail;
+			}
+			c->val_metric[nv] = (uint16_t)metric;
+			c->val[nv++] = val;
+		}
+	}
+	c->val_start[nnodes] = (uint32_t)nv;
+	if (nv != nvalues) {
+		cf_stream_error(&s, "%llu values announced, %llu found", (unsigned long long)nvalues,
+				(unsigned long long)nv);
+		goto fail;
+	}
+	return cf_stream_finish(&s);
+truncated:
+	cf_stream_error(&s, "node data ends early or is malformed");
+fail:
+	cf_stream_free(&s);
+	return -1;
+}
+
+static int read_trace(struct cf_reader *r, struct mfile *m)
+{
+	const struct cf_entry *e = cf_find(r, MFILE_CHUNK_TRACE, 0);
+	if (!e)
+		return 0;
+	struct cf_stream s;
+	if (cf_stream_open(r, e, &s) < 0)
+		return -1;
+	uint64_t n;
+	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, UINT64_MAX, 2, "trace records") < 0)
+		goto fail;
+	m->has_trace = true;
+	m->trace = xreallocarray(NULL, n ? n : 1, sizeof(*m->trace));
+	uint64_t t = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t dt, node;
+		if (cf_get_varint(&s, &dt) < 0 || cf_get_varint(&s, &node) < 0)
+			goto fail;
+		if (node >= m->cct.nnodes || t + dt < t) {
+			cf_stream_error(&s, "trace record %llu: node %llu out of range or time "
+					"overflows", (unsigned long long)i, (unsigned long long)node);
+			goto fail;
+		}
+		t += dt;
+		m->trace[i].time_ns = t;
+		m->trace[i].node = (uint32_t)node;
+		m->ntrace = i + 1;
+	}
+	return cf_stream_finish(&s);
+fail:
+	cf_stream_free(&s);
+	return -1;
+}
+
+static int read_stats(struct cf_reader *r, struct mfile *m)
+{
+	const struct cf_entry *e = cf_find(r, MFILE_CHUNK_STATS, 0);
+	if (!e)
+		return 0;
+	struct cf_stream s;
+	if (cf_stream_open(r, e, &s) < 0)
+		return -1;
+	uint64_t n;
+	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, 1u << 20, 1, "counters") < 0)
+		goto fail;
+	m->stats = xcalloc(n ? n : 1, sizeof(*m->stats));
+	for (uint64_t i = 0; i < n; i++) {
+		struct mfile_stat *st = &m->stats[i];
+		m->nstats = (uint32_t)i + 1;
+		for (;;) {
+			unsigned field, wire;
+			int rc = cf_get_tag(&s, &field, &wire);
+			if (rc == 0 && field == 0)
+				break;
+			if (rc == 0) {
+				if (field == STAT_NAME)
+					rc = get_str_field(&s, wire, &st->name);
+				else if (field == STAT_VALUE)
+					rc = get_varint_field(&s, wire, &st->value);
+				else
+					rc = cf_skip_field(&s, wire);
+			}
+			if (rc < 0)
+				goto fail;
+		}
+		if (!st->name) {
+			cf_stream_error(&s, "counter %llu without a name", (unsigned long long)i);
+			goto fail;
+		}
+	}
+	return cf_stream_finish(&s);
+fail:
+	cf_stream_free(&s);
+	return -1;
+}
+
+int mfile_read(const char *path, struct mfile *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->id.rank = m->id.parent_thread = -1;
+	struct cf_reader r;
+	if (cf_open(&r, path, MFILE_MAGIC, "fathom measurement file", MFILE_MAJOR) < 0)
+		return -1;
+	m->major = r.major;
+	m->minor = r.minor;
+	int rc = 0;
+	if (read_identity(&r, m) < 0 || read_loadmap(&r, m) < 0 || read_metrics(&r, m) < 0 ||
+	    read_cct(&r, m) < 0 || read_trace(&r, m) < 0 || read_stats(&r, m) < 0)
+		rc = -1;
+	cf_close(&r);
+	if (rc < 0)
+		mfile_release(m);
+	return rc;
+}
+
+void mfile_release(struct mfile *m)
+{
+	struct mfile_identity *id = &m->id;
+	free(id->host);
+	free(id->program);
+	free(id->cwd);
+	free(id->end_reason);
+	for (uint32_t i = 0; i < id->argc; i++)
+		free(id->argv[i]);
+	free(id->argv);
+	free(id->creation);
+	for (uint32_t i = 0; i < m->nmodules; i++) {
+		free(m->modules[i].path);
+		free(m->modules[i].build_id);
+		free(m->modules[i].ranges);
+	}
+	free(m->modules);
+	for (uint32_t i = 0; i < m->nmetrics; i++) {
+		free(m->metrics[i].name);
+		free(m->metrics[i].description);
+		free(m->metrics[i].formula);
+	}
+	free(m->metrics);
+	struct mfile_cct *c = &m->cct;
+	free(c->parent);
+	free(c->kind);
+	free(c->module);
+	free(c->offset);
+	free(c->val_start);
+	free(c->val_metric);
+	free(c->val);
+	free(m->trace);
+	for (uint32_t i = 0; i < m->nstats; i++)
+		free(m->stats[i].name);
+	free(m->stats);
+	memset(m, 0, sizeof(*m));
+}
+

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* xalloc.c: malloc wrappers for the offline tools; out of memory ends the program. */
+#include "compat.h"
+#include "xalloc.h"
+#include "error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void *check(void *p, size_t size)
+{
+	if (!p && size)
+		die(3, "out of memory (asked for %zu bytes)", size);
+	return p;
+}
+
+void *xmalloc(size_t size)
+{
+	return check(malloc(size ? size : 1), size);
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	return check(calloc(n ? n : 1, size ? size : 1), n * size);
+}
+
+void *xrealloc(void *p, size_t size)
+{
+	return check(realloc(p, size ? size : 1), size);
+}
+
+void *xreallocarray(void *p, size_t n, size_t size)
+{
+	size_t bytes;
+	if (__builtin_mul_overflow(n, size, &bytes))
+		die(3, "out of memory (%zu elements of %zu bytes)", n, size);
+	return xrealloc(p, bytes);
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *d = xmalloc(n + 1);
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}

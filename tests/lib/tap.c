@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* tap.c: the TAP output and temporary-directory helpers of tap.h. */
+#include "tap.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int tests_run, tests_failed;
+static char tmpdir[256];
+
+static void report(bool pass, const char *file, int line, const char *fmt, va_list ap)
+{
+	tests_run++;
+	if (!pass)
+		tests_failed++;
+	printf("%sok %d - ", pass ? "" : "not ", tests_run);
+	vprintf(fmt, ap);
+	putchar('\n');
+	if (!pass)
+		printf("#   Failed test at %s line %d.\n", file, line);
+	fflush(stdout);
+}
+
+bool ok_(bool pass, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	report(pass, file, line, fmt, ap);
+	va_end(ap);
+	return pass;
+}
+
+bool is_int_(long long got, long long want, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	report(got == want, file, line, fmt, ap);
+	va_end(ap);
+	if (got != want)
+		printf("#          got: %lld\n#     expected: %lld\n", got, want);
+	return got == want;
+}
+
+bool is_uint_(unsigned long long got, unsigned long long want, const char *file, int line,
+	      const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	report(got == want, file, line, fmt, ap);
+	va_end(ap);
+	if (got != want)
+		printf("#          got: %llu (%#llx)\n#     expected: %llu (%#llx)\n", got, got, want,
+		       want);
+	return got == want;
+}
+
+bool is_str_(const char *got, const char *want, const char *file, int line, const char *fmt, ...)
+{
+	bool pass = got && want ? strcmp(got, want) == 0 : got == want;
+	va_list ap;
+	va_start(ap, fmt);
+	report(pass, file, line, fmt, ap);
+	va_end(ap);
+	if (!pass)
+		printf("#          got: '%s'\n#     expected: '%s'\n", got ? got : "(null)",
+		       want ? want : "(null)");
+	return pass;
+}
+
+bool like_(const char *haystack, const char *needle, const char *file, int line,
+	   const char *fmt, ...)
+{
+	bool pass = haystack && strstr(haystack, needle);
+	va_list ap;
+	va_start(ap, fmt);
+	report(pass, file, line, fmt, ap);
+	va_end(ap);
+	if (!pass)
+		printf("#          got: '%s'\n#     expected to contain: '%s'\n",
+		       haystack ? haystack : "(null)", needle);
+	return pass;
+}
+
+void diag(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("# ");
+	vprintf(fmt, ap);
+	putchar('\n');
+	va_end(ap);
+}
+
+void skip(const char *reason, const char *name)
+{
+	tests_run++;
+	printf("ok %d - %s # SKIP %s\n", tests_run, name, reason);
+}
+
+void skip_all(const char *reason)
+{
+	printf("1..0 # SKIP %s\n", reason);
+	exit(0);
+}
+
+const char *tap_tmpdir(void)
+{
+	if (!tmpdir[0]) {
+		const char *base = getenv("TMPDIR");
+		snprintf(tmpdir, sizeof(tmpdir), "%s/fathom-test-XXXXXX", base && *base ? base : "/tmp");
+		if (!mkdtemp(tmpdir)) {
+			perror("mkdtemp");
+			exit(99);
+		}
+	}
+	return tmpdir;
+}
+
+int done_testing(void)
+{
+	printf("1..%d\n", tests_run);
+	if (tests_failed)
+		printf("# %d of %d checks failed\n", tests_failed, tests_run);
+	if (tmpdir[0] && !getenv("KEEP_TMP")) {
+		char cmd[300];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", tmpdir);
+	}
+	return tests_failed ? 1 : 0;
+}

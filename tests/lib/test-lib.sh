@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: MIT
+# test-lib.sh: TAP helpers for the end-to-end shell tests (sourced, not run).
+#
+#   . "$top_srcdir/tests/lib/test-lib.sh"
+#   test_expect_success 'dump prints the identity' 'fathom_dump f >out && grep -q host out'
+#   test_done
+#
+# Each test body runs in a subshell inside $TEST_TMP (a fresh directory, removed at the end
+# unless KEEP_TMP is set).  Programs from the build tree are on PATH.
+set -u
+: "${top_srcdir:?top_srcdir must be set (run through make check)}"
+: "${top_builddir:?top_builddir must be set (run through make check)}"
+PATH="$top_builddir/tools:$top_builddir/measure:$top_builddir/struct:$top_builddir/prof:$top_builddir/view:$top_builddir/tests/helper:$PATH"
+export PATH
+test_count=0
+test_failed=0
+TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/fathom-e2e.XXXXXX")
+trap 'test "${KEEP_TMP:-}" || rm -rf "$TEST_TMP"' EXIT
+cd "$TEST_TMP" || exit 99
+
+# test_expect_success TITLE BODY: BODY (shell code) must exit 0.
+test_expect_success() {
+	test_count=$((test_count + 1))
+	if (eval "$2") >"$TEST_TMP/.out" 2>&1; then
+		echo "ok $test_count - $1"
+	else
+		test_failed=$((test_failed + 1))
+		echo "not ok $test_count - $1"
+		sed 's/^/#   /' "$TEST_TMP/.out"
+	fi
+}
+
+# test_expect_failure_clean TITLE STATUS PATTERN CMD...: CMD must exit with STATUS, print
+# PATTERN (a fixed string) on stderr, and not crash (no signal, no sanitizer report).
+test_expect_error() {
+	title=$1 want=$2 pattern=$3
+	shift 3
+	test_count=$((test_count + 1))
+	"$@" >"$TEST_TMP/.stdout" 2>"$TEST_TMP/.stderr"
+	got=$?
+	if [ "$got" -eq "$want" ] && grep -qF -- "$pattern" "$TEST_TMP/.stderr" &&
+	   ! grep -q 'Sanitizer' "$TEST_TMP/.stderr"; then
+		echo "ok $test_count - $title"
+	else
+		test_failed=$((test_failed + 1))
+		echo "not ok $test_count - $title"
+		echo "#   exit status $got (expected $want); stderr:"
+		sed 's/^/#   /' "$TEST_TMP/.stderr"
+		echo "#   expected stderr to contain: $pattern"
+	fi
+}
+
+# test_cmp EXPECTED ACTUAL: like cmp, but shows a diff on failure.
+test_cmp() {
+	diff -u "$1" "$2"
+}
+
+skip_all() {
+	echo "1..0 # SKIP $1"
+	exit 0
+}
+
+test_done() {
+	echo "1..$test_count"
+	[ "$test_failed" -eq 0 ]
+}

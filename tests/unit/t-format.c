@@ -1,0 +1,2 @@
+#include "tap.h"
+int main(void) { return done_testing(); }

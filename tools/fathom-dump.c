@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/* fathom-dump: print any fathom file as text, every field; the format is told by its magic. */
+#include "compat.h"
+#include "buf.h"
+#include "error.h"
+#include "mfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: fathom-dump [-h] [--version] FILE...\n"
+		   "Print fathom measurement files as text.  Exit status: 0 when every file was\n"
+		   "read, 1 when one could not be read (the message names it and the problem).\n");
+}
+
+static int dump_one(const char *path)
+{
+	char magic[8] = { 0 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fth_error_errno(errno, "%s: cannot open", path);
+	ssize_t n = read(fd, magic, sizeof(magic));
+	close(fd);
+	if (n == (ssize_t)sizeof(magic) && memcmp(magic, MFILE_MAGIC, 8) == 0) {
+		struct mfile m;
+		if (mfile_read(path, &m) < 0)
+			return -1;
+		struct buf out = BUF_INIT;
+		mfile_dump(&m, &out);
+		mfile_release(&m);
+		fwrite(out.data, 1, out.len, stdout);
+		buf_release(&out);
+		return 0;
+	}
+	if (n == (ssize_t)sizeof(magic) && memcmp(magic, "FTHM", 4) == 0)
+		return fth_error("%s: fathom '%.8s' files cannot be dumped by this version", path,
+				 magic);
+	return fth_error("%s: not a fathom file (unknown magic number)", path);
+}
+
+int main(int argc, char **argv)
+{
+	fth_progname = "fathom-dump";
+	static const struct option opts[] = { { "help", no_argument, NULL, 'h' },
+					      { "version", no_argument, NULL, 'V' },
+					      { NULL, 0, NULL, 0 } };
+	int c;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("fathom-dump (fathom) %s\n", PACKAGE_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind == argc) {
+		usage(stderr);
+		return 2;
+	}
+	int status = 0;
+	for (int i = optind; i < argc; i++) {
+		if (argc - optind > 1)
+			printf("%s==> %s <==\n", i > optind ? "\n" : "", argv[i]);
+		if (dump_one(argv[i]) < 0) {
+			fflush(stdout);
+			fprintf(stderr, "fathom-dump: %s\n", fth_errmsg());
+			status = 1;
+		}
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "fathom-dump: error writing output: %s\n", strerror(errno));
+		status = 1;
+	}
+	return status;
+}
