@@ -134,12 +134,13 @@ int cf_open(struct cf_reader *r, const char *path, const char magic[8], const ch
 		c->stored = le_get64(e + 16);
 		c->raw = le_get64(e + 24);
 		c->crc = le_get32(e + 32);
+		c->stored_crc = le_get32(e + 36);
 		char nm[5];
 		bool bad = c->offset < CF_HEADER_SIZE || c->offset > toc_off ||
 			   c->stored > toc_off - c->offset || (c->flags & ~CF_CHUNK_ZSTD) ||
 			   c->raw > MAX_RAW_SIZE;
 		if (!bad && !(c->flags & CF_CHUNK_ZSTD))
-			bad = c->raw != c->stored;
+			bad = c->raw != c->stored || (CF_VERIFY_CHECKSUMS && c->crc != c->stored_crc);
 		if (!bad && (c->flags & CF_CHUNK_ZSTD))
 			bad = c->stored == 0 || c->raw / MAX_ZSTD_RATIO > c->stored;
 		if (bad) {
@@ -259,6 +260,7 @@ static int refill(struct cf_stream *s)
 					return fth_error_errno(-rc, "%s: %s: read failed", s->r->path,
 							       s->what);
 				s->zin_off += n;
+				s->stored_crc = crc32c(s->stored_crc, s->zin, n);
 				s->zin_len = n;
 				s->zin_pos = 0;
 			}
@@ -273,6 +275,7 @@ static int refill(struct cf_stream *s)
 			if (rc == 0) { /* frame complete */
 				if (s->zin_pos != s->zin_len || s->zin_off != e->stored)
 					return cf_stream_error(s, "data after the end of the frame");
+				s->frame_done = true;
 				break;
 			}
 		}
@@ -314,16 +317,58 @@ long cf_need(struct cf_stream *s, size_t n)
 	return (long)(s->end - s->p);
 }
 
+/* After the last raw byte: read the rest of the zstd frame, which must produce nothing. */
+static int drain_frame(struct cf_stream *s)
+{
+	uint8_t scratch[16];
+	while (!s->frame_done) {
+		if (s->zin_pos == s->zin_len) {
+			size_t n = (size_t)FTH_MIN((uint64_t)ZIN_SIZE, s->e->stored - s->zin_off);
+			if (n == 0)
+				return cf_stream_error(s, "compressed data ends early");
+			int rc = pread_all(s->r->fd, s->zin, n, s->e->offset + s->zin_off);
+			if (rc < 0)
+				return fth_error_errno(-rc, "%s: %s: read failed", s->r->path, s->what);
+			s->zin_off += n;
+			s->stored_crc = crc32c(s->stored_crc, s->zin, n);
+			s->zin_len = n;
+			s->zin_pos = 0;
+		}
+		ZSTD_inBuffer in = { s->zin, s->zin_len, s->zin_pos };
+		ZSTD_outBuffer out = { scratch, sizeof(scratch), 0 };
+		size_t rc = ZSTD_decompressStream(s->zds, &out, &in);
+		s->zin_pos = in.pos;
+		if (ZSTD_isError(rc))
+			return cf_stream_error(s, "corrupt compressed data (zstd: %s)",
+					       ZSTD_getErrorName(rc));
+		if (out.pos)
+			return cf_stream_error(s, "decompresses to more than its %llu bytes",
+					       (unsigned long long)s->e->raw);
+		if (rc == 0) {
+			if (s->zin_pos != s->zin_len || s->zin_off != s->e->stored)
+				return cf_stream_error(s, "data after the end of the frame");
+			s->frame_done = true;
+		}
+	}
+	return 0;
+}
+
 int cf_stream_finish(struct cf_stream *s)
 {
 	int rc = 0;
 	if (cf_need(s, 1) < 0)
+		rc = -1;
+	else if (s->zds && drain_frame(s) < 0)
 		rc = -1;
 	else if (s->p != s->end)
 		rc = cf_stream_error(s, "%llu unexpected bytes after the data",
 				     (unsigned long long)(s->end - s->p));
 	else if (CF_VERIFY_CHECKSUMS && s->crc != s->e->crc)
 		rc = fth_error("%s: %s: checksum mismatch (data corrupt)", s->r->path, s->what);
+	else if (CF_VERIFY_CHECKSUMS && (s->e->flags & CF_CHUNK_ZSTD) &&
+		 (s->zin_off != s->e->stored || s->stored_crc != s->e->stored_crc))
+		rc = fth_error("%s: %s: checksum of the compressed bytes does not match (data "
+			       "corrupt)", s->r->path, s->what);
 	cf_stream_free(s);
 	return rc;
 }

@@ -145,6 +145,7 @@ static int flush_stage(struct cf_writer *w, bool end)
 	if (!w->zcs) {
 		int rc = write_all(w, w->in, w->in_len);
 		w->cur.stored += w->in_len;
+		w->cur.stored_crc = w->cur.crc;
 		w->in_len = 0;
 		return rc;
 	}
@@ -159,6 +160,7 @@ static int flush_stage(struct cf_writer *w, bool end)
 		if (write_all(w, w->out, out.pos) < 0)
 			return -1;
 		w->cur.stored += out.pos;
+		w->cur.stored_crc = crc32c(w->cur.stored_crc, w->out, out.pos);
 		if (end ? left == 0 : in.pos == in.size)
 			break;
 	}
@@ -185,7 +187,7 @@ int cf_put(struct cf_writer *w, const void *p, size_t n)
 
 int cf_put_u8(struct cf_writer *w, uint8_t v)
 {
-	if (likely(w->in_len < w->in_cap)) {
+	if (likely(w->in_len < w->in_cap && !w->failed)) {
 		w->in[w->in_len++] = v;
 		return w->in_len == w->in_cap ? flush_stage(w, false) : 0;
 	}
@@ -194,7 +196,7 @@ int cf_put_u8(struct cf_writer *w, uint8_t v)
 
 int cf_put_varint(struct cf_writer *w, uint64_t v)
 {
-	if (likely(w->in_cap - w->in_len >= LE_VARINT_MAX)) {
+	if (likely(w->in_cap - w->in_len >= LE_VARINT_MAX && !w->failed)) {
 		w->in_len += le_put_varint(w->in + w->in_len, v);
 		return 0;
 	}
@@ -251,6 +253,7 @@ int cf_writer_finish(struct cf_writer *w)
 		le_put64(t + 16, e->stored);
 		le_put64(t + 24, e->raw);
 		le_put32(t + 32, e->crc);
+		le_put32(t + 36, e->stored_crc);
 		toc_crc = crc32c(toc_crc, t, sizeof(t));
 		if (write_all(w, t, sizeof(t)) < 0)
 			return -1;

@@ -28,6 +28,7 @@ struct cf_entry {
 	uint64_t stored;   /* bytes in the file */
 	uint64_t raw;	   /* bytes after decompression */
 	uint32_t crc;	   /* CRC-32C of the raw bytes */
+	uint32_t stored_crc; /* CRC-32C of the stored bytes (catches changes zstd would accept) */
 };
 
 /* ---- writer (async-signal-safe) ---- */
@@ -118,12 +119,14 @@ struct cf_stream {
 	uint8_t *zin;		  /* owned compressed input window */
 	size_t zin_len, zin_pos;
 	uint64_t zin_off; /* bytes of the chunk read from the file so far */
+	uint32_t stored_crc; /* of the compressed bytes read so far */
 	uint8_t *win;	  /* owned window of raw bytes */
 	size_t win_cap;
 	const uint8_t *p, *end;
 	uint64_t produced; /* raw bytes produced so far */
 	uint32_t crc;
-	bool done; /* every raw byte has been produced */
+	bool done;	 /* every raw byte has been produced */
+	bool frame_done; /* the zstd frame has ended */
 	char what[64]; /* "chunk CCT " for messages */
 };
 

@@ -26,7 +26,10 @@ static int dump_one(const char *path)
 	if (fd < 0)
 		return fth_error_errno(errno, "%s: cannot open", path);
 	ssize_t n = read(fd, magic, sizeof(magic));
+	int err = errno;
 	close(fd);
+	if (n < 0)
+		return fth_error_errno(err, "%s: cannot read", path);
 	if (n == (ssize_t)sizeof(magic) && memcmp(magic, MFILE_MAGIC, 8) == 0) {
 		struct mfile m;
 		if (mfile_read(path, &m) < 0)

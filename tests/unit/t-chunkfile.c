@@ -1,2 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/* t-chunkfile.c: the chunk container: round trips, streaming, write failures, corrupt input. */
+#include "compat.h"
+#include "chunkfile.h"
+#include "crc32c.h"
+#include "error.h"
+#include "le.h"
+#include "xalloc.h"
 #include "tap.h"
-int main(void) { return done_testing(); }
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAGIC "FTHMTEST"
+#define BIG (3u << 20) /* larger than every internal window, so streaming is exercised */
+
+static char *path_in_tmp(const char *name)
+{
+	char *p = xmalloc(512);
+	snprintf(p, 512, "%s/%s", tap_tmpdir(), name);
+	return p;
+}
+
+static uint8_t pattern_byte(size_t i)
+{
+	return (uint8_t)((i * 2654435761u) >> 13);
+}
+
+/* Write a file with three chunks: A (small text), B (BIG bytes, fed in odd pieces), C empty. */
+static int write_test_file(const char *path, int level, uint16_t major)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return -1;
+	size_t ws_size = cf_writer_workspace_size(level);
+	void *ws = xmalloc(ws_size);
+	struct cf_writer w;
+	int rc = cf_writer_open(&w, fd, path, MAGIC, major, 7, level, ws, ws_size);
+	if (rc == 0)
+		rc = cf_chunk_begin(&w, CF_ID('A', 'A', 'A', 'A'));
+	if (rc == 0)
+		rc = cf_put_str(&w, "hello, chunk");
+	if (rc == 0)
+		rc = cf_put_varint(&w, 300);
+	if (rc == 0)
+		rc = cf_put_u64(&w, 0x0102030405060708ULL);
+	if (rc == 0)
+		rc = cf_chunk_end(&w);
+	if (rc == 0)
+		rc = cf_chunk_begin(&w, CF_ID('B', 'B', 'B', 'B'));
+	uint8_t *big = xmalloc(BIG);
+	for (size_t i = 0; i < BIG; i++)
+		big[i] = pattern_byte(i);
+	for (size_t off = 0, step = 1; rc == 0 && off < BIG; step = step * 3 + 1) {
+		size_t n = FTH_MIN(step % 100000 + 1, BIG - off);
+		rc = cf_put(&w, big + off, n);
+		off += n;
+	}
+	free(big);
+	if (rc == 0)
+		rc = cf_chunk_end(&w);
+	if (rc == 0)
+		rc = cf_chunk_begin(&w, CF_ID('C', 'C', 'C', 'C'));
+	if (rc == 0)
+		rc = cf_chunk_end(&w);
+	if (rc == 0)
+		rc = cf_writer_finish(&w);
+	free(ws);
+	close(fd);
+	return rc;
+}
+
+static void test_round_trip(int level)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "rt-%d", level);
+	char *path = path_in_tmp(name);
+	ok(write_test_file(path, level, 1) == 0, "level %d: write (%s)", level, fth_errmsg());
+	struct cf_reader r;
+	if (!ok(cf_open(&r, path, MAGIC, "test file", 1) == 0, "level %d: open (%s)", level,
+		fth_errmsg())) {
+		free(path);
+		return;
+	}
+	is_uint(r.major, 1, "major version");
+	is_uint(r.minor, 7, "minor version");
+	is_uint(r.nchunks, 3, "three chunks");
+	const struct cf_entry *a = cf_find(&r, CF_ID('A', 'A', 'A', 'A'), 0);
+	const struct cf_entry *b = cf_find(&r, CF_ID('B', 'B', 'B', 'B'), 0);
+	const struct cf_entry *c = cf_find(&r, CF_ID('C', 'C', 'C', 'C'), 0);
+	ok(a && b && c, "every chunk found");
+	ok(!cf_find(&r, CF_ID('A', 'A', 'A', 'A'), 1), "no second A chunk");
+	ok(!cf_find(&r, CF_ID('Z', 'Z', 'Z', 'Z'), 0), "unknown chunk not found");
+	if (!a || !b || !c) {
+		cf_close(&r);
+		free(path);
+		return;
+	}
+	is_uint(b->raw, BIG, "B raw size");
+	if (level > 0)
+		ok(b->stored < b->raw, "B compressed (%llu < %llu)", (unsigned long long)b->stored,
+		   (unsigned long long)b->raw);
+	else
+		is_uint(b->stored, b->raw, "B stored as is");
+
+	struct cf_stream s;
+	ok(cf_stream_open(&r, a, &s) == 0, "open stream on A");
+	char *str = NULL;
+	size_t len = 0;
+	uint64_t v = 0, f = 0;
+	ok(cf_get_bytes(&s, 100, &str, &len) == 0 && str && !strcmp(str, "hello, chunk") &&
+		   len == 12, "string back");
+	free(str);
+	ok(cf_get_varint(&s, &v) == 0 && v == 300, "varint back");
+	ok(cf_get_u64(&s, &f) == 0 && f == 0x0102030405060708ULL, "u64 back");
+	ok(cf_stream_finish(&s) == 0, "A consumed exactly, checksum good (%s)", fth_errmsg());
+
+	ok(cf_stream_open(&r, b, &s) == 0, "open stream on B");
+	size_t pos = 0, mismatches = 0, need = 1;
+	for (;;) {
+		long have = cf_need(&s, need);
+		if (have <= 0)
+			break;
+		size_t take = FTH_MIN((size_t)have, need);
+		for (size_t i = 0; i < take; i++)
+			mismatches += s.p[i] != pattern_byte(pos + i);
+		s.p += take;
+		pos += take;
+		need = need * 7 % 300000 + 1; /* odd window demands, some larger than the window */
+	}
+	is_uint(pos, BIG, "B streamed in full");
+	is_uint(mismatches, 0, "B bytes identical");
+	ok(cf_stream_finish(&s) == 0, "B checksum good (%s)", fth_errmsg());
+
+	uint8_t *data = NULL;
+	ok(cf_read_chunk(&r, c, &data, &len) == 0 && len == 0, "empty chunk reads as empty");
+	free(data);
+	ok(cf_stream_open(&r, a, &s) == 0, "reopen A");
+	ok(cf_get_bytes(&s, 5, &str, &len) < 0, "string over the limit refused");
+	like(fth_errmsg(), "longer than the limit", "message says why");
+	cf_stream_free(&s);
+	ok(cf_stream_open(&r, a, &s) == 0, "reopen A again");
+	ok(cf_stream_finish(&s) < 0, "unconsumed bytes are an error");
+	like(fth_errmsg(), "unexpected bytes", "message says unexpected bytes");
+	cf_close(&r);
+	free(path);
+}
+
+static void test_write_failure(void)
+{
+	int fd = open("/dev/full", O_WRONLY);
+	if (fd < 0) {
+		skip("no /dev/full", "write to a full device fails cleanly");
+		return;
+	}
+	size_t ws_size = cf_writer_workspace_size(1);
+	void *ws = xmalloc(ws_size);
+	struct cf_writer w;
+	int rc = cf_writer_open(&w, fd, "/dev/full", MAGIC, 1, 0, 1, ws, ws_size);
+	ok(rc < 0, "header write to a full device fails");
+	like(fth_errmsg(), "No space left on device", "message names ENOSPC");
+	like(fth_errmsg(), "/dev/full", "message names the file");
+	ok(cf_chunk_begin(&w, 1) < 0 && cf_put_varint(&w, 1) < 0 && cf_writer_finish(&w) < 0,
+	   "every later call fails too");
+	free(ws);
+	close(fd);
+	char small[64];
+	ok(cf_writer_open(&w, 1, "x", MAGIC, 1, 0, 1, small, sizeof(small)) < 0,
+	   "too small a workspace is refused");
+}
+
+static void write_bytes(const char *path, const uint8_t *p, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, p, n) != (ssize_t)n) {
+		perror(path);
+		exit(99);
+	}
+	close(fd);
+}
+
+static uint8_t *read_bytes(const char *path, size_t *n)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		exit(99);
+	uint8_t *d = xmalloc((size_t)st.st_size);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0 || read(fd, d, (size_t)st.st_size) != st.st_size)
+		exit(99);
+	close(fd);
+	*n = (size_t)st.st_size;
+	return d;
+}
+
+/* Open and read every chunk; returns 0 only if all of it validates. */
+static int read_everything(const char *path)
+{
+	struct cf_reader r;
+	if (cf_open(&r, path, MAGIC, "test file", 1) < 0)
+		return -1;
+	int rc = 0;
+	for (uint32_t i = 0; i < r.nchunks && rc == 0; i++) {
+		uint8_t *d;
+		size_t n;
+		rc = cf_read_chunk(&r, &r.toc[i], &d, &n);
+		if (rc == 0)
+			free(d);
+	}
+	cf_close(&r);
+	return rc;
+}
+
+static void test_bad_input(void)
+{
+	struct cf_reader r;
+	char *missing = path_in_tmp("missing");
+	ok(cf_open(&r, missing, MAGIC, "test file", 1) < 0, "missing file refused");
+	like(fth_errmsg(), "No such file or directory", "message says it is missing");
+	like(fth_errmsg(), missing, "message names the file");
+	free(missing);
+	ok(cf_open(&r, tap_tmpdir(), MAGIC, "test file", 1) < 0, "directory refused");
+	like(fth_errmsg(), "is a directory", "message says directory");
+
+	char *path = path_in_tmp("small");
+	char *bad = path_in_tmp("bad");
+	/* A small file, so that every truncation and every byte flip can be tried. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	size_t ws_size = cf_writer_workspace_size(3);
+	void *ws = xmalloc(ws_size);
+	struct cf_writer w;
+	int rc = cf_writer_open(&w, fd, path, MAGIC, 1, 0, 3, ws, ws_size);
+	for (int k = 0; rc == 0 && k < 2; k++) {
+		rc = cf_chunk_begin(&w, CF_ID('D', 'A', 'T', (char)('0' + k)));
+		for (int i = 0; rc == 0 && i < 50; i++)
+			rc = cf_put_varint(&w, (uint64_t)i * i * 1000 + k);
+		if (rc == 0)
+			rc = cf_chunk_end(&w);
+	}
+	if (rc == 0)
+		rc = cf_writer_finish(&w);
+	close(fd);
+	free(ws);
+	ok(rc == 0 && read_everything(path) == 0, "small file written and read");
+	size_t n;
+	uint8_t *orig = read_bytes(path, &n);
+
+	write_bytes(bad, (const uint8_t *)"", 0);
+	ok(cf_open(&r, bad, MAGIC, "test file", 1) < 0, "empty file refused");
+	like(fth_errmsg(), "not a test file", "empty file: says what it is not");
+	write_bytes(bad, (const uint8_t *)"\177ELF\2\1\1\0\0\0\0\0\0\0\0\0", 16);
+	ok(cf_open(&r, bad, MAGIC, "test file", 1) < 0, "ELF file refused");
+	like(fth_errmsg(), "wrong magic", "ELF: wrong magic");
+	uint8_t *other = xmalloc(n);
+	memcpy(other, orig, n);
+	memcpy(other, "FTHMDBSE", 8);
+	write_bytes(bad, other, n);
+	ok(cf_open(&r, bad, MAGIC, "test file", 1) < 0, "other fathom file refused");
+	like(fth_errmsg(), "it is a fathom 'FTHMDBSE' file", "says which kind it is");
+	/* A newer major version with a valid header checksum. */
+	memcpy(other, orig, n);
+	le_put16(other + 8, 2);
+	le_put32(other + 28, crc32c(0, other, 28));
+	write_bytes(bad, other, n);
+	ok(cf_open(&r, bad, MAGIC, "test file", 1) < 0, "major version 2 refused");
+	like(fth_errmsg(), "format version 2.0 is not supported", "says which version");
+	free(other);
+
+	size_t truncations_refused = 0;
+	for (size_t len = 0; len < n; len++) {
+		write_bytes(bad, orig, len);
+		if (read_everything(bad) < 0 && strstr(fth_errmsg(), bad))
+			truncations_refused++;
+	}
+	is_uint(truncations_refused, n, "every truncation (0..%zu bytes) refused, naming the file",
+		n - 1);
+
+	size_t flips_refused = 0;
+	uint8_t *flip = xmalloc(n);
+	for (size_t i = 0; i < n; i++) {
+		for (unsigned bit = 0; bit < 8; bit += 3) {
+			memcpy(flip, orig, n);
+			flip[i] ^= (uint8_t)(1u << bit);
+			write_bytes(bad, flip, n);
+			if (read_everything(bad) < 0 && strstr(fth_errmsg(), bad))
+				flips_refused++;
+			else
+				diag("flip of bit %u at byte %zu of %zu not detected", bit, i, n);
+		}
+	}
+	is_uint(flips_refused, n * 3, "every bit flip detected (%zu flips)", n * 3);
+	free(flip);
+	free(orig);
+	free(path);
+	free(bad);
+}
+
+int main(void)
+{
+	test_round_trip(0);
+	test_round_trip(1);
+	test_round_trip(3);
+	test_write_failure();
+	test_bad_input();
+	char nm[5];
+	is_str(cf_id_name(CF_ID('C', 'C', 'T', ' '), nm), "CCT ", "chunk id name");
+	is_str(cf_id_name(CF_ID('\n', 'A', 0, 0x7f), nm), "?A??", "unprintable id bytes");
+	return done_testing();
+}
