@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 struct arena_block {
-	_Atomic uintptr_t cursor;
+	uintptr_t cursor; /* atomic access */
 	uintptr_t end;
 	size_t size; /* bytes mapped, header included */
 	struct arena_block *older;
@@ -47,10 +47,17 @@ void *arena_alloc(struct arena *a, size_t size, size_t align)
 {
 	if (align == 0)
 		align = 1;
+	/*
+	 * Nothing this big can be mapped; refusing it here also keeps size + align and the block
+	 * size computed in map_block() from wrapping around, which made the loop below map
+	 * block after block (until the limit, or forever) for sizes near SIZE_MAX.
+	 */
+	if (size > SIZE_MAX / 2)
+		return NULL;
 	for (;;) {
-		struct arena_block *b = a->head;
+		struct arena_block *b = __atomic_load_n(&a->head, __ATOMIC_ACQUIRE);
 		if (b) {
-			uintptr_t cur = b->cursor;
+			uintptr_t cur = __atomic_load_n(&b->cursor, __ATOMIC_ACQUIRE);
 			uintptr_t start = (cur + align - 1) & ~(uintptr_t)(align - 1);
 			if (start + size <= b->end && start + size >= start) {
 				if (__atomic_compare_exchange_n(&b->cursor, &cur, start + size, false,
@@ -65,7 +72,7 @@ void *arena_alloc(struct arena *a, size_t size, size_t align)
 		fresh->older = b;
 		if (__atomic_compare_exchange_n(&a->head, &b, fresh, false, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
-			a->mapped += fresh->size;
+			__atomic_fetch_add(&a->mapped, fresh->size, __ATOMIC_RELAXED);
 		} else {
 			munmap(fresh, fresh->size);
 		}
@@ -86,5 +93,5 @@ void arena_release(struct arena *a)
 
 size_t arena_mapped(const struct arena *a)
 {
-	return a->mapped;
+	return __atomic_load_n(&a->mapped, __ATOMIC_RELAXED);
 }

@@ -13,9 +13,9 @@
 struct arena_block;
 
 struct arena {
-	struct arena_block *_Atomic head; /* owned: newest block, linked to older ones */
-	size_t block_size;		  /* bytes mapped per block (a multiple of the page size) */
-	_Atomic size_t mapped;		  /* total bytes mapped, for statistics and limits */
+	struct arena_block *head; /* owned: newest block, linked to older ones (atomic access) */
+	size_t block_size;	  /* bytes mapped per block (a multiple of the page size) */
+	size_t mapped;		  /* total bytes mapped, for statistics and limits (atomic) */
 	size_t limit;			  /* refuse to map beyond this many bytes (0: no limit) */
 };
 

@@ -42,8 +42,10 @@ static int pread_all(int fd, void *p, size_t n, uint64_t off)
 		ssize_t k = pread(fd, b, n, (off_t)off);
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return -EIO; /* the file ends early */
 		b += k;
 		n -= (size_t)k;
 		off += (uint64_t)k;
@@ -98,8 +100,9 @@ int cf_open(struct cf_reader *r, const char *path, const char magic[8], const ch
 				 "major version%s up to %u)", path, kind, r->major, r->minor,
 				 max_major > 1 ? "s" : "", max_major), open_fail(r);
 	uint8_t f[CF_FOOTER_SIZE];
-	if (pread_all(r->fd, f, sizeof(f), r->size - CF_FOOTER_SIZE) < 0)
-		return fth_error_errno(errno, "%s: cannot read footer", path), open_fail(r);
+	int rc = pread_all(r->fd, f, sizeof(f), r->size - CF_FOOTER_SIZE);
+	if (rc < 0)
+		return fth_error_errno(-rc, "%s: cannot read footer", path), open_fail(r);
 	if (memcmp(f + 24, CF_END_MAGIC, 8) != 0)
 		return fth_error("%s: truncated or unfinished: no end marker (was the writer "
 				 "interrupted?)", path), open_fail(r);

@@ -41,13 +41,15 @@ size_t fth_vformat(char *buf, size_t size, const char *fmt, va_list ap)
 			continue;
 		}
 		f++;
-		bool left = false;
+		bool left = false, alt = false;
 		char pad = ' ';
 		for (;; f++) {
 			if (*f == '-')
 				left = true;
 			else if (*f == '0')
 				pad = '0';
+			else if (*f == '#')
+				alt = true;
 			else
 				break;
 		}
@@ -79,7 +81,7 @@ size_t fth_vformat(char *buf, size_t size, const char *fmt, va_list ap)
 		char num[32];
 		char *end = num + sizeof(num), *p = end;
 		unsigned long long u;
-		bool neg = false;
+		bool neg = false, hex_prefix = false;
 		unsigned base = 10;
 		bool upper = false;
 		switch (*f) {
@@ -88,7 +90,7 @@ size_t fth_vformat(char *buf, size_t size, const char *fmt, va_list ap)
 			if (!s)
 				s = "(null)";
 			size_t len = 0;
-			while (s[len] && (precision < 0 || (int)len < precision))
+			while ((precision < 0 || (int)len < precision) && s[len])
 				len++;
 			put_padded(buf, size, &pos, s, len, width, left, ' ');
 			continue;
@@ -118,8 +120,7 @@ size_t fth_vformat(char *buf, size_t size, const char *fmt, va_list ap)
 		case 'p':
 			u = (uintptr_t)va_arg(ap, void *);
 			base = 16;
-			put_char(buf, size, &pos, '0');
-			put_char(buf, size, &pos, 'x');
+			hex_prefix = true;
 			break;
 		case 'X':
 			upper = true;
@@ -136,6 +137,8 @@ size_t fth_vformat(char *buf, size_t size, const char *fmt, va_list ap)
 				u = va_arg(ap, unsigned long);
 			else
 				u = va_arg(ap, unsigned int);
+			/* '#': "0x" before a nonzero hexadecimal number, as printf does. */
+			hex_prefix = alt && base == 16 && u != 0;
 			break;
 		default:
 			/* Unknown conversion: print it as is and stop consuming arguments. */
@@ -151,12 +154,17 @@ size_t fth_vformat(char *buf, size_t size, const char *fmt, va_list ap)
 			*--p = digits[u % base];
 			u /= base;
 		} while (u);
-		if (neg) {
+		if (neg || hex_prefix) {
+			/* The sign or "0x" counts toward the width and goes before zero padding. */
+			const char *pre = neg ? "-" : upper ? "0X" : "0x";
+			int plen = neg ? 1 : 2;
 			if (pad == '0') {
-				put_char(buf, size, &pos, '-');
-				width = width > 0 ? width - 1 : 0;
+				for (int i = 0; i < plen; i++)
+					put_char(buf, size, &pos, pre[i]);
+				width = width > plen ? width - plen : 0;
 			} else {
-				*--p = '-';
+				for (int i = plen; i-- > 0;)
+					*--p = pre[i];
 			}
 		}
 		put_padded(buf, size, &pos, p, (size_t)(end - p), width, left, left ? ' ' : pad);

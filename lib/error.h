@@ -38,8 +38,8 @@ extern const char *fth_progname;
 
 /*
  * Async-signal-safe formatting into BUF of SIZE bytes (always NUL-terminated when SIZE > 0).
- * Supports %s %c %d %i %u %x %X %p %% with the l, ll and z length modifiers, a field width and
- * the '0' and '-' flags, and %.*s.  Returns the length it would have written, like snprintf.
+ * Supports %s %c %d %i %u %x %X %p %% with the l, ll and z length modifiers, a field width,
+ * the '0', '-' and '#' flags, and %.*s.  Returns the length it would have written, like snprintf.
  */
 size_t fth_format(char *buf, size_t size, const char *fmt, ...) FTH_PRINTF(3, 4);
 size_t fth_vformat(char *buf, size_t size, const char *fmt, va_list ap) FTH_PRINTF(3, 0);

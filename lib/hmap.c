@@ -85,15 +85,23 @@ uint64_t *hmap_upsert(struct hmap *m, uint64_t key, uint64_t value, bool *insert
 		}
 		return &m->max_value;
 	}
-	if ((m->count + 1) * 4 > m->cap * 3)
-		grow(m);
-	size_t i = find_slot(m->keys, m->cap, key);
-	*inserted = m->keys[i] == EMPTY;
-	if (*inserted) {
-		m->keys[i] = key;
-		m->values[i] = value;
-		m->count++;
+	size_t i = 0;
+	/* Updating a present key is not an insertion: it must not grow (and move) the table. */
+	if (m->cap) {
+		i = find_slot(m->keys, m->cap, key);
+		if (m->keys[i] == key) {
+			*inserted = false;
+			return &m->values[i];
+		}
 	}
+	if ((m->count + 1) * 4 > m->cap * 3) {
+		grow(m);
+		i = find_slot(m->keys, m->cap, key);
+	}
+	*inserted = true;
+	m->keys[i] = key;
+	m->values[i] = value;
+	m->count++;
 	return &m->values[i];
 }
 

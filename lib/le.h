@@ -4,8 +4,8 @@
  *
  * Every on-disk integer in fathom's formats is little-endian, either fixed-width or an
  * unsigned LEB128 varint (7 bits a byte, high bit = more, at most 10 bytes).  Signed values use
- * zig-zag.  The decoders never read past END and report truncation and overlong encodings;
- * all of it is async-signal-safe.
+ * zig-zag.  The decoders never read past END and report truncation and encodings over 10 bytes;
+ * all of it is async-signal-safe.  Non-minimal encodings (e.g. 80 00) are accepted.
  */
 #ifndef FATHOM_LE_H
 #define FATHOM_LE_H

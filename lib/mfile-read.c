@@ -287,8 +287,10 @@ static int read_loadmap(struct cf_reader *r, struct mfile *m)
 	if (cf_get_varint(&s, &n) < 0 ||
 	    check_count(&s, n, UINT32_MAX - 1, MIN_RECORD_BYTES, "modules") < 0)
 		goto fail;
-	m->modules = xcalloc(n ? n : 1, sizeof(*m->modules));
+	size_t cap = 0;
 	for (uint64_t i = 0; i < n; i++) {
+		ALLOC_GROW(m->modules, i + 1, cap);
+		memset(&m->modules[i], 0, sizeof(m->modules[i]));
 		m->nmodules = (uint32_t)i + 1;
 		if (read_module(&s, &m->modules[i]) < 0) {
 			fth_error_prefix("module %llu", (unsigned long long)i);
@@ -363,6 +365,28 @@ static int read_metric(struct cf_stream *s, struct mfile_metric *x, uint32_t nme
 	return 0;
 }
 
+/* The TMA hierarchy must be a forest: parents form no cycle.  Linear: each metric is walked
+ * up to the first one already known to reach a root. */
+static int check_metric_forest(struct cf_stream *s, const struct mfile *m)
+{
+	enum { UNSEEN, ON_PATH, ROOTED };
+	uint8_t *state = xcalloc(m->nmetrics ? m->nmetrics : 1, 1);
+	int rc = 0;
+	for (uint32_t i = 0; i < m->nmetrics && rc == 0; i++) {
+		int32_t p = (int32_t)i;
+		while (p >= 0 && state[p] == UNSEEN) {
+			state[p] = ON_PATH;
+			p = m->metrics[p].parent;
+		}
+		if (p >= 0 && state[p] == ON_PATH)
+			rc = cf_stream_error(s, "metric parents form a cycle at metric %d", p);
+		for (p = (int32_t)i; p >= 0 && state[p] == ON_PATH; p = m->metrics[p].parent)
+			state[p] = ROOTED;
+	}
+	free(state);
+	return rc;
+}
+
 static int read_metrics(struct cf_reader *r, struct mfile *m)
 {
 	const struct cf_entry *e = cf_find(r, MFILE_CHUNK_METRICS, 0);
@@ -383,19 +407,35 @@ static int read_metrics(struct cf_reader *r, struct mfile *m)
 			goto fail;
 		}
 	}
-	/* The TMA hierarchy must be a forest: parents form no cycle. */
-	for (uint32_t i = 0; i < m->nmetrics; i++) {
-		int32_t p = m->metrics[i].parent;
-		for (uint32_t steps = 0; p >= 0; steps++, p = m->metrics[p].parent)
-			if (steps > m->nmetrics) {
-				cf_stream_error(&s, "metric parents form a cycle at metric %u", i);
-				goto fail;
-			}
-	}
+	if (check_metric_forest(&s, m) < 0)
+		goto fail;
 	return cf_stream_finish(&s);
 fail:
 	cf_stream_free(&s);
 	return -1;
+}
+
+#define PREALLOC_MAX ((size_t)1 << 22)
+
+static void grow_nodes(struct mfile_cct *c, size_t *cap, size_t want)
+{
+	if (want < 1)
+		want = 1;
+	c->parent = xreallocarray(c->parent, want, sizeof(*c->parent));
+	c->kind = xreallocarray(c->kind, want, sizeof(*c->kind));
+	c->module = xreallocarray(c->module, want, sizeof(*c->module));
+	c->offset = xreallocarray(c->offset, want, sizeof(*c->offset));
+	c->val_start = xreallocarray(c->val_start, want + 1, sizeof(*c->val_start));
+	*cap = want;
+}
+
+static void grow_values(struct mfile_cct *c, size_t *cap, size_t want)
+{
+	if (want < 1)
+		want = 1;
+	c->val_metric = xreallocarray(c->val_metric, want, sizeof(*c->val_metric));
+	c->val = xreallocarray(c->val, want, sizeof(*c->val));
+	*cap = want;
 }
 
 static int read_cct(struct cf_reader *r, struct mfile *m)
@@ -417,19 +457,21 @@ static int read_cct(struct cf_reader *r, struct mfile *m)
 		cf_stream_error(&s, "empty tree (no root)");
 		goto fail;
 	}
-	c->parent = xreallocarray(NULL, nnodes, sizeof(*c->parent));
-	c->kind = xreallocarray(NULL, nnodes, sizeof(*c->kind));
-	c->module = xreallocarray(NULL, nnodes, sizeof(*c->module));
-	c->offset = xreallocarray(NULL, nnodes, sizeof(*c->offset));
-	c->val_start = xreallocarray(NULL, nnodes + 1, sizeof(*c->val_start));
-	c->val_metric = xreallocarray(NULL, nvalues ? nvalues : 1, sizeof(*c->val_metric));
-	c->val = xreallocarray(NULL, nvalues ? nvalues : 1, sizeof(*c->val));
-	c->nnodes = (uint32_t)nnodes;
-	c->nvalues = nvalues;
+	/*
+	 * The counts are claims: allocate them exactly up to PREALLOC_MAX (so that real files
+	 * need no reallocation) and grow beyond that only as nodes are actually decoded, so that
+	 * a small corrupt file cannot make the reader allocate gigabytes.
+	 */
+	size_t node_cap = 0, value_cap = 0;
+	grow_nodes(c, &node_cap, FTH_MIN(nnodes, PREALLOC_MAX));
+	grow_values(c, &value_cap, FTH_MIN(nvalues, PREALLOC_MAX));
 	uint64_t nv = 0;
 	const uint32_t nmodules = m->nmodules, nmetrics = m->nmetrics;
 	for (uint32_t i = 0; i < nnodes; i++) {
-		/* A node takes at most 5 varints and a byte, plus 2 varints a value. */
+		if (i >= node_cap)
+			grow_nodes(c, &node_cap, (size_t)FTH_MIN(nnodes, (uint64_t)node_cap * 2));
+		c->nnodes = i + 1;
+		/* A node takes at most 4 varints and a byte, plus 2 varints a value. */
 		if (unlikely(s.end - s.p < 6 * LE_VARINT_MAX) && cf_need(&s, 6 * LE_VARINT_MAX) < 0)
 			goto fail;
 		uint64_t delta, module, offset, nvals;
@@ -473,6 +515,9 @@ static int read_cct(struct cf_reader *r, struct mfile *m)
 			if (le_get_varint(&s.p, s.end, &md) < 0 || le_get_varint(&s.p, s.end, &val) < 0)
 				goto truncated;
 			metric += md + 1;
+			if (nv >= value_cap)
+				grow_values(c, &value_cap,
+					    (size_t)FTH_MIN(nvalues, (uint64_t)value_cap * 2 + 1));
 			if (md >= nmetrics || metric >= nmetrics) {
 				cf_stream_error(&s, "node %u: metric %llu out of range", i,
 						(unsigned long long)metric);
@@ -483,6 +528,7 @@ static int read_cct(struct cf_reader *r, struct mfile *m)
 		}
 	}
 	c->val_start[nnodes] = (uint32_t)nv;
+	c->nvalues = nv;
 	if (nv != nvalues) {
 		cf_stream_error(&s, "%llu values announced, %llu found", (unsigned long long)nvalues,
 				(unsigned long long)nv);
@@ -508,9 +554,14 @@ static int read_trace(struct cf_reader *r, struct mfile *m)
 	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, UINT64_MAX, 2, "trace records") < 0)
 		goto fail;
 	m->has_trace = true;
-	m->trace = xreallocarray(NULL, n ? n : 1, sizeof(*m->trace));
+	size_t cap = (size_t)FTH_MIN(n, PREALLOC_MAX);
+	m->trace = xreallocarray(NULL, cap ? cap : 1, sizeof(*m->trace));
 	uint64_t t = 0;
 	for (uint64_t i = 0; i < n; i++) {
+		if (i >= cap) {
+			cap = (size_t)FTH_MIN(n, (uint64_t)cap * 2);
+			m->trace = xreallocarray(m->trace, cap, sizeof(*m->trace));
+		}
 		uint64_t dt, node;
 		if (cf_get_varint(&s, &dt) < 0 || cf_get_varint(&s, &node) < 0)
 			goto fail;
@@ -585,6 +636,12 @@ int mfile_read(const char *path, struct mfile *m)
 	if (read_identity(&r, m) < 0 || read_loadmap(&r, m) < 0 || read_metrics(&r, m) < 0 ||
 	    read_cct(&r, m) < 0 || read_trace(&r, m) < 0 || read_stats(&r, m) < 0)
 		rc = -1;
+	for (uint32_t i = 0; rc == 0 && i < m->id.ncreation; i++)
+		if (m->id.creation[i].module != MFILE_NO_MODULE &&
+		    m->id.creation[i].module >= m->nmodules)
+			rc = fth_error("%s: chunk IDEN: creation frame %u names module %u, not in the "
+				       "load map (%u modules)", path, i, m->id.creation[i].module,
+				       m->nmodules);
 	cf_close(&r);
 	if (rc < 0)
 		mfile_release(m);

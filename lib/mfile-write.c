@@ -59,34 +59,56 @@ int mfile_write_identity(struct mfile_writer *w, const struct mfile_identity *id
 	return cf_chunk_end(cf);
 }
 
-int mfile_write_loadmap(struct mfile_writer *w, const struct mfile_module *m, uint32_t n)
+int mfile_write_loadmap_begin(struct mfile_writer *w, uint32_t n)
+{
+	w->nmodules = n;
+	w->modules_left = n;
+	if (cf_chunk_begin(&w->cf, MFILE_CHUNK_LOADMAP) < 0)
+		return -1;
+	return cf_put_varint(&w->cf, n);
+}
+
+int mfile_write_module(struct mfile_writer *w, const struct mfile_module *m)
 {
 	struct cf_writer *cf = &w->cf;
-	if (cf_chunk_begin(cf, MFILE_CHUNK_LOADMAP) < 0 || cf_put_varint(cf, n) < 0)
+	if (!w->modules_left)
+		return fth_error("%s: more modules than announced", cf->path);
+	if (cf_field_str(cf, MOD_PATH, m->path) < 0 ||
+	    (m->build_id_len && cf_field_bytes(cf, MOD_BUILD_ID, m->build_id, m->build_id_len) < 0) ||
+	    cf_field_varint(cf, MOD_LOAD, m->load_ns) < 0 ||
+	    cf_field_varint(cf, MOD_UNLOAD, m->unload_ns) < 0 ||
+	    cf_field_fixed64(cf, MOD_BASE, m->base) < 0)
 		return -1;
-	for (uint32_t i = 0; i < n; i++) {
-		if (cf_field_str(cf, MOD_PATH, m[i].path) < 0 ||
-		    (m[i].build_id_len &&
-		     cf_field_bytes(cf, MOD_BUILD_ID, m[i].build_id, m[i].build_id_len) < 0) ||
-		    cf_field_varint(cf, MOD_LOAD, m[i].load_ns) < 0 ||
-		    cf_field_varint(cf, MOD_UNLOAD, m[i].unload_ns) < 0 ||
-		    cf_field_fixed64(cf, MOD_BASE, m[i].base) < 0)
-			return -1;
-		for (uint32_t r = 0; r < m[i].nranges; r++) {
-			const struct mfile_range *rg = &m[i].ranges[r];
-			uint8_t tmp[4 * LE_VARINT_MAX];
-			size_t k = le_put_varint(tmp, rg->start);
-			k += le_put_varint(tmp + k, rg->end - rg->start);
-			k += le_put_varint(tmp + k, rg->file_offset);
-			k += le_put_varint(tmp + k, rg->prot);
-			if (cf_field_bytes(cf, MOD_RANGE, tmp, k) < 0)
-				return -1;
-		}
-		if (cf_record_end(cf) < 0)
+	for (uint32_t r = 0; r < m->nranges; r++) {
+		const struct mfile_range *rg = &m->ranges[r];
+		uint8_t tmp[4 * LE_VARINT_MAX];
+		size_t k = le_put_varint(tmp, rg->start);
+		k += le_put_varint(tmp + k, rg->end - rg->start);
+		k += le_put_varint(tmp + k, rg->file_offset);
+		k += le_put_varint(tmp + k, rg->prot);
+		if (cf_field_bytes(cf, MOD_RANGE, tmp, k) < 0)
 			return -1;
 	}
-	w->nmodules = n;
-	return cf_chunk_end(cf);
+	w->modules_left--;
+	return cf_record_end(cf);
+}
+
+int mfile_write_loadmap_end(struct mfile_writer *w)
+{
+	if (w->modules_left)
+		return fth_error("%s: %u modules announced but not written", w->cf.path,
+				 w->modules_left);
+	return cf_chunk_end(&w->cf);
+}
+
+int mfile_write_loadmap(struct mfile_writer *w, const struct mfile_module *m, uint32_t n)
+{
+	if (mfile_write_loadmap_begin(w, n) < 0)
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		if (mfile_write_module(w, &m[i]) < 0)
+			return -1;
+	return mfile_write_loadmap_end(w);
 }
 
 int mfile_write_metrics(struct mfile_writer *w, const struct mfile_metric *m, uint32_t n)
@@ -121,6 +143,9 @@ int mfile_write_cct_begin(struct mfile_writer *w, uint32_t nnodes, uint64_t nval
 	struct cf_writer *cf = &w->cf;
 	if (nnodes == 0)
 		return fth_error("%s: a calling context tree has at least its root", cf->path);
+	if (nnodes > UINT32_MAX - 1 || nvalues > UINT32_MAX - 1)
+		return fth_error("%s: %u nodes and %llu values: too many", cf->path, nnodes,
+				 (unsigned long long)nvalues);
 	w->nodes_left = nnodes;
 	w->nodes_written = 0;
 	w->values_left = nvalues;
@@ -138,6 +163,15 @@ int mfile_write_node(struct mfile_writer *w, uint32_t parent, uint8_t kind, uint
 		return fth_error("%s: more nodes or values than announced", cf->path);
 	if (self == 0 ? parent != MFILE_NO_PARENT : parent >= self)
 		return fth_error("%s: node %u has parent %u", cf->path, self, parent);
+	if (self == 0 ? kind != MFILE_NODE_ROOT
+		      : (kind == MFILE_NODE_ROOT || kind >= MFILE_NODE_KIND_COUNT))
+		return fth_error("%s: node %u has kind %u", cf->path, self, kind);
+	if (module != MFILE_NO_MODULE && module >= w->nmodules)
+		return fth_error("%s: node %u names module %u of %u", cf->path, self, module,
+				 w->nmodules);
+	if (nvals && metric[nvals - 1] >= w->nmetrics)
+		return fth_error("%s: node %u names metric %u of %u", cf->path, self,
+				 metric[nvals - 1], w->nmetrics);
 	if (cf_put_varint(cf, self == 0 ? 0 : self - parent) < 0 || cf_put_u8(cf, kind) < 0 ||
 	    cf_put_varint(cf, module == MFILE_NO_MODULE ? 0 : (uint64_t)module + 1) < 0 ||
 	    cf_put_varint(cf, offset) < 0 || cf_put_varint(cf, nvals) < 0)

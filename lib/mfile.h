@@ -106,7 +106,7 @@ struct mfile_module {
 	char *path;	  /* owned */
 	uint8_t *build_id; /* owned, or NULL */
 	uint32_t build_id_len;
-	uint64_t load_ns, unload_ns; /* since the thread's start; unload 0 = still loaded */
+	uint64_t load_ns, unload_ns; /* CLOCK_REALTIME ns; unload 0: still loaded at the end */
 	uint64_t base;		     /* load bias: run-time address minus link-time address */
 	uint32_t nranges;
 	struct mfile_range *ranges; /* owned */
@@ -175,7 +175,7 @@ struct mfile_writer {
 	uint32_t nodes_left, nodes_written;
 	uint64_t values_left;
 	uint64_t trace_left, trace_last;
-	uint32_t nmodules, nmetrics;
+	uint32_t nmodules, nmetrics, modules_left;
 };
 
 size_t mfile_writer_workspace_size(int level);
@@ -183,6 +183,10 @@ int mfile_writer_open(struct mfile_writer *w, int fd, const char *path, int leve
 		      size_t ws_size);
 int mfile_write_identity(struct mfile_writer *w, const struct mfile_identity *id);
 int mfile_write_loadmap(struct mfile_writer *w, const struct mfile_module *m, uint32_t n);
+/* The same one module at a time: announce N, give each, then end. */
+int mfile_write_loadmap_begin(struct mfile_writer *w, uint32_t n);
+int mfile_write_module(struct mfile_writer *w, const struct mfile_module *m);
+int mfile_write_loadmap_end(struct mfile_writer *w);
 int mfile_write_metrics(struct mfile_writer *w, const struct mfile_metric *m, uint32_t n);
 /* Announce NNODES nodes holding NVALUES values in all, then give each node in order. */
 int mfile_write_cct_begin(struct mfile_writer *w, uint32_t nnodes, uint64_t nvalues);

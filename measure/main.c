@@ -1,11 +1,387 @@
 /* SPDX-License-Identifier: MIT */
-/* measure: run a program and sample its threads into measurement files (not landed yet). */
+/*
+ * main.c: the measure launcher.  It checks the options, events, program and output directory
+ * before anything runs, sets the environment (LD_PRELOAD of libmeasure.so plus the resolved
+ * events), runs the program as its child, and when the program ends prints a one-line summary
+ * and exits with the program's own status.
+ */
 #include "compat.h"
-#include "pending.h"
+#include "buf.h"
+#include "config.h"
+#include "error.h"
+#include "events.h"
+#include "xalloc.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef PKGLIBDIR
+#define PKGLIBDIR "/usr/local/lib/fathom"
+#endif
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: measure [options] PROGRAM [ARGS...]\n"
+		"Run PROGRAM and sample every thread of every process into measurement files.\n\n"
+		"  -e EVENT[@PERIOD|@fRATE]  sample EVENT (repeatable); '{A,B}@RATE' is a group whose\n"
+		"                            members are read at the leader's samples\n"
+		"  -c PERIOD|fRATE           default rate for events without one (default f300)\n"
+		"  -o DIR                    output directory (default PROGRAM-measurements)\n"
+		"  -t                        also write a time-ordered trace of samples per thread\n"
+		"  -L                        list the events usable here, and the others with why not\n"
+		"      --no-kernel           never include kernel counts or frames\n"
+		"  -v, --verbose             say more on stderr\n"
+		"  -h, --help                this help;  --version  the version\n\n"
+		"Events: REALTIME and CPUTIME (POSIX timers, @microseconds), perf software events\n"
+		"(task-clock, cpu-clock, page-faults, ...), hardware events (CYCLES, INSTRUCTIONS,\n"
+		"...), libpfm4 names and raw rHEX.  Without -e: CYCLES@f300 where hardware counters\n"
+		"work, else task-clock@f300, else CPUTIME.  See measure(1).\n");
+}
+
+/* Find PROGRAM on PATH (when it has no slash); returns a new string or NULL with a message. */
+static char *find_program(const char *prog)
+{
+	if (strchr(prog, '/')) {
+		if (access(prog, F_OK) < 0)
+			return fth_error_errno(errno, "%s", prog), NULL;
+		return xstrdup(prog);
+	}
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	struct buf b = BUF_INIT;
+	for (const char *p = path;; p++) {
+		const char *end = strchr(p, ':');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		buf_reset(&b);
+		buf_printf(&b, "%.*s/%s", (int)n, n ? p : ".", prog);
+		struct stat st;
+		if (stat((char *)b.data, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access((char *)b.data, X_OK) == 0)
+			return buf_detach(&b, NULL);
+		if (!end)
+			break;
+		p = end;
+	}
+	buf_release(&b);
+	fth_error("%s: command not found (searched PATH)", prog);
+	return NULL;
+}
+
+/* Refuse what LD_PRELOAD cannot measure: non-executables and statically linked programs. */
+static int check_program(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return fth_error_errno(errno, "%s", path);
+	if (S_ISDIR(st.st_mode))
+		return fth_error("%s: is a directory, not a program", path);
+	if (access(path, X_OK) < 0)
+		return fth_error("%s: not executable (permission denied)", path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fth_error_errno(errno, "%s: cannot open", path);
+	Elf64_Ehdr eh;
+	ssize_t n = read(fd, &eh, sizeof(eh));
+	int rc = 0;
+	if (n >= 2 && !memcmp(&eh, "#!", 2)) {
+		rc = 0; /* a script: its interpreter is dynamically linked in practice */
+	} else if (n < (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
+		rc = fth_error("%s: not an ELF executable or script", path);
+	} else if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+		rc = fth_error("%s: not an x86-64 program; this measure is built for x86-64", path);
+	} else {
+		bool interp = false;
+		for (int i = 0; i < eh.e_phnum && !interp; i++) {
+			Elf64_Phdr ph;
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
+			    (ssize_t)sizeof(ph))
+				break;
+			interp = ph.p_type == PT_INTERP;
+		}
+		if (!interp)
+			rc = fth_error("%s: statically linked; measure injects itself with LD_PRELOAD, "
+				       "which needs a dynamically linked program (relink without "
+				       "-static)", path);
+	}
+	close(fd);
+	return rc;
+}
+
+/* Create the output directory: DIR, or DIR-2, DIR-3... when DIR exists.  Sets *CHOSEN. */
+static int make_outdir(const char *want, char **chosen, bool *renamed)
+{
+	*renamed = false;
+	for (int i = 1; i < 10000; i++) {
+		struct buf b = BUF_INIT;
+		if (i == 1)
+			buf_addstr(&b, want);
+		else
+			buf_printf(&b, "%s-%d", want, i);
+		if (mkdir((char *)b.data, 0755) == 0) {
+			*chosen = buf_detach(&b, NULL);
+			*renamed = i > 1;
+			return 0;
+		}
+		int err = errno;
+		if (err != EEXIST) {
+			fth_error_errno(err, "%s: cannot create the output directory", (char *)b.data);
+			buf_release(&b);
+			return -1;
+		}
+		buf_release(&b);
+	}
+	return fth_error("%s: too many earlier measurements with this name", want);
+}
+
+static char *preload_library(void)
+{
+	const char *env = getenv("FATHOM_PRELOAD");
+	if (env && *env)
+		return xstrdup(env);
+	/* In the build tree, libtool keeps the library in .libs beside the launcher. */
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			struct buf b = BUF_INIT;
+			buf_printf(&b, "%s/.libs/libmeasure.so", self);
+			if (access((char *)b.data, R_OK) == 0)
+				return buf_detach(&b, NULL);
+			buf_release(&b);
+		}
+	}
+	return xstrdup(PKGLIBDIR "/libmeasure.so");
+}
+
+static pid_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+struct summary {
+	unsigned long long processes, files, taken, recorded, dropped, partial, errors;
+	struct buf problems;
+};
+
+/* Add up the summary lines of every process log in DIR. */
+static void read_logs(const char *dir, struct summary *s)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		if (n < 5 || strcmp(de->d_name + n - 4, ".log"))
+			continue;
+		char path[PATH_MAX];
+		fth_format(path, sizeof(path), "%s/%s", dir, de->d_name);
+		FILE *f = fopen(path, "r");
+		char line[1024];
+		bool summarized = false;
+		while (f && fgets(line, sizeof(line), f)) {
+			unsigned long long v[6];
+			if (sscanf(line, "summary: samples taken %llu recorded %llu dropped %llu "
+					 "partial %llu files %llu errors %llu",
+				   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) == 6) {
+				s->taken += v[0];
+				s->recorded += v[1];
+				s->dropped += v[2];
+				s->partial += v[3];
+				s->files += v[4];
+				s->errors += v[5];
+				summarized = true;
+			} else if (!strncmp(line, "error: ", 7)) {
+				buf_printf(&s->problems, "measure: %s: %s", de->d_name, line + 7);
+			}
+		}
+		if (f)
+			fclose(f);
+		s->processes++;
+		if (!summarized)
+			buf_printf(&s->problems, "measure: %s: the process wrote no summary (killed "
+						 "before it could finish?)\n", de->d_name);
+	}
+	if (d)
+		closedir(d);
+}
 
 int main(int argc, char **argv)
 {
-	return pending_main("measure", "[options] PROGRAM [ARGS...]",
-			    "the sampling profiler is the next milestone; the program was not run",
-			    argc, argv);
+	fth_progname = "measure";
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },	   { "version", no_argument, NULL, 'V' },
+		{ "no-kernel", no_argument, NULL, 'K' }, { "verbose", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *specs[MCONFIG_MAX_EVENTS];
+	int nspecs = 0;
+	const char *outdir = NULL, *rate = NULL;
+	bool list = false, trace = false, kernel = true, verbose = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "+e:c:o:tLvh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (nspecs == MCONFIG_MAX_EVENTS)
+				die(2, "too many -e options (at most %d)", MCONFIG_MAX_EVENTS);
+			specs[nspecs++] = optarg;
+			break;
+		case 'c': rate = optarg; break;
+		case 'o': outdir = optarg; break;
+		case 't': trace = true; break;
+		case 'L': list = true; break;
+		case 'K': kernel = false; break;
+		case 'v': verbose = true; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("measure (fathom) %s\n", PACKAGE_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (events_init() < 0)
+		warn("%s; only built-in event names will be known", fth_errmsg());
+	if (list) {
+		struct buf out = BUF_INIT;
+		events_list(&out);
+		fwrite(out.data, 1, out.len, stdout);
+		buf_release(&out);
+		return 0;
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	char *program = find_program(argv[optind]);
+	if (!program || check_program(program) < 0)
+		die(2, "%s", fth_errmsg());
+
+	struct mconfig *cfg = xcalloc(1, sizeof(*cfg));
+	struct event_defaults d = { 300, true, kernel };
+	if (rate && events_parse_rate(rate, &d.rate, &d.freq) < 0)
+		die(2, "-c: %s", fth_errmsg());
+	for (int i = 0; i < nspecs; i++)
+		if (events_add(cfg, specs[i], &d) < 0)
+			die(2, "%s", fth_errmsg());
+	if (nspecs == 0) {
+		struct buf note = BUF_INIT;
+		if (events_default(cfg, &d, &note) < 0)
+			die(2, "%s", fth_errmsg());
+		fprintf(stderr, "measure: %s\n", (char *)note.data);
+		buf_release(&note);
+	} else if (events_check(cfg) < 0) {
+		die(2, "%s", fth_errmsg());
+	}
+	int timers = 0;
+	for (int i = 0; i < cfg->nevents; i++)
+		timers += cfg->ev[i].source != MSOURCE_PERF;
+	if (timers > 1)
+		die(2, "use at most one of REALTIME and CPUTIME: two timers in one thread disturb "
+		       "each other's measurement");
+
+	/* Output directory: never overwrite an earlier measurement. */
+	struct buf want = BUF_INIT;
+	if (outdir) {
+		buf_addstr(&want, outdir);
+	} else {
+		const char *base = strrchr(program, '/');
+		buf_printf(&want, "%s-measurements", base ? base + 1 : program);
+	}
+	char *dir = NULL;
+	bool renamed;
+	if (make_outdir((char *)want.data, &dir, &renamed) < 0)
+		die(2, "%s", fth_errmsg());
+	if (renamed)
+		fprintf(stderr, "measure: %s already exists; writing to %s\n", (char *)want.data, dir);
+	char absdir[PATH_MAX];
+	if (!realpath(dir, absdir))
+		die(2, "%s: %s", dir, strerror(errno));
+	if (access(absdir, W_OK) < 0)
+		die(2, "%s: output directory is not writable", absdir);
+
+	char *lib = preload_library();
+	if (access(lib, R_OK) < 0)
+		die(2, "%s: measure's library is missing (is fathom installed?)", lib);
+	const char *old = getenv("LD_PRELOAD");
+	struct buf preload = BUF_INIT;
+	buf_addstr(&preload, lib);
+	if (old && *old)
+		buf_printf(&preload, ":%s", old);
+	char events[8192];
+	if (mconfig_encode_events(cfg, events, sizeof(events)) < 0)
+		die(2, "%s", fth_errmsg());
+	char flags[32];
+	fth_format(flags, sizeof(flags), "%u",
+		   (trace ? MCONFIG_TRACE : 0) | (kernel ? MCONFIG_KERNEL : 0) |
+			   (verbose ? MCONFIG_VERBOSE : 0));
+	setenv("LD_PRELOAD", (char *)preload.data, 1);
+	setenv(MCONFIG_ENV_EVENTS, events, 1);
+	setenv(MCONFIG_ENV_OUTDIR, absdir, 1);
+	setenv(MCONFIG_ENV_FLAGS, flags, 1);
+	if (verbose)
+		fprintf(stderr, "measure: %s=%s\n", MCONFIG_ENV_EVENTS, events);
+
+	fflush(NULL);
+	child_pid = fork();
+	if (child_pid < 0)
+		die(2, "fork: %s", strerror(errno));
+	if (child_pid == 0) {
+		execv(program, argv + optind);
+		fprintf(stderr, "measure: %s: %s\n", program, strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	/* The terminal sends SIGINT/SIGQUIT to the whole process group; forward the rest. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGTERM, forward_signal);
+	signal(SIGHUP, forward_signal);
+	signal(SIGUSR1, forward_signal);
+	signal(SIGUSR2, forward_signal);
+	int status;
+	while (waitpid(child_pid, &status, 0) < 0)
+		if (errno != EINTR)
+			die(2, "waitpid: %s", strerror(errno));
+
+	struct summary s;
+	memset(&s, 0, sizeof(s));
+	buf_init(&s.problems);
+	read_logs(absdir, &s);
+	fputs((char *)s.problems.data, stderr);
+	if (s.files == 0)
+		fprintf(stderr, "measure: no measurement file was written to %s\n", absdir);
+	else
+		fprintf(stderr, "measure: %llu process%s, %llu thread file%s, %llu samples (%llu "
+				"recorded, %llu dropped, %llu partial call paths)%s in %s\n",
+			s.processes, s.processes == 1 ? "" : "es", s.files, s.files == 1 ? "" : "s",
+			s.taken, s.recorded, s.dropped, s.partial,
+			s.errors ? ", with errors (see the logs)" : "", absdir);
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		struct rlimit no_core = { 0, 0 };
+		setrlimit(RLIMIT_CORE, &no_core); /* the program already dumped its core */
+		signal(sig, SIG_DFL);
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		raise(sig);
+		return 128 + sig;
+	}
+	return WEXITSTATUS(status);
 }

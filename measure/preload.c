@@ -1,10 +1,296 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * preload.c: measure's preloaded library (libmeasure.so, installed under pkglibdir).
- * It links lib/liblean, the async-signal-safe writer of measurement files.  Sampling, the
- * launcher's environment contract and the per-thread trees arrive with the measure milestone;
- * until then the library only identifies itself.
+ * preload.c: measure's preloaded library (libmeasure.so): the constructor that reads the
+ * launcher's environment and starts measuring the main thread, the process-wide helpers
+ * (clocks, the log), and the paths by which a process ends or changes: exit, _exit, fork,
+ * dlopen and dlclose.  A process whose environment lacks the configuration is left alone.
  */
 #include "compat.h"
+#include "loadmap.h"
+#include "runtime.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+struct runtime rt;
+static uint32_t self_module = MFILE_NO_MODULE;
 
 __attribute__((visibility("default"))) const char fathom_measure_version[] = PACKAGE_VERSION;
+
+uint64_t rt_realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t rt_monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t rt_self_module(void)
+{
+	return self_module;
+}
+
+void rt_log(const char *fmt, ...)
+{
+	if (!rt.file_prefix[0])
+		return;
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	size_t n = fth_vformat(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n > sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	char path[600];
+	fth_format(path, sizeof(path), "%s.log", rt.file_prefix);
+	/* Opened for each line, so a program that closes every descriptor loses nothing. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	ssize_t w = fd >= 0 ? write(fd, line, n) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (w != (ssize_t)n && !strncmp(line, "error: ", 7)) {
+		/* The log itself could not take it (a full disk?): say it on stderr instead. */
+		char msg[1100];
+		size_t k = fth_format(msg, sizeof(msg), "measure: %s: %s", path, line);
+		w = write(2, msg, k < sizeof(msg) ? k : sizeof(msg) - 1);
+	}
+	(void)w;
+}
+
+static void read_cmdline(void)
+{
+	static char buf[65536];
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	uint32_t argc = 0;
+	for (ssize_t i = 0; i < n; i++)
+		argc += buf[i] == '\0';
+	rt.argv = arena_alloc(&rt.shared, (argc + 1) * sizeof(char *), 8);
+	if (!rt.argv)
+		return;
+	char *p = buf;
+	for (uint32_t i = 0; i < argc; i++) {
+		rt.argv[i] = p;
+		p += strlen(p) + 1;
+	}
+	rt.argc = argc;
+}
+
+static int read_rank(void)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+					    "SLURM_PROCID", "MV2_COMM_WORLD_RANK" };
+	for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
+		const char *v = getenv(vars[i]);
+		if (v && *v >= '0' && *v <= '9')
+			return atoi(v);
+	}
+	return -1;
+}
+
+static void set_identity(void)
+{
+	rt.pid = getpid();
+	struct utsname u;
+	if (uname(&u) == 0)
+		fth_format(rt.host, sizeof(rt.host), "%s", u.nodename);
+	ssize_t n = readlink("/proc/self/exe", rt.program, sizeof(rt.program) - 1);
+	rt.program[n > 0 ? n : 0] = '\0';
+	if (!getcwd(rt.cwd, sizeof(rt.cwd)))
+		rt.cwd[0] = '\0';
+	const char *base = strrchr(rt.program, '/');
+	base = base ? base + 1 : rt.program;
+	fth_format(rt.file_prefix, sizeof(rt.file_prefix), "%s/%s-%s-%d", rt.cfg.outdir, base,
+		   rt.host, (int)rt.pid);
+}
+
+static void log_summary(void)
+{
+	rt_log("summary: samples taken %llu recorded %llu dropped %llu partial %llu files %llu "
+	       "errors %llu", (unsigned long long)rt.taken, (unsigned long long)rt.recorded,
+	       (unsigned long long)rt.dropped, (unsigned long long)rt.partial,
+	       (unsigned long long)rt.files, (unsigned long long)rt.errors);
+}
+
+static bool finished;
+
+static void finish_process(const char *reason)
+{
+	if (!rt.active || finished)
+		return;
+	finished = true;
+	rt_end_all(reason);
+	rt_log("process %d ended (%s); unwind tables %zu bytes", (int)rt.pid, reason,
+	       loadmap_table_bytes());
+	log_summary();
+	rt.files = rt.errors = rt.taken = rt.recorded = rt.dropped = rt.partial = 0;
+	rt.active = false;
+}
+
+bool rt_before_exec(void)
+{
+	/* In a vfork or posix_spawn child the memory is the parent's: touch nothing.  Such a
+	 * child has no timers, no perf owner and no pending sample signal of its own. */
+	if (!rt.active || getpid() != rt.pid)
+		return false;
+	finish_process("exec");
+	/* Discard a sample signal queued before the sources stopped, and leave the default
+	 * disposition for the new image, as the program would without measure. */
+	signal(rt.signo, SIG_IGN);
+	signal(rt.signo, SIG_DFL);
+	return true;
+}
+
+void rt_after_failed_exec(void)
+{
+	/* The program goes on: so does its measurement, in a new file for the calling thread. */
+	finished = false;
+	if (rt_sampler_install() < 0) {
+		rt_log("error: after a failed exec: %s; no longer measuring", fth_errmsg());
+		return;
+	}
+	rt.active = true;
+	rt_log("process %d: exec failed; measuring on (other threads are no longer sampled)",
+	       (int)rt.pid);
+	rt_thread_begin(NULL, NULL, 0);
+}
+
+/* exit() and return from main: destructors of the main program run after atexit handlers. */
+static void at_exit(void)
+{
+	finish_process("exit");
+}
+
+static void after_fork_in_child(void)
+{
+	if (!rt.active)
+		return;
+	/* The child starts afresh: the parent's trees and counters are the parent's. */
+	struct mthread *parent = rt_self();
+	struct mthread *rt_first_thread_of_parent = rt.threads;
+	rt.threads = NULL;
+	rt.next_index = 0;
+	rt.files = rt.errors = rt.taken = rt.recorded = rt.dropped = rt.partial = 0;
+	finished = false;
+	set_identity();
+	/* Inherited perf descriptors and trees belong to the parent's threads. */
+	for (struct mthread *t = rt_first_thread_of_parent; t; t = t->next) {
+		for (int i = 0; i < MCONFIG_MAX_EVENTS; i++)
+			if (t->fd[i] >= 0)
+				close(t->fd[i]);
+		t->stopped = 1;
+		t->written = true;
+	}
+	(void)parent;
+	rt_log("process %d forked from %d", (int)rt.pid, (int)getppid());
+	rt_thread_begin(NULL, NULL, 0);
+}
+
+__attribute__((constructor)) static void measure_init(void)
+{
+	const char *events = getenv(MCONFIG_ENV_EVENTS);
+	const char *outdir = getenv(MCONFIG_ENV_OUTDIR);
+	if (!events || !outdir)
+		return; /* not launched by measure (e.g. the environment was cleared) */
+	int saved_errno = errno;
+	if (mconfig_decode(&rt.cfg, events, outdir, getenv(MCONFIG_ENV_FLAGS)) < 0) {
+		static const char msg[] = "measure: bad configuration in the environment; "
+					  "this process is not measured\n";
+		ssize_t w = write(2, msg, sizeof(msg) - 1);
+		(void)w;
+		errno = saved_errno;
+		return;
+	}
+	arena_init(&rt.shared, 1u << 20, 0);
+	rt.signo = SIGRTMIN + 4;
+	rt.rank = read_rank();
+	set_identity();
+	read_cmdline();
+	if (loadmap_init() < 0) {
+		rt_log("error: %s; this process is not measured", fth_errmsg());
+		errno = saved_errno;
+		return;
+	}
+	if (rt.cfg.flags & MCONFIG_KERNEL)
+		loadmap_add_kernel();
+	const struct lm_module *me = loadmap_find((uint64_t)(uintptr_t)&measure_init);
+	if (me)
+		self_module = me->id;
+	if (rt_sampler_install() < 0) {
+		rt_log("error: %s; this process is not measured", fth_errmsg());
+		errno = saved_errno;
+		return;
+	}
+	rt.active = true;
+	pthread_atfork(NULL, NULL, after_fork_in_child);
+	atexit(at_exit);
+	rt_log("process %d: %s, %d event%s, %u modules", (int)rt.pid, rt.program, rt.cfg.nevents,
+	       rt.cfg.nevents == 1 ? "" : "s", loadmap_count());
+	rt_thread_begin(NULL, NULL, 0);
+	errno = saved_errno;
+}
+
+__attribute__((destructor)) static void measure_fini(void)
+{
+	finish_process("exit");
+}
+
+/* ---- _exit, dlopen, dlclose ---- */
+
+typedef void (*exit_fn)(int) __attribute__((noreturn));
+
+__attribute__((visibility("default"), noreturn)) void _exit(int status)
+{
+	static exit_fn real;
+	if (!real)
+		real = (exit_fn)dlsym(RTLD_NEXT, "_exit");
+	finish_process("_exit");
+	real(status);
+}
+
+__attribute__((visibility("default"), noreturn)) void _Exit(int status)
+{
+	_exit(status);
+}
+
+__attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
+{
+	static void *(*real)(const char *, int);
+	if (!real)
+		real = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+	void *h = real(file, mode);
+	if (h && rt.active)
+		loadmap_rescan();
+	return h;
+}
+
+__attribute__((visibility("default"))) int dlclose(void *handle)
+{
+	static int (*real)(void *);
+	if (!real)
+		real = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+	int rc = real(handle);
+	if (rt.active)
+		loadmap_rescan();
+	return rc;
+}

@@ -1,11 +1,484 @@
 /* SPDX-License-Identifier: MIT */
-/* struct: recover functions, inlined code, loops and lines from binaries (not landed yet). */
+/*
+ * struct: recover functions, inlined code, loop nests and source lines from binaries.  This
+ * file owns the command line, the measurement-directory mode (every binary of every load
+ * map), the per-user cache keyed by build-id, and the output files.
+ */
 #include "compat.h"
-#include "pending.h"
+#include "struct.h"
+#include "buf.h"
+#include "error.h"
+#include "mfile.h"
+#include "xalloc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STRUCT_SUFFIX ".fthst"
+
+struct options {
+	unsigned threads;
+	const char *out_dir; /* NULL: "." for binaries, DIR/structs for a measurement directory */
+	char *cache_dir;     /* NULL: no cache */
+	bool dump, stats, quiet;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: struct [options] MEASUREMENTS_DIR\n"
+		"       struct [options] BINARY...\n"
+		"Recover functions, inlined code, loop nests and source lines from binaries and\n"
+		"write one structure file per binary (into MEASUREMENTS_DIR/structs, or -o DIR).\n"
+		"  -j N           threads (default: all cores)\n"
+		"  -o DIR         write structure files into DIR\n"
+		"  --cache DIR    cache of structure files keyed by build-id\n"
+		"                 (default: ${XDG_CACHE_HOME:-~/.cache}/fathom/structs)\n"
+		"  --no-cache     neither read nor write the cache\n"
+		"  --dump         print the structure as text instead of writing files (a\n"
+		"                 structure file given as BINARY is read and printed)\n"
+		"  --stats        print time, throughput and peak memory per binary\n"
+		"  -q, --quiet    no progress lines, only warnings and errors\n"
+		"  -h, --help     this text;  --version  the version\n");
+}
+
+static int mkdir_p(const char *path)
+{
+	char *p = xstrdup(path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+			int err = errno;
+			free(p);
+			return fth_error_errno(err, "%s: cannot create", path);
+		}
+		*s = '/';
+	}
+	int rc = 0;
+	if (mkdir(p, 0755) < 0 && errno != EEXIST)
+		rc = fth_error_errno(errno, "%s: cannot create", path);
+	free(p);
+	return rc;
+}
+
+static char *path_join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = xmalloc(n);
+	snprintf(p, n, "%s/%s", dir, name);
+	return p;
+}
+
+static double peak_rss_mb(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_maxrss / 1024.0;
+}
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Copy SRC to DST through a temporary file and rename(2), so readers never see half a file. */
+static int copy_file(const char *src, const char *dst)
+{
+	char *tmp = xmalloc(strlen(dst) + 32);
+	sprintf(tmp, "%s.tmp%ld", dst, (long)getpid());
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		free(tmp);
+		return fth_error_errno(errno, "%s: cannot open", src);
+	}
+	int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int rc = 0;
+	if (out < 0) {
+		rc = fth_error_errno(errno, "%s: cannot create", tmp);
+	} else {
+		char buf[1 << 16];
+		ssize_t n;
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t)n) != n) {
+				rc = fth_error_errno(errno, "%s: write failed", tmp);
+				break;
+			}
+		if (n < 0 && rc == 0)
+			rc = fth_error_errno(errno, "%s: read failed", src);
+		if (close(out) < 0 && rc == 0)
+			rc = fth_error_errno(errno, "%s: close failed", tmp);
+		if (rc == 0 && rename(tmp, dst) < 0)
+			rc = fth_error_errno(errno, "%s: cannot rename to %s", tmp, dst);
+		if (rc < 0)
+			unlink(tmp);
+	}
+	close(in);
+	free(tmp);
+	return rc;
+}
+
+/* Write SF to PATH through a temporary file. */
+static int write_atomically(const struct sfile *sf, const char *path)
+{
+	char *tmp = xmalloc(strlen(path) + 32);
+	sprintf(tmp, "%s.tmp%ld", path, (long)getpid());
+	unlink(tmp);
+	int rc = sfile_write(tmp, sf, 3);
+	if (rc == 0 && rename(tmp, path) < 0) {
+		rc = fth_error_errno(errno, "%s: cannot rename to %s", tmp, path);
+		unlink(tmp);
+	}
+	free(tmp);
+	return rc;
+}
+
+static bool valid_structure_file(const char *path)
+{
+	struct cf_reader r;
+	if (cf_open(&r, path, SFILE_MAGIC, "fathom structure file", SFILE_MAJOR) < 0) {
+		fth_error_clear();
+		return false;
+	}
+	cf_close(&r);
+	return true;
+}
+
+static void print_dump(const struct sfile *sf)
+{
+	struct buf out = BUF_INIT;
+	sfile_dump(sf, &out);
+	fwrite(out.data, 1, out.len, stdout);
+	buf_release(&out);
+}
+
+static int dump_structure_file(const char *path)
+{
+	struct sfile sf;
+	if (sfile_read(path, &sf) < 0)
+		return -1;
+	print_dump(&sf);
+	sfile_release(&sf);
+	return 0;
+}
+
+static bool is_structure_file(const char *path)
+{
+	char magic[8];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool yes = read(fd, magic, 8) == 8 && !memcmp(magic, SFILE_MAGIC, 8);
+	close(fd);
+	return yes;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static char *hex(const uint8_t *p, uint32_t n)
+{
+	char *s = xmalloc(2 * (size_t)n + 1);
+	for (uint32_t i = 0; i < n; i++)
+		sprintf(s + 2 * i, "%02x", p[i]);
+	s[2 * n] = 0;
+	return s;
+}
+
+static void report(const struct options *o, const struct sfile *sf,
+		   const struct analyse_stats *st, double seconds, bool cached)
+{
+	if (!cached && !(sf->flags & SFILE_MODULE_LINES))
+		warn("%s: no line information (%s): functions and loops have no file:line", sf->path,
+		     (sf->flags & SFILE_MODULE_DWARF) ? "the DWARF has no line table"
+						      : "no DWARF in the file or a debug file");
+	if (o->quiet && !o->stats)
+		return;
+	if (cached) {
+		fprintf(stderr, "struct: %s: from the cache (%.3f s)\n", sf->path, seconds);
+		return;
+	}
+	fprintf(stderr, "struct: %s: %u functions, %u loops (%u irreducible), %llu line rows%s, %.2f s\n",
+		sf->path, st->functions, st->loops, st->irreducible, (unsigned long long)sf->nlines,
+		(sf->flags & SFILE_MODULE_STRIPPED) ? ", stripped" : "", seconds);
+	if (o->stats) {
+		double mb = (double)sf->text_bytes / 1e6;
+		fprintf(stderr,
+			"struct: stats: time %.3f s, text %.1f MB, %.1f MB/s, peak RSS %.0f MB, "
+			"%u threads, %u unresolved indirect jumps\n",
+			seconds, mb, seconds > 0 ? mb / seconds : 0.0, peak_rss_mb(), o->threads,
+			st->unresolved_jumps);
+	}
+}
+
+/*
+ * Analyse the binary at PATH (expected build-id WANT_ID when not NULL) into OUT_DIR, through
+ * the cache.  With --dump, print it instead.
+ */
+static int process_binary(const struct options *o, const char *path, const uint8_t *want_id,
+			  uint32_t want_len, const char *out_dir)
+{
+	double t0 = now();
+	if (o->dump && is_structure_file(path))
+		return dump_structure_file(path);
+	struct image img;
+	if (image_open(&img, path) < 0)
+		return -1;
+	if (want_id && want_len && (want_len != img.build_id_len || memcmp(want_id, img.build_id, want_len))) {
+		char *a = hex(want_id, want_len), *b = hex(img.build_id, img.build_id_len);
+		fth_error("%s: build-id is %s now but was %s when measured: the file changed", path,
+			  img.build_id_len ? b : "none", a);
+		free(a);
+		free(b);
+		image_close(&img);
+		return -1;
+	}
+	char *key = image_key(&img);
+	char *name = xmalloc(strlen(base_name(path)) + strlen(key) + 16);
+	sprintf(name, "%s-%s%s", base_name(path), key, STRUCT_SUFFIX);
+	char *cached = NULL;
+	if (o->cache_dir) {
+		char *cname = xmalloc(strlen(key) + 16);
+		sprintf(cname, "%s%s", key, STRUCT_SUFFIX);
+		cached = path_join(o->cache_dir, cname);
+		free(cname);
+	}
+	char *out_path = out_dir ? path_join(out_dir, name) : NULL;
+	int rc = 0;
+	struct sfile sf;
+	struct analyse_stats st;
+	if (cached && valid_structure_file(cached)) {
+		image_close(&img);
+		if (o->dump)
+			rc = dump_structure_file(cached);
+		else if (out_path)
+			rc = copy_file(cached, out_path);
+		if (rc == 0) {
+			memset(&sf, 0, sizeof(sf));
+			sf.path = (char *)path;
+			sf.flags = SFILE_MODULE_LINES;
+			report(o, &sf, &st, now() - t0, true);
+		}
+		goto out;
+	}
+	rc = analyse_image(&img, o->threads, &sf, &st);
+	image_close(&img);
+	if (rc < 0)
+		goto out;
+	sf.major = SFILE_MAJOR;
+	sf.minor = SFILE_MINOR;
+	if (cached && write_atomically(&sf, cached) < 0) {
+		warn("cannot write the cache: %s", fth_errmsg());
+		fth_error_clear();
+	}
+	if (o->dump)
+		print_dump(&sf);
+	else if (out_path)
+		rc = write_atomically(&sf, out_path);
+	if (rc == 0)
+		report(o, &sf, &st, now() - t0, false);
+	sfile_release(&sf);
+out:
+	free(key);
+	free(name);
+	free(cached);
+	free(out_path);
+	return rc;
+}
+
+struct module_ref {
+	char *path;
+	uint8_t *build_id;
+	uint32_t build_id_len;
+};
+
+static bool is_measurement_file(const char *path)
+{
+	char magic[8];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool yes = read(fd, magic, 8) == 8 && !memcmp(magic, MFILE_MAGIC, 8);
+	close(fd);
+	return yes;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int process_directory(const struct options *o, const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		die(1, "%s: cannot open: %s", dir, strerror(errno));
+	char **names = NULL;
+	size_t nnames = 0, cap = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		ALLOC_GROW(names, nnames + 1, cap);
+		names[nnames++] = xstrdup(de->d_name);
+	}
+	closedir(d);
+	qsort(names, nnames, sizeof(*names), by_name);
+	struct module_ref *mods = NULL;
+	size_t nmods = 0, mcap = 0, nfiles = 0;
+	for (size_t i = 0; i < nnames; i++) {
+		char *p = path_join(dir, names[i]);
+		struct stat st;
+		if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && is_measurement_file(p)) {
+			struct mfile m;
+			nfiles++;
+			if (mfile_read(p, &m) < 0) {
+				warn("%s", fth_errmsg());
+			} else {
+				for (uint32_t k = 0; k < m.nmodules; k++) {
+					const struct mfile_module *mm = &m.modules[k];
+					bool seen = false;
+					for (size_t j = 0; j < nmods && !seen; j++)
+						seen = !strcmp(mods[j].path, mm->path) &&
+						       mods[j].build_id_len == mm->build_id_len &&
+						       !memcmp(mods[j].build_id, mm->build_id, mm->build_id_len);
+					if (seen)
+						continue;
+					ALLOC_GROW(mods, nmods + 1, mcap);
+					mods[nmods].path = xstrdup(mm->path);
+					mods[nmods].build_id_len = mm->build_id_len;
+					mods[nmods].build_id = xmalloc(mm->build_id_len + 1);
+					memcpy(mods[nmods].build_id, mm->build_id, mm->build_id_len);
+					nmods++;
+				}
+				mfile_release(&m);
+			}
+		}
+		free(p);
+		free(names[i]);
+	}
+	free(names);
+	if (!nfiles)
+		die(1, "%s: no measurement files in this directory", dir);
+	char *out_dir = o->out_dir ? xstrdup(o->out_dir) : path_join(dir, "structs");
+	if (!o->dump && mkdir_p(out_dir) < 0)
+		die(1, "%s", fth_errmsg());
+	size_t failed = 0, done = 0;
+	for (size_t i = 0; i < nmods; i++) {
+		const char *path = mods[i].path;
+		if (!path[0] || path[0] == '[') {
+			if (!o->quiet)
+				fprintf(stderr, "struct: note: skipping %s: not a file\n",
+					path[0] ? path : "(unnamed module)");
+		} else if (process_binary(o, path, mods[i].build_id, mods[i].build_id_len,
+					  o->dump ? NULL : out_dir) < 0) {
+			warn("skipping %s: %s", path, fth_errmsg());
+			failed++;
+		} else {
+			done++;
+		}
+		free(mods[i].path);
+		free(mods[i].build_id);
+	}
+	free(mods);
+	if (!o->quiet)
+		fprintf(stderr, "struct: %zu binaries analysed, %zu skipped with a warning, into %s\n",
+			done, failed, out_dir);
+	free(out_dir);
+	return failed && !done ? 1 : 0;
+}
 
 int main(int argc, char **argv)
 {
-	return pending_main("struct", "[options] MEASUREMENTS_DIR | BINARY...",
-			    "structure recovery (functions, inlining, loops, lines) is the next "
-			    "milestone; nothing was analysed", argc, argv);
+	fth_progname = "struct";
+	struct options o = { 0 };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	o.threads = ncpu > 0 ? (unsigned)ncpu : 1;
+	bool no_cache = false;
+	const char *cache = NULL;
+	enum { OPT_CACHE = 256, OPT_NO_CACHE, OPT_DUMP, OPT_STATS, OPT_VERSION };
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },	     { "version", no_argument, NULL, OPT_VERSION },
+		{ "cache", required_argument, NULL, OPT_CACHE }, { "no-cache", no_argument, NULL, OPT_NO_CACHE },
+		{ "dump", no_argument, NULL, OPT_DUMP },     { "stats", no_argument, NULL, OPT_STATS },
+		{ "quiet", no_argument, NULL, 'q' },	     { NULL, 0, NULL, 0 }
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "hj:o:q", opts, NULL)) != -1) {
+		char *end;
+		long n;
+		switch (c) {
+		case 'h': usage(stdout); return 0;
+		case OPT_VERSION: printf("struct (fathom) %s\n", PACKAGE_VERSION); return 0;
+		case 'j':
+			n = strtol(optarg, &end, 10);
+			if (*end || n < 1 || n > 1024)
+				die(2, "-j wants a number of threads from 1 to 1024, not '%s'", optarg);
+			o.threads = (unsigned)n;
+			break;
+		case 'o': o.out_dir = optarg; break;
+		case 'q': o.quiet = true; break;
+		case OPT_CACHE: cache = optarg; break;
+		case OPT_NO_CACHE: no_cache = true; break;
+		case OPT_DUMP: o.dump = true; break;
+		case OPT_STATS: o.stats = true; break;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind == argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (!no_cache) {
+		if (cache) {
+			o.cache_dir = xstrdup(cache);
+		} else {
+			const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+			if (xdg && *xdg)
+				o.cache_dir = path_join(xdg, "fathom/structs");
+			else if (home && *home)
+				o.cache_dir = path_join(home, ".cache/fathom/structs");
+		}
+		if (o.cache_dir && mkdir_p(o.cache_dir) < 0) {
+			warn("no cache: %s", fth_errmsg());
+			FREE_AND_NULL(o.cache_dir);
+		}
+	}
+	struct stat st;
+	int status = 0;
+	if (argc - optind == 1 && stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode)) {
+		status = process_directory(&o, argv[optind]);
+	} else {
+		const char *out_dir = o.dump ? NULL : o.out_dir ? o.out_dir : ".";
+		if (out_dir && mkdir_p(out_dir) < 0)
+			die(1, "%s", fth_errmsg());
+		for (int i = optind; i < argc; i++) {
+			if (process_binary(&o, argv[i], NULL, 0, out_dir) < 0) {
+				fflush(stdout);
+				fprintf(stderr, "struct: %s\n", fth_errmsg());
+				status = 1;
+			}
+		}
+	}
+	free(o.cache_dir);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "struct: error writing output: %s\n", strerror(errno));
+		status = 1;
+	}
+	return status;
 }

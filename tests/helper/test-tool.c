@@ -3,11 +3,17 @@
  * test-tool: reach lib/ from shell tests.
  *   test-tool make-mfile [--stored] [--nodes N] OUT   write the sample measurement file
  *   test-tool read-mfile FILE                         read it; print "ok" or the error (exit 1)
+ *   test-tool profile [-m METRIC] [-r FN]... FILE...   where the samples landed, by function:
+ *       "total V", "complete V" (paths that reached the thread's outermost frame),
+ *       "reach FN V" (complete paths through FN), "function FN V" (exclusive), and
+ *       "depth MAX" (frames of the longest path)
  */
 #include "compat.h"
 #include "error.h"
 #include "mfile.h"
 #include "sample.h"
+#include "symbols.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +60,88 @@ static int read_mfile(int argc, char **argv)
 	return 0;
 }
 
+struct fn_total {
+	char *name;
+	uint64_t value;
+};
+
+static void add_fn(struct fn_total **v, size_t *n, size_t *cap, const char *name, uint64_t x)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*v)[i].name, name)) {
+			(*v)[i].value += x;
+			return;
+		}
+	ALLOC_GROW(*v, *n + 1, *cap);
+	(*v)[*n].name = xstrdup(name);
+	(*v)[(*n)++].value = x;
+}
+
+static int profile(int argc, char **argv)
+{
+	unsigned metric = 0;
+	const char *reach[16];
+	int nreach = 0, i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-m") && i + 1 < argc)
+			metric = (unsigned)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-r") && i + 1 < argc && nreach < 16)
+			reach[nreach++] = argv[++i];
+		else
+			die(2, "profile: bad option %s", argv[i]);
+	}
+	uint64_t total = 0, complete = 0, reached[16] = { 0 };
+	uint32_t max_depth = 0;
+	struct fn_total *fns = NULL;
+	size_t nfns = 0, cap = 0;
+	for (; i < argc; i++) {
+		struct mfile m;
+		if (mfile_read(argv[i], &m) < 0)
+			die(1, "%s", fth_errmsg());
+		struct symbols *syms = symbols_load(&m);
+		const struct mfile_cct *c = &m.cct;
+		for (uint32_t n = 0; n < c->nnodes; n++) {
+			uint64_t v = 0;
+			for (uint32_t k = c->val_start[n]; k < c->val_start[n + 1]; k++)
+				if (c->val_metric[k] == metric)
+					v = c->val[k];
+			if (!v)
+				continue;
+			total += v;
+			add_fn(&fns, &nfns, &cap, symbols_node(syms, &m, n), v);
+			bool is_complete = true, through[16] = { false };
+			uint32_t depth = 0;
+			for (uint32_t p = n; p != MFILE_NO_PARENT && p != 0; p = c->parent[p]) {
+				if (c->kind[p] == MFILE_NODE_PARTIAL)
+					is_complete = false;
+				depth++;
+				const char *fn = symbols_node(syms, &m, p);
+				for (int r = 0; r < nreach; r++)
+					through[r] |= !strcmp(fn, reach[r]);
+			}
+			if (depth > max_depth)
+				max_depth = depth;
+			if (is_complete)
+				complete += v;
+			for (int r = 0; r < nreach; r++)
+				if (is_complete && through[r])
+					reached[r] += v;
+		}
+		symbols_free(syms);
+		mfile_release(&m);
+	}
+	printf("total %llu\ncomplete %llu\ndepth %u\n", (unsigned long long)total,
+	       (unsigned long long)complete, max_depth);
+	for (int r = 0; r < nreach; r++)
+		printf("reach %s %llu\n", reach[r], (unsigned long long)reached[r]);
+	for (size_t k = 0; k < nfns; k++) {
+		printf("function %s %llu\n", fns[k].name, (unsigned long long)fns[k].value);
+		free(fns[k].name);
+	}
+	free(fns);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	fth_progname = "test-tool";
@@ -63,5 +151,7 @@ int main(int argc, char **argv)
 		return make_mfile(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "read-mfile"))
 		return read_mfile(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "profile"))
+		return profile(argc - 1, argv + 1);
 	die(2, "unknown command %s", argv[1]);
 }

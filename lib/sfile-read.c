@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sfile-read.c: reads and validates a structure file (doc/struct-format.md); address lookups.
+ * Nothing in the file is trusted: counts are checked against the chunk's size before anything
+ * is allocated, every index against its table, every range against its neighbours.
+ */
+#include "compat.h"
+#include "sfile.h"
+#include "error.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { MODL_PATH = 1, MODL_BUILD_ID = 2, MODL_MACHINE = 3, MODL_FLAGS = 4, MODL_DEBUG_PATH = 5,
+       MODL_TEXT_BYTES = 6 };
+
+/* Smallest encoding of one record of each table, for the count checks. */
+#define NODE_MIN_BYTES 11
+#define RANGE_MIN_BYTES 3
+#define LINE_MIN_BYTES 5
+
+static int check_count(struct cf_stream *s, uint64_t n, uint64_t limit, unsigned min,
+		       const char *what)
+{
+	if (n > limit || n > s->e->raw / min)
+		return cf_stream_error(s, "%llu %s cannot fit", (unsigned long long)n, what);
+	return 0;
+}
+
+static int open_chunk(struct cf_reader *r, uint32_t id, struct cf_stream *s)
+{
+	char name[5];
+	const struct cf_entry *e = cf_find(r, id, 0);
+	if (!e)
+		return fth_error("%s: no %s chunk", r->path, cf_id_name(id, name));
+	if (cf_find(r, id, 1))
+		return fth_error("%s: more than one %s chunk", r->path, cf_id_name(id, name));
+	return cf_stream_open(r, e, s);
+}
+
+static int get_str(struct cf_stream *s, unsigned wire, char **dst)
+{
+	if (wire != CF_WIRE_BYTES)
+		return cf_stream_error(s, "string field has type %u", wire);
+	char *str;
+	if (cf_get_bytes(s, SFILE_MAX_STRING, &str, NULL) < 0)
+		return -1;
+	free(*dst);
+	*dst = str;
+	return 0;
+}
+
+static int get_u32(struct cf_stream *s, uint32_t *v, uint32_t limit, const char *what)
+{
+	uint64_t x;
+	if (cf_get_varint(s, &x) < 0)
+		return -1;
+	if (x > limit)
+		return cf_stream_error(s, "%s %llu out of range", what, (unsigned long long)x);
+	*v = (uint32_t)x;
+	return 0;
+}
+
+/* A "+1" index: 0 means none, else INDEX + 1 with INDEX < COUNT. */
+static int get_index(struct cf_stream *s, uint32_t *v, uint32_t count, const char *what)
+{
+	uint64_t x;
+	if (cf_get_varint(s, &x) < 0)
+		return -1;
+	if (x > count)
+		return cf_stream_error(s, "%s %llu out of range (%u)", what,
+				       (unsigned long long)x - 1, count);
+	*v = x ? (uint32_t)(x - 1) : SFILE_NONE;
+	return 0;
+}
+
+static int read_module(struct cf_reader *r, struct sfile *sf)
+{
+	struct cf_stream s;
+	if (open_chunk(r, SFILE_CHUNK_MODULE, &s) < 0)
+		return -1;
+	for (;;) {
+		unsigned field, wire;
+		uint64_t v;
+		char *bytes = NULL;
+		size_t len;
+		int rc = cf_get_tag(&s, &field, &wire);
+		if (rc == 0 && field == 0)
+			break;
+		if (rc == 0) {
+			switch (field) {
+			case MODL_PATH: rc = get_str(&s, wire, &sf->path); break;
+			case MODL_DEBUG_PATH: rc = get_str(&s, wire, &sf->debug_path); break;
+			case MODL_BUILD_ID:
+				if (wire != CF_WIRE_BYTES) {
+					rc = cf_stream_error(&s, "build-id field has type %u", wire);
+					break;
+				}
+				rc = cf_get_bytes(&s, SFILE_MAX_BUILD_ID, &bytes, &len);
+				if (rc == 0) {
+					free(sf->build_id);
+					sf->build_id = (uint8_t *)bytes;
+					sf->build_id_len = (uint32_t)len;
+				}
+				break;
+			case MODL_MACHINE:
+			case MODL_FLAGS:
+			case MODL_TEXT_BYTES:
+				if (wire != CF_WIRE_VARINT) {
+					rc = cf_stream_error(&s, "number field has type %u", wire);
+					break;
+				}
+				rc = cf_get_varint(&s, &v);
+				if (rc == 0 && field != MODL_TEXT_BYTES && v > UINT32_MAX)
+					rc = cf_stream_error(&s, "field %u out of range", field);
+				if (rc == 0 && field == MODL_MACHINE)
+					sf->machine = (uint32_t)v;
+				else if (rc == 0 && field == MODL_FLAGS)
+					sf->flags = (uint32_t)v;
+				else if (rc == 0)
+					sf->text_bytes = v;
+				break;
+			default: rc = cf_skip_field(&s, wire); break;
+			}
+		}
+		if (rc < 0)
+			goto fail;
+	}
+	if (!sf->path) {
+		cf_stream_error(&s, "module without a path");
+		goto fail;
+	}
+	return cf_stream_finish(&s);
+fail:
+	cf_stream_free(&s);
+	return -1;
+}
+
+static int read_strings(struct cf_reader *r, struct sfile *sf)
+{
+	struct cf_stream s;
+	if (open_chunk(r, SFILE_CHUNK_STRINGS, &s) < 0)
+		return -1;
+	uint64_t n;
+	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "strings") < 0)
+		goto fail;
+	sf->strings = xcalloc(n ? n : 1, sizeof(*sf->strings));
+	for (uint64_t i = 0; i < n; i++) {
+		if (cf_get_bytes(&s, SFILE_MAX_STRING, &sf->strings[i], NULL) < 0)
+			goto fail;
+		sf->nstrings = (uint32_t)i + 1;
+	}
+	return cf_stream_finish(&s);
+fail:
+	cf_stream_free(&s);
+	return -1;
+}
+
+static int check_node(struct cf_stream *s, const struct sfile *sf, uint32_t i)
+{
+	const struct sfile_node *n = &sf->nodes[i];
+	if (n->kind < SFILE_FUNCTION || n->kind > SFILE_LOOP)
+		return cf_stream_error(s, "node %u: unknown kind %u", i, n->kind);
+	if (n->kind == SFILE_FUNCTION && n->parent != SFILE_NONE)
+		return cf_stream_error(s, "node %u: a function with a parent", i);
+	if (n->kind != SFILE_FUNCTION && (n->parent == SFILE_NONE || n->parent >= i))
+		return cf_stream_error(s, "node %u: parent is missing or not before it", i);
+	if (n->kind != SFILE_LOOP && n->name == SFILE_NONE)
+		return cf_stream_error(s, "node %u: %s without a name", i, sfile_kind_name(n->kind));
+	if (n->origin != SFILE_NONE && n->kind != SFILE_FUNCTION)
+		return cf_stream_error(s, "node %u: a %s with an origin", i, sfile_kind_name(n->kind));
+	return 0;
+}
+
+static int read_nodes(struct cf_reader *r, struct sfile *sf)
+{
+	struct cf_stream s;
+	if (open_chunk(r, SFILE_CHUNK_NODES, &s) < 0)
+		return -1;
+	uint64_t n;
+	if (cf_get_varint(&s, &n) < 0 ||
+	    check_count(&s, n, UINT32_MAX - 1, NODE_MIN_BYTES, "nodes") < 0)
+		goto fail;
+	sf->nodes = xcalloc(n ? n : 1, sizeof(*sf->nodes));
+	for (uint32_t i = 0; i < n; i++) {
+		struct sfile_node *x = &sf->nodes[i];
+		uint32_t ns = sf->nstrings;
+		if (cf_get_u8(&s, &x->kind) < 0 || get_index(&s, &x->parent, (uint32_t)n, "parent") < 0 ||
+		    get_index(&s, &x->name, ns, "name") < 0 ||
+		    get_index(&s, &x->symbol, ns, "symbol") < 0 ||
+		    get_index(&s, &x->file, ns, "file") < 0 ||
+		    get_u32(&s, &x->line, UINT32_MAX, "line") < 0 ||
+		    get_u32(&s, &x->column, UINT32_MAX, "column") < 0 ||
+		    get_u32(&s, &x->flags, UINT32_MAX, "flags") < 0 || cf_get_varint(&s, &x->addr) < 0 ||
+		    get_index(&s, &x->origin, (uint32_t)n, "origin") < 0 ||
+		    get_u32(&s, &x->entries, UINT32_MAX, "entries") < 0 || check_node(&s, sf, i) < 0)
+			goto fail;
+		sf->nnodes = i + 1;
+	}
+	for (uint32_t i = 0; i < sf->nnodes; i++) {
+		uint32_t o = sf->nodes[i].origin;
+		if (o != SFILE_NONE && (o == i || sf->nodes[o].kind != SFILE_FUNCTION)) {
+			cf_stream_error(&s, "node %u: origin %u is not another function", i, o);
+			goto fail;
+		}
+	}
+	return cf_stream_finish(&s);
+fail:
+	cf_stream_free(&s);
+	return -1;
+}
+
+/* Read a table of sorted, disjoint [lo, hi) rows, each "gap, length" then EXTRA varints. */
+static int get_interval(struct cf_stream *s, uint64_t *prev, uint64_t *lo, uint64_t *hi,
+			uint64_t i)
+{
+	uint64_t gap, len;
+	if (cf_get_varint(s, &gap) < 0 || cf_get_varint(s, &len) < 0)
+		return -1;
+	if (len == 0 || *prev + gap < *prev || *prev + gap + len < *prev + gap)
+		return cf_stream_error(s, "row %llu: empty or overflowing address range",
+				       (unsigned long long)i);
+	*lo = *prev + gap;
+	*hi = *lo + len;
+	*prev = *hi;
+	return 0;
+}
+
+static int read_ranges(struct cf_reader *r, struct sfile *sf)
+{
+	struct cf_stream s;
+	if (open_chunk(r, SFILE_CHUNK_RANGES, &s) < 0)
+		return -1;
+	uint64_t n, prev = 0;
+	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, UINT64_MAX / 64, RANGE_MIN_BYTES,
+						     "ranges") < 0)
+		goto fail;
+	sf->ranges = xcalloc(n ? n : 1, sizeof(*sf->ranges));
+	for (uint64_t i = 0; i < n; i++) {
+		struct sfile_range *x = &sf->ranges[i];
+		uint64_t node;
+		if (get_interval(&s, &prev, &x->lo, &x->hi, i) < 0 || cf_get_varint(&s, &node) < 0)
+			goto fail;
+		if (node >= sf->nnodes) {
+			cf_stream_error(&s, "row %llu: node %llu out of range", (unsigned long long)i,
+					(unsigned long long)node);
+			goto fail;
+		}
+		x->node = (uint32_t)node;
+		sf->nranges = i + 1;
+	}
+	return cf_stream_finish(&s);
+fail:
+	cf_stream_free(&s);
+	return -1;
+}
+
+static int read_lines(struct cf_reader *r, struct sfile *sf)
+{
+	struct cf_stream s;
+	if (open_chunk(r, SFILE_CHUNK_LINES, &s) < 0)
+		return -1;
+	uint64_t n, prev = 0;
+	if (cf_get_varint(&s, &n) < 0 ||
+	    check_count(&s, n, UINT64_MAX / 64, LINE_MIN_BYTES, "line rows") < 0)
+		goto fail;
+	sf->lines = xcalloc(n ? n : 1, sizeof(*sf->lines));
+	for (uint64_t i = 0; i < n; i++) {
+		struct sfile_line *x = &sf->lines[i];
+		if (get_interval(&s, &prev, &x->lo, &x->hi, i) < 0 ||
+		    get_index(&s, &x->file, sf->nstrings, "file") < 0 ||
+		    get_u32(&s, &x->line, UINT32_MAX, "line") < 0 ||
+		    get_u32(&s, &x->column, UINT32_MAX, "column") < 0)
+			goto fail;
+		sf->nlines = i + 1;
+	}
+	return cf_stream_finish(&s);
+fail:
+	cf_stream_free(&s);
+	return -1;
+}
+
+int sfile_read(const char *path, struct sfile *sf)
+{
+	memset(sf, 0, sizeof(*sf));
+	struct cf_reader r;
+	if (cf_open(&r, path, SFILE_MAGIC, "fathom structure file", SFILE_MAJOR) < 0)
+		return -1;
+	sf->major = r.major;
+	sf->minor = r.minor;
+	int rc = 0;
+	if (read_module(&r, sf) < 0 || read_strings(&r, sf) < 0 || read_nodes(&r, sf) < 0 ||
+	    read_ranges(&r, sf) < 0 || read_lines(&r, sf) < 0)
+		rc = -1;
+	cf_close(&r);
+	if (rc < 0)
+		sfile_release(sf);
+	return rc;
+}
+
+void sfile_release(struct sfile *sf)
+{
+	free(sf->path);
+	free(sf->debug_path);
+	free(sf->build_id);
+	for (uint32_t i = 0; i < sf->nstrings; i++)
+		free(sf->strings[i]);
+	free(sf->strings);
+	free(sf->nodes);
+	free(sf->ranges);
+	free(sf->lines);
+	memset(sf, 0, sizeof(*sf));
+}
+
+uint32_t sfile_lookup(const struct sfile *sf, uint64_t addr)
+{
+	uint64_t lo = 0, hi = sf->nranges;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (sf->ranges[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < sf->nranges && sf->ranges[lo].lo <= addr)
+		return sf->ranges[lo].node;
+	return SFILE_NONE;
+}
+
+const struct sfile_line *sfile_line_at(const struct sfile *sf, uint64_t addr)
+{
+	uint64_t lo = 0, hi = sf->nlines;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (sf->lines[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < sf->nlines && sf->lines[lo].lo <= addr)
+		return &sf->lines[lo];
+	return NULL;
+}
+
+const char *sfile_str(const struct sfile *sf, uint32_t index)
+{
+	return index < sf->nstrings ? sf->strings[index] : "?";
+}
+
+const char *sfile_kind_name(unsigned kind)
+{
+	switch (kind) {
+#define X(e, v, n) \
+	case v: return n;
+		SFILE_KINDS(X)
+#undef X
+	}
+	return "?";
+}

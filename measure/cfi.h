@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cfi.h: per-module unwind "recipe" tables built from .eh_frame CFI, and the async-signal-safe
+ * lookup and one-frame step that measure's sample handler runs on them (x86-64 only).
+ *
+ * Outside the handler, cfi_build() turns a loaded module's .eh_frame_hdr/.eh_frame into a sorted
+ * array of rows.  A row covers the pcs from its start up to the next row's start and says how
+ * to find the caller: CFA = RSP or RBP + offset, return address at CFA + 8*ra, RBP restored
+ * from CFA + 8*rbp or unchanged.  What this model cannot express gets a special kind: the
+ * standard .plt CFA expression (CFI_PLT), CFA = *(RBP + offset) of stack-realigning functions
+ * (CFI_RBP_DEREF), signal trampolines (CFI_SIGNAL) and everything else (CFI_UNKNOWN, for the
+ * caller's fallback).  Gaps between FDEs are rows of kind CFI_NONE.
+ *
+ * Inside the handler, cfi_lookup() and cfi_step() use no malloc, no stdio, no locks and no libc
+ * call: a bucket index and a short binary search, register arithmetic and bounded stack reads.
+ *
+ * Signal frames.  The return address of a handler's frame is the sa_restorer trampoline (glibc's
+ * __restore_rt, "mov $15,%rax; syscall" = 48 c7 c0 0f 00 00 00 0f 05), and the handler's CFA is
+ * the address of the kernel's ucontext in its rt_sigframe (just above the pushed return
+ * address).  glibc describes the trampoline with an FDE of a "zRS" CIE whose rules are DWARF
+ * expressions; the builder gives such FDEs the kind CFI_SIGNAL without evaluating them.  When a
+ * trampoline has no usable row (no CFI, or an expression row), cfi_step() recognises it by its
+ * code bytes.  Either way the caller's RIP, RSP and RBP are read from the ucontext at RSP:
+ * uc_mcontext.gregs starts at byte 40, in the kernel's sigcontext order (RBP is gregs[10], RSP
+ * gregs[15], RIP gregs[16]).  The caller is marked exact: its pc is the interrupted instruction,
+ * looked up without the pc-1 adjustment used for return addresses.
+ */
+#ifndef FATHOM_CFI_H
+#define FATHOM_CFI_H
+
+#include <elf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What a row tells cfi_step() to do. */
+enum cfi_kind {
+	CFI_NONE = 0,	   /* no FDE covers these pcs (a gap, or past the last FDE) */
+	CFI_RSP = 1,	   /* CFA = RSP + cfa_off */
+	CFI_RBP = 2,	   /* CFA = RBP + cfa_off */
+	CFI_RBP_DEREF = 3, /* CFA = *(RBP + cfa_off): "DW_OP_breg6 N; DW_OP_deref" (realigned) */
+	CFI_PLT = 4,	   /* CFA = RSP + cfa_off + ((RIP & 15) >= plt_k ? 8 : 0): .plt stubs */
+	CFI_SIGNAL = 5,	   /* a signal trampoline (an FDE of an "S" CIE): registers in a ucontext */
+	CFI_UNKNOWN = 6,   /* a rule this model cannot express: the caller must fall back */
+};
+
+/* Row flags. */
+#define CFI_F_RBP_SAVED 0x01  /* the caller's RBP is at CFA + 8*rbp */
+#define CFI_F_RBP_REGREL 0x02 /* the caller's RBP is at RBP + 8*rbp (DW_CFA_expression breg6) */
+#define CFI_F_RBP_UNDEF 0x04  /* the caller's RBP is undefined (the step sets it to 0) */
+#define CFI_F_RA_UNDEF 0x08   /* the return address is undefined: the outermost frame */
+
+/* One row: 12 bytes.  Unused fields are 0 so that identical rows compare equal with memcmp. */
+struct cfi_row {
+	uint32_t start;	 /* first pc covered, as an offset from the module's load bias */
+	int32_t cfa_off; /* see enum cfi_kind */
+	uint8_t kind;	 /* enum cfi_kind */
+	uint8_t flags;	 /* CFI_F_* */
+	int8_t rbp;	 /* CFI_F_RBP_SAVED or _REGREL: the slot in 8-byte units; CFI_PLT: plt_k */
+	int8_t ra;	 /* return address at CFA + 8*ra (normally -1) */
+};
+
+/* A module's table: rows sorted by start, ending with a CFI_NONE row. */
+struct cfi_table {
+	const struct cfi_row *rows; /* from the allocator */
+	uint32_t nrows;
+	uint32_t nfdes;	       /* FDEs that produced rows */
+	uint64_t bias;	       /* the load bias: pc offsets are relative to it */
+	uint64_t text_lo;      /* executable PT_LOAD extent, as offsets from bias */
+	uint64_t text_hi;
+	uint32_t nunknown;     /* rows of kind CFI_UNKNOWN, for statistics */
+	uint32_t nbad;	       /* damaged FDEs that were skipped (their pcs have no rows) */
+	/*
+	 * A bucket index over the rows, so that a lookup is one index load plus a search of a
+	 * couple of rows: bucket b covers offsets rows[0].start + (b << shift) on, and index[b] is
+	 * the row that covers the bucket's first byte (b = 0 .. nbuckets).  NULL: binary search.
+	 */
+	const uint32_t *index;
+	uint32_t nbuckets;
+	uint32_t shift;
+};
+
+/* A loaded module, as dl_iterate_phdr() describes it. */
+struct cfi_image {
+	uint64_t bias;		   /* dlpi_addr */
+	const Elf64_Phdr *phdr;	   /* dlpi_phdr */
+	unsigned phnum;		   /* dlpi_phnum */
+	const char *name;	   /* for error messages only (may be NULL) */
+	unsigned flags;		   /* CFI_BUILD_* */
+};
+
+/* Ignore .eh_frame_hdr's search table and walk .eh_frame linearly (mainly for tests). */
+#define CFI_BUILD_NO_HDR_TABLE 0x1
+
+/*
+ * Memory for the table: ALLOC(CTX, SIZE, ALIGN) returns SIZE bytes aligned to ALIGN, or NULL.
+ * Builders never free: with malloc, release table.rows and table.index with free() (and, after
+ * a CFI_BUILD_NO_HDR_TABLE build or for a module without a search table, a temporary FDE list
+ * of 16 bytes per FDE is not returned).  measure passes its mmap arena.
+ */
+struct cfi_allocator {
+	void *(*alloc)(void *ctx, size_t size, size_t align);
+	void *ctx;
+};
+
+/*
+ * Build the table of the module IMG, which must be loaded in this process: its PT_GNU_EH_FRAME
+ * leads to .eh_frame_hdr and .eh_frame.  A module without PT_GNU_EH_FRAME gets an empty table
+ * (every lookup fails).  A damaged FDE is skipped and counted in nbad; a damaged .eh_frame_hdr
+ * fails the build.  Not async-signal-safe in general: it calls the allocator, uses about 4 KiB
+ * of stack and, without a search table, qsort; it does not call malloc itself.  Rows are
+ * produced in two passes over the CFI (count, then fill), so the allocator is asked for exact
+ * sizes.  Returns 0, or -1 with fth_error().
+ */
+int cfi_build(const struct cfi_image *img, struct cfi_table *out, const struct cfi_allocator *al);
+
+/*
+ * Build the table of the ELF file PATH without loading it (for tests and offline tools): it is
+ * mapped read-only, .eh_frame_hdr is found through the section headers (or PT_GNU_EH_FRAME) and
+ * offsets are relative to the file's link-time addresses.  BIAS is stored in the table.
+ */
+int cfi_build_file(const char *path, uint64_t bias, unsigned flags, struct cfi_table *out,
+		   const struct cfi_allocator *al);
+
+/*
+ * The row that covers PC_OFFSET (an offset from the load bias), or NULL when no FDE covers it.
+ * Async-signal-safe.
+ */
+const struct cfi_row *cfi_lookup(const struct cfi_table *t, uint64_t pc_offset);
+
+/* The registers of one frame. */
+struct cfi_regs {
+	uint64_t rip, rsp, rbp;
+	/*
+	 * true when RIP is the exact pc of an interrupted instruction (the first frame, or a frame
+	 * that a signal interrupted); false when it is a return address, so that the lookup uses
+	 * RIP - 1 (the call instruction).  cfi_step() sets it for the caller.
+	 */
+	bool exact;
+};
+
+/*
+ * Where cfi_step() may read the stack: [lo, hi) and, if the thread has one, its alternate signal
+ * stack [alt_lo, alt_hi).  A read outside both is refused (CFI_STEP_BAD).  Pass NULL to read
+ * without checks (only with a SIGSEGV guard, or in tests).
+ */
+struct cfi_stack {
+	uint64_t lo, hi;
+	uint64_t alt_lo, alt_hi;
+};
+
+/* cfi_step() results. */
+enum {
+	CFI_STEP_OK = 0,	 /* REGS now describes the caller */
+	CFI_STEP_SIGNAL = 1,	 /* crossed a signal frame: REGS is the interrupted frame, exact */
+	CFI_STEP_END = 2,	 /* the outermost frame (RA undefined): REGS unchanged */
+	CFI_STEP_NO_ROW = -1,	 /* no FDE covers the pc */
+	CFI_STEP_UNKNOWN = -2,	 /* the row's rule is not expressible (CFI_UNKNOWN) */
+	CFI_STEP_BAD = -3,	 /* a read outside the stack, a CFA that does not grow, RA < 4096 */
+};
+
+/*
+ * Step from the frame REGS to its caller, with T the table of the module that contains
+ * REGS->rip.  The signal trampoline (glibc's __restore_rt: "mov $15,%rax; syscall") is
+ * recognised by its CFI_SIGNAL row or, when it has no usable row, by its code bytes (read from
+ * the module's executable segment): its frame's RSP points at the kernel's ucontext, whose
+ * saved RIP, RSP and RBP become the caller's.  On failure REGS is unchanged.
+ * Async-signal-safe.
+ */
+int cfi_step(const struct cfi_table *t, struct cfi_regs *regs, const struct cfi_stack *stack);
+
+/*
+ * An optional per-thread cache of recipes by pc, for the hot path: a hit costs one load of the
+ * slot and the step's own stack reads, with no module search and no binary search.  Rows of
+ * kinds CFI_RSP, CFI_RBP, CFI_RBP_DEREF and CFI_PLT are cached; the others always take the
+ * slow path.  Keys are absolute pcs: clear the cache whenever a module is unloaded (or the
+ * load map changes).  A cache must not be shared between threads; a signal that interrupts
+ * cfi_step_cached() on the same thread is safe (the slot is invalidated while written).
+ */
+#define CFI_CACHE_SLOTS 1024 /* a power of two */
+
+struct cfi_cache_slot {
+	uint64_t key; /* rip << 1 | exact; 0: empty */
+	struct cfi_row row;
+};
+
+struct cfi_cache {
+	struct cfi_cache_slot slot[CFI_CACHE_SLOTS]; /* 24 KiB */
+};
+
+/* The table of the module that contains PC, or NULL: called on cache misses only. */
+typedef const struct cfi_table *(*cfi_find_fn)(void *ctx, uint64_t pc);
+
+/* Empty CACHE (zero-filled memory is an empty cache, too).  Async-signal-safe. */
+void cfi_cache_clear(struct cfi_cache *cache);
+
+/*
+ * cfi_step() through CACHE: on a miss, FIND(CTX, regs->rip) gives the table (NULL:
+ * CFI_STEP_NO_ROW), and a cacheable row is remembered.  Same results as cfi_step().
+ * Async-signal-safe if FIND is.
+ */
+int cfi_step_cached(struct cfi_cache *cache, cfi_find_fn find, void *ctx, struct cfi_regs *regs,
+		    const struct cfi_stack *stack);
+
+/* Bytes of the table's rows. */
+static inline size_t cfi_table_bytes(const struct cfi_table *t)
+{
+	return (size_t)t->nrows * sizeof(struct cfi_row);
+}
+
+/* Bytes of the table's bucket index. */
+static inline size_t cfi_index_bytes(const struct cfi_table *t)
+{
+	return t->index ? ((size_t)t->nbuckets + 1) * sizeof(uint32_t) : 0;
+}
+
+#endif

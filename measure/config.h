@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.h: the contract between measure's launcher and its preloaded library.  The launcher
+ * resolves events (with libpfm4) into perf_event_attr fields and passes them, with the output
+ * directory and flags, through the environment; the preloaded library only decodes.  Exec'd
+ * children inherit the same environment, so they are measured the same way.
+ */
+#ifndef FATHOM_MEASURE_CONFIG_H
+#define FATHOM_MEASURE_CONFIG_H
+
+#define MCONFIG_ENV_EVENTS "FATHOM_EVENTS"
+#define MCONFIG_ENV_OUTDIR "FATHOM_OUTDIR"
+#define MCONFIG_ENV_FLAGS "FATHOM_FLAGS"
+#define MCONFIG_MAX_EVENTS 32
+#define MCONFIG_NAME_MAX 96
+
+enum mevent_source {
+	MSOURCE_CPUTIME,  /* per-thread POSIX timer on CLOCK_THREAD_CPUTIME_ID */
+	MSOURCE_REALTIME, /* per-thread POSIX timer on CLOCK_REALTIME */
+	MSOURCE_PERF,	  /* a perf_event */
+};
+
+struct mevent {
+	char name[MCONFIG_NAME_MAX]; /* as the user wrote it, without the @rate */
+	uint8_t source;		     /* enum mevent_source */
+	uint8_t unit;		     /* enum mfile_unit */
+	uint8_t precise;	     /* 0-3 (:p, :pp, :ppp) */
+	bool freq;		     /* RATE is a frequency in Hz, else a period */
+	bool sampling;		     /* interrupts; false: read at the group leader's samples */
+	bool exclude_kernel;
+	int16_t group;		     /* events with the same group >= 0 form one perf group */
+	uint32_t type;		     /* perf_event_attr.type */
+	uint64_t config, config1, config2;
+	uint64_t rate; /* period (events, or microseconds for timers) or frequency */
+};
+
+enum mconfig_flags {
+	MCONFIG_TRACE = 1 << 0,	 /* -t: time-ordered trace per thread */
+	MCONFIG_KERNEL = 1 << 1, /* kernel frames when allowed */
+	MCONFIG_VERBOSE = 1 << 2,
+};
+
+struct mconfig {
+	int nevents;
+	struct mevent ev[MCONFIG_MAX_EVENTS];
+	uint32_t flags;
+	char outdir[4096];
+};
+
+/* Encode the events into BUF (NUL-terminated); returns 0, or -1 when BUF is too small. */
+int mconfig_encode_events(const struct mconfig *c, char *buf, size_t size);
+/*
+ * Decode the three environment values into C (no malloc, async-signal-safe): EVENTS and
+ * OUTDIR are required.  Returns 0, or -1 with a message.
+ */
+int mconfig_decode(struct mconfig *c, const char *events, const char *outdir, const char *flags);
+
+#endif

@@ -1,0 +1,657 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * events.c: parse, resolve, check, default and list events for the launcher (events.h).
+ * Resolution order: the timers, perf's generic software and hardware names, raw rHEX, then
+ * libpfm4.  Every refusal says why, specifically.
+ */
+#include "compat.h"
+#include "events.h"
+#include "buf.h"
+#include "error.h"
+#include "mfile.h"
+#include "xalloc.h"
+
+#include <ctype.h>
+#include <signal.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <perfmon/pfmlib_perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct builtin {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+	uint8_t unit;
+	const char *description;
+};
+
+#define SW PERF_TYPE_SOFTWARE
+#define HW PERF_TYPE_HARDWARE
+#define NS MFILE_UNIT_NANOSECONDS
+#define CNT MFILE_UNIT_COUNT
+static const struct builtin builtins[] = {
+	{ "cpu-clock", SW, PERF_COUNT_SW_CPU_CLOCK, NS, "CPU time, perf's high-resolution per-thread clock" },
+	{ "task-clock", SW, PERF_COUNT_SW_TASK_CLOCK, NS, "task time, perf's high-resolution per-thread clock" },
+	{ "page-faults", SW, PERF_COUNT_SW_PAGE_FAULTS, CNT, "page faults" },
+	{ "faults", SW, PERF_COUNT_SW_PAGE_FAULTS, CNT, "page faults (alias of page-faults)" },
+	{ "minor-faults", SW, PERF_COUNT_SW_PAGE_FAULTS_MIN, CNT, "minor page faults (no I/O)" },
+	{ "major-faults", SW, PERF_COUNT_SW_PAGE_FAULTS_MAJ, CNT, "major page faults (I/O)" },
+	{ "context-switches", SW, PERF_COUNT_SW_CONTEXT_SWITCHES, CNT, "context switches" },
+	{ "cs", SW, PERF_COUNT_SW_CONTEXT_SWITCHES, CNT, "context switches (alias)" },
+	{ "cpu-migrations", SW, PERF_COUNT_SW_CPU_MIGRATIONS, CNT, "migrations to another CPU" },
+	{ "migrations", SW, PERF_COUNT_SW_CPU_MIGRATIONS, CNT, "migrations (alias)" },
+	{ "alignment-faults", SW, PERF_COUNT_SW_ALIGNMENT_FAULTS, CNT, "alignment faults" },
+	{ "emulation-faults", SW, PERF_COUNT_SW_EMULATION_FAULTS, CNT, "emulation faults" },
+	{ "CYCLES", HW, PERF_COUNT_HW_CPU_CYCLES, CNT, "CPU cycles" },
+	{ "cpu-cycles", HW, PERF_COUNT_HW_CPU_CYCLES, CNT, "CPU cycles (alias)" },
+	{ "INSTRUCTIONS", HW, PERF_COUNT_HW_INSTRUCTIONS, CNT, "instructions retired" },
+	{ "CACHE-REFERENCES", HW, PERF_COUNT_HW_CACHE_REFERENCES, CNT, "last-level cache references" },
+	{ "CACHE-MISSES", HW, PERF_COUNT_HW_CACHE_MISSES, CNT, "last-level cache misses" },
+	{ "BRANCHES", HW, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, CNT, "branch instructions retired" },
+	{ "BRANCH-INSTRUCTIONS", HW, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, CNT, "branch instructions (alias)" },
+	{ "BRANCH-MISSES", HW, PERF_COUNT_HW_BRANCH_MISSES, CNT, "mispredicted branches" },
+	{ "BUS-CYCLES", HW, PERF_COUNT_HW_BUS_CYCLES, CNT, "bus cycles" },
+	{ "REF-CYCLES", HW, PERF_COUNT_HW_REF_CPU_CYCLES, CNT, "reference cycles (constant rate)" },
+	{ "STALLED-CYCLES-FRONTEND", HW, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND, CNT, "cycles the front end stalled" },
+	{ "STALLED-CYCLES-BACKEND", HW, PERF_COUNT_HW_STALLED_CYCLES_BACKEND, CNT, "cycles the back end stalled" },
+};
+
+/* Sources other issues bring; named so that users get a precise answer, not "unknown". */
+static const char *const later_sources[] = { "topdown", "topdown:retiring", "topdown:frontend",
+					     "topdown:backend", "topdown:all", "IO", "MEMLEAK",
+					     "BLOCKTIME" };
+
+static bool pfm_ready;
+
+int events_init(void)
+{
+	int rc = pfm_initialize();
+	if (rc != PFM_SUCCESS)
+		return fth_error("libpfm4 cannot start: %s", pfm_strerror(rc));
+	pfm_ready = true;
+	return 0;
+}
+
+/* Case-insensitive, '_' and '-' equal. */
+static bool same_name(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++) {
+		char x = (char)tolower((unsigned char)*a), y = (char)tolower((unsigned char)*b);
+		if (x == '_')
+			x = '-';
+		if (y == '_')
+			y = '-';
+		if (x != y)
+			return false;
+	}
+	return *a == *b;
+}
+
+static long perf_open(struct perf_event_attr *a, int group_fd)
+{
+	return syscall(SYS_perf_event_open, a, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+}
+
+uint64_t events_max_frequency(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	unsigned long long v = 0;
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+static int read_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int v = 2;
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 2;
+		fclose(f);
+	}
+	return v;
+}
+
+static bool is_virtual_machine(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[4096];
+	bool vm = false;
+	while (f && !vm && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "flags", 5) && strstr(line, " hypervisor"))
+			vm = true;
+	if (f)
+		fclose(f);
+	return vm;
+}
+
+static bool has_core_pmu(void)
+{
+	return access("/sys/bus/event_source/devices/cpu", F_OK) == 0 ||
+	       access("/sys/bus/event_source/devices/cpu_core", F_OK) == 0;
+}
+
+int events_parse_rate(const char *s, uint64_t *rate, bool *freq)
+{
+	*freq = false;
+	if (*s == 'f' || *s == 'F') {
+		*freq = true;
+		s++;
+	}
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (!*s || *end || errno || v == 0 || *s == '-')
+		return fth_error("bad rate \"%s\": expected a period N or a frequency fN (N > 0)", s);
+	*rate = v;
+	return 0;
+}
+
+/* Levenshtein distance, case-insensitive, capped at 99. */
+static int distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	if (n > 80 || m > 80)
+		return 99;
+	int row[81];
+	for (size_t j = 0; j <= m; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= n; i++) {
+		int prev = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= m; j++) {
+			int cur = row[j];
+			int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			int best = prev + cost;
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			prev = cur;
+		}
+	}
+	return row[m] > 99 ? 99 : row[m];
+}
+
+struct suggestion {
+	char name[MCONFIG_NAME_MAX];
+	int dist;
+};
+
+static void consider(struct suggestion *best, int nbest, const char *want, const char *name)
+{
+	int d = distance(want, name);
+	/* A name that contains what was typed is a good match too. */
+	if (strlen(want) >= 3 && strcasestr(name, want))
+		d = d < 3 ? d : 3;
+	for (int i = 0; i < nbest; i++) {
+		if (!strcmp(best[i].name, name))
+			return;
+		if (d < best[i].dist) {
+			memmove(&best[i + 1], &best[i], sizeof(*best) * (size_t)(nbest - i - 1));
+			fth_format(best[i].name, sizeof(best[i].name), "%s", name);
+			best[i].dist = d;
+			return;
+		}
+	}
+}
+
+/* Call FN for every event of every PMU present (libpfm4), with "pmu::event" and its info. */
+static void for_each_pfm_event(void (*fn)(void *ctx, const char *full, const pfm_event_info_t *),
+			       void *ctx)
+{
+	if (!pfm_ready)
+		return;
+	for (int p = 0; p < PFM_PMU_MAX; p++) {
+		pfm_pmu_info_t pinfo;
+		memset(&pinfo, 0, sizeof(pinfo));
+		pinfo.size = sizeof(pinfo);
+		if (pfm_get_pmu_info((pfm_pmu_t)p, &pinfo) != PFM_SUCCESS || !pinfo.is_present)
+			continue;
+		for (int e = pinfo.first_event; e != -1; e = pfm_get_event_next(e)) {
+			pfm_event_info_t info;
+			memset(&info, 0, sizeof(info));
+			info.size = sizeof(info);
+			if (pfm_get_event_info(e, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS)
+				continue;
+			char full[MCONFIG_NAME_MAX];
+			fth_format(full, sizeof(full), "%s::%s", pinfo.name, info.name);
+			fn(ctx, full, &info);
+		}
+	}
+}
+
+struct suggest_ctx {
+	struct suggestion *best;
+	int nbest;
+	const char *want;
+};
+
+static void suggest_pfm(void *ctx, const char *full, const pfm_event_info_t *info)
+{
+	struct suggest_ctx *s = ctx;
+	consider(s->best, s->nbest, s->want, full);
+	consider(s->best, s->nbest, s->want, info->name);
+}
+
+static int unknown_event(const char *name)
+{
+	struct suggestion best[3];
+	for (int i = 0; i < 3; i++) {
+		best[i].name[0] = '\0';
+		best[i].dist = 100;
+	}
+	consider(best, 3, name, "REALTIME");
+	consider(best, 3, name, "CPUTIME");
+	for (size_t i = 0; i < ARRAY_SIZE(builtins); i++)
+		consider(best, 3, name, builtins[i].name);
+	struct suggest_ctx ctx = { best, 3, name };
+	for_each_pfm_event(suggest_pfm, &ctx);
+	char list[400] = "";
+	size_t pos = 0;
+	for (int i = 0; i < 3 && best[i].dist < 100; i++)
+		pos += fth_format(list + pos, sizeof(list) - FTH_MIN(pos, sizeof(list) - 1), "%s%s",
+				  i ? ", " : "", best[i].name);
+	return fth_error("unknown event \"%s\"; closest known: %s (measure -L lists them all)", name,
+			 list[0] ? list : "none");
+}
+
+/* Split "NAME:p[p[p]]" and ":u" suffixes off E->name. */
+static void strip_modifiers(struct mevent *e)
+{
+	for (;;) {
+		size_t n = strlen(e->name);
+		char *colon = strrchr(e->name, ':');
+		if (!colon || colon == e->name || colon[-1] == ':')
+			return;
+		const char *mod = colon + 1;
+		if (mod[0] == 'p' && strspn(mod, "p") == strlen(mod) && strlen(mod) <= 3) {
+			e->precise = (uint8_t)strlen(mod);
+		} else if (!strcmp(mod, "u")) {
+			e->exclude_kernel = true;
+		} else {
+			return;
+		}
+		(void)n;
+		*colon = '\0';
+	}
+}
+
+/* Resolve E->name into a source and a perf encoding. */
+static int resolve(struct mevent *e)
+{
+	if (same_name(e->name, "REALTIME") || same_name(e->name, "CPUTIME")) {
+		bool real = same_name(e->name, "REALTIME");
+		e->source = real ? MSOURCE_REALTIME : MSOURCE_CPUTIME;
+		fth_format(e->name, sizeof(e->name), "%s", real ? "REALTIME" : "CPUTIME");
+		e->unit = MFILE_UNIT_NANOSECONDS;
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(later_sources); i++)
+		if (same_name(e->name, later_sources[i]))
+			return fth_error("event %s is not implemented in this version of measure "
+					 "(it arrives with a later milestone)", e->name);
+	e->source = MSOURCE_PERF;
+	e->unit = MFILE_UNIT_COUNT;
+	for (size_t i = 0; i < ARRAY_SIZE(builtins); i++) {
+		if (same_name(e->name, builtins[i].name)) {
+			e->type = builtins[i].type;
+			e->config = builtins[i].config;
+			e->unit = builtins[i].unit;
+			return 0;
+		}
+	}
+	const char *n = e->name;
+	if ((n[0] == 'r' || n[0] == 'R') && n[1] && strspn(n + 1, "0123456789abcdefABCDEF") ==
+							    strlen(n + 1)) {
+		e->type = PERF_TYPE_RAW;
+		e->config = strtoull(n + 1, NULL, 16);
+		return 0;
+	}
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	pfm_perf_encode_arg_t arg;
+	memset(&arg, 0, sizeof(arg));
+	arg.attr = &attr;
+	arg.size = sizeof(arg);
+	int rc = pfm_ready ? pfm_get_os_event_encoding(n, PFM_PLM0 | PFM_PLM3,
+						       PFM_OS_PERF_EVENT_EXT, &arg)
+			   : PFM_ERR_NOTFOUND;
+	if (rc == PFM_ERR_NOTFOUND || rc == PFM_ERR_NOINIT)
+		return unknown_event(n);
+	if (rc != PFM_SUCCESS)
+		return fth_error("event \"%s\": %s", n, pfm_strerror(rc));
+	e->type = attr.type;
+	e->config = attr.config;
+	e->config1 = attr.config1;
+	e->config2 = attr.config2;
+	if (attr.type == PERF_TYPE_SOFTWARE && (attr.config == PERF_COUNT_SW_CPU_CLOCK ||
+						attr.config == PERF_COUNT_SW_TASK_CLOCK))
+		e->unit = MFILE_UNIT_NANOSECONDS;
+	if (attr.exclude_kernel)
+		e->exclude_kernel = true;
+	return 0;
+}
+
+static int add_one(struct mconfig *c, const char *name, size_t len, const char *rate,
+		   const struct event_defaults *d, int16_t group, bool leader)
+{
+	if (c->nevents == MCONFIG_MAX_EVENTS)
+		return fth_error("too many events (at most %d)", MCONFIG_MAX_EVENTS);
+	if (len == 0 || len >= MCONFIG_NAME_MAX)
+		return fth_error("bad event name \"%.*s\"", (int)len, name);
+	if (memchr(name, ';', len) || memchr(name, ',', len))
+		return fth_error("bad event name \"%.*s\"", (int)len, name);
+	struct mevent *e = &c->ev[c->nevents];
+	memset(e, 0, sizeof(*e));
+	memcpy(e->name, name, len);
+	e->name[len] = '\0';
+	e->group = group;
+	e->sampling = leader;
+	e->exclude_kernel = !d->kernel_allowed;
+	strip_modifiers(e);
+	if (resolve(e) < 0)
+		return -1;
+	if (rate) {
+		if (events_parse_rate(rate, &e->rate, &e->freq) < 0)
+			return fth_error_prefix("event %s", e->name);
+	} else {
+		e->rate = d->rate;
+		e->freq = d->freq;
+	}
+	if (e->source != MSOURCE_PERF) {
+		if (group >= 0)
+			return fth_error("%s cannot be in a perf group", e->name);
+		if (e->freq) /* timers take periods in microseconds */
+			e->rate = e->rate >= 1000000 ? 1 : 1000000 / e->rate;
+		if (e->rate < 10)
+			return fth_error("%s@%llu: a timer period below 10 microseconds is not "
+					 "useful", e->name, (unsigned long long)e->rate);
+	} else if (e->freq) {
+		uint64_t max = events_max_frequency();
+		if (max && e->rate >= max) {
+			if (rate)
+				return fth_error("event %s: frequency %llu is not below the kernel's "
+						 "limit kernel.perf_event_max_sample_rate=%llu",
+						 e->name, (unsigned long long)e->rate,
+						 (unsigned long long)max);
+			e->rate = max - 1;
+		}
+	}
+	c->nevents++;
+	return 0;
+}
+
+int events_add(struct mconfig *c, const char *spec, const struct event_defaults *d)
+{
+	if (spec[0] == '{') {
+		const char *close = strchr(spec, '}');
+		if (!close)
+			return fth_error("event group \"%s\" has no closing }", spec);
+		const char *rate = NULL;
+		if (close[1] == '@')
+			rate = close + 2;
+		else if (close[1])
+			return fth_error("unexpected \"%s\" after the event group", close + 1);
+		int16_t group = 0;
+		for (int i = 0; i < c->nevents; i++)
+			if (c->ev[i].group >= group)
+				group = (int16_t)(c->ev[i].group + 1);
+		const char *p = spec + 1;
+		bool first = true;
+		while (p < close) {
+			const char *end = memchr(p, ',', (size_t)(close - p));
+			if (!end)
+				end = close;
+			if (add_one(c, p, (size_t)(end - p), first ? rate : NULL, d, group, first) < 0)
+				return -1;
+			if (!first && c->ev[c->nevents - 1].source != MSOURCE_PERF)
+				return fth_error("%s cannot be in a perf group", c->ev[c->nevents - 1].name);
+			first = false;
+			p = end + 1;
+		}
+		if (first)
+			return fth_error("empty event group");
+		return 0;
+	}
+	const char *at = strrchr(spec, '@');
+	size_t len = at ? (size_t)(at - spec) : strlen(spec);
+	return add_one(c, spec, len, at ? at + 1 : NULL, d, -1, true);
+}
+
+static void fill_attr(const struct mevent *e, struct perf_event_attr *a, bool leader)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = e->type;
+	a->config = e->config;
+	a->config1 = e->config1;
+	a->config2 = e->config2;
+	a->exclude_kernel = e->exclude_kernel;
+	a->exclude_hv = 1;
+	a->precise_ip = e->precise;
+	a->disabled = leader;
+	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	if (e->sampling) {
+		if (e->freq) {
+			a->freq = 1;
+			a->sample_freq = e->rate;
+		} else {
+			a->sample_period = e->rate;
+		}
+	}
+}
+
+/* A sentence saying why EVENT could not be opened (errno ERR). */
+static int open_failure(const struct mevent *e, int err)
+{
+	bool hardware = e->type == PERF_TYPE_HARDWARE || e->type == PERF_TYPE_RAW ||
+			e->type == PERF_TYPE_HW_CACHE || e->type >= PERF_TYPE_MAX;
+	if (err == EACCES || err == EPERM) {
+		int paranoid = read_paranoid();
+		return fth_error("event %s: not permitted: kernel.perf_event_paranoid is %d; run as "
+				 "root, or lower it (sysctl -w kernel.perf_event_paranoid=%d)%s",
+				 e->name, paranoid, e->exclude_kernel ? 2 : 1,
+				 e->exclude_kernel ? "" : ", or count user space only (NAME:u)");
+	}
+	if (hardware && (err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == EINVAL) &&
+	    !has_core_pmu()) {
+		return fth_error("event %s: hardware counters are not available: this machine has "
+				 "no hardware PMU%s; use a software event (task-clock, cpu-clock) "
+				 "or a timer (CPUTIME, REALTIME)", e->name,
+				 is_virtual_machine() ? " (it is a virtual machine without PMU "
+							"passthrough)" : "");
+	}
+	if (err == EINVAL && e->precise)
+		return fth_error("event %s: precise level :%.*s is not supported by this processor",
+				 e->name, e->precise, "ppp");
+	if (err == EINVAL && e->freq)
+		return fth_error("event %s: frequency %llu refused by the kernel (limit "
+				 "kernel.perf_event_max_sample_rate=%llu)", e->name,
+				 (unsigned long long)e->rate,
+				 (unsigned long long)events_max_frequency());
+	if (err == EMFILE)
+		return fth_error("event %s: too many open files (raise ulimit -n)", e->name);
+	if (err == ENOENT || err == EOPNOTSUPP)
+		return fth_error("event %s: this machine's processor or kernel cannot count it",
+				 e->name);
+	return fth_error_errno(err, "event %s: perf_event_open failed", e->name);
+}
+
+static void busy_wait_ms(int ms)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	volatile unsigned long spin = 0;
+	do {
+		for (int i = 0; i < 10000; i++)
+			spin++;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < ms * 1000000L);
+}
+
+/* Open every event of group G (or the single event I when G < 0) and check it is scheduled. */
+static int check_group(struct mconfig *c, int first)
+{
+	int fds[MCONFIG_MAX_EVENTS];
+	int n = 0, rc = 0;
+	int16_t g = c->ev[first].group;
+	for (int i = first; i < c->nevents && rc == 0; i++) {
+		struct mevent *e = &c->ev[i];
+		if (e->source != MSOURCE_PERF || (i != first && (g < 0 || e->group != g)))
+			continue;
+		struct perf_event_attr a;
+		fill_attr(e, &a, n == 0);
+		long fd = perf_open(&a, n ? fds[0] : -1);
+		if (fd < 0 && (errno == EACCES || errno == EPERM) && !e->exclude_kernel) {
+			/* Kernel counting is not allowed here: count user space only, say so later. */
+			e->exclude_kernel = true;
+			fill_attr(e, &a, n == 0);
+			fd = perf_open(&a, n ? fds[0] : -1);
+		}
+		if (fd < 0) {
+			rc = open_failure(e, errno);
+			break;
+		}
+		fds[n++] = (int)fd;
+		if (g < 0)
+			break;
+	}
+	if (rc == 0 && n > 1) {
+		/* A group that cannot be scheduled at once never counts: time_running stays 0. */
+		ioctl(fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
+		busy_wait_ms(5);
+		ioctl(fds[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+		uint64_t v[3] = { 0, 0, 0 };
+		if (read(fds[0], v, sizeof(v)) == (ssize_t)sizeof(v) && v[1] > 0 && v[2] == 0)
+			rc = fth_error("event group led by %s: its %d events do not fit in the "
+				       "hardware counters at once (counters exhausted); split it",
+				       c->ev[first].name, n);
+	}
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	return rc;
+}
+
+int events_check(struct mconfig *c)
+{
+	for (int i = 0; i < c->nevents; i++) {
+		struct mevent *e = &c->ev[i];
+		if (e->source != MSOURCE_PERF) {
+			timer_t t;
+			struct sigevent sev;
+			memset(&sev, 0, sizeof(sev));
+			sev.sigev_notify = SIGEV_NONE;
+			clockid_t clk = e->source == MSOURCE_CPUTIME ? CLOCK_THREAD_CPUTIME_ID
+								   : CLOCK_REALTIME;
+			if (timer_create(clk, &sev, &t) < 0)
+				return fth_error_errno(errno, "event %s: cannot create a POSIX timer",
+						       e->name);
+			timer_delete(t);
+			continue;
+		}
+		if (i > 0 && e->group >= 0 && e->group == c->ev[i - 1].group)
+			continue; /* checked with its leader */
+		if (check_group(c, i) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int events_default(struct mconfig *c, const struct event_defaults *d, struct buf *note)
+{
+	static const char *const choices[] = { "CYCLES", "task-clock", "CPUTIME" };
+	static const char *const why[] = {
+		"hardware counters work here",
+		"hardware counters are not available here, and perf's task-clock delivers the "
+		"rate asked for (POSIX CPU timers fire only at the kernel tick)",
+		"perf_events cannot be used here",
+	};
+	struct event_defaults dd = *d;
+	if (!dd.rate) {
+		dd.rate = 300;
+		dd.freq = true;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(choices); i++) {
+		int saved = c->nevents;
+		if (events_add(c, choices[i], &dd) == 0 && events_check(c) == 0) {
+			const struct mevent *e = &c->ev[saved];
+			buf_printf(note, "no -e given: measuring %s@%s%llu because %s", e->name,
+				   dd.freq ? "f" : "", (unsigned long long)dd.rate, why[i]);
+			return 0;
+		}
+		c->nevents = saved;
+	}
+	return fth_error("no usable default event: %s", fth_errmsg());
+}
+
+/* ---- -L ---- */
+
+struct list_ctx {
+	struct buf *usable, *unusable;
+	unsigned nusable, nunusable;
+};
+
+static void list_event(struct list_ctx *lc, const char *name, const char *description)
+{
+	struct mconfig c;
+	memset(&c, 0, sizeof(c));
+	struct event_defaults d = { 1000000, false, true };
+	char shown[200];
+	fth_format(shown, sizeof(shown), "%s", description ? description : "");
+	if (events_add(&c, name, &d) == 0 && events_check(&c) == 0) {
+		buf_printf(lc->usable, "  %-34s %s\n", name, shown);
+		lc->nusable++;
+	} else {
+		const char *msg = fth_errmsg();
+		const char *reason = strstr(msg, ": ");
+		buf_printf(lc->unusable, "  %-34s %s\n", name, reason ? reason + 2 : msg);
+		lc->nunusable++;
+	}
+}
+
+static void list_pfm(void *ctx, const char *full, const pfm_event_info_t *info)
+{
+	struct list_ctx *lc = ctx;
+	char desc[120];
+	fth_format(desc, sizeof(desc), "%.110s", info->desc ? info->desc : "");
+	char *nl = strchr(desc, '\n');
+	if (nl)
+		*nl = '\0';
+	list_event(lc, full, desc);
+}
+
+void events_list(struct buf *out)
+{
+	struct buf usable = BUF_INIT, unusable = BUF_INIT;
+	struct list_ctx lc = { &usable, &unusable, 0, 0 };
+	list_event(&lc, "REALTIME", "wall-clock time, per-thread POSIX timer (@microseconds)");
+	list_event(&lc, "CPUTIME", "CPU time, per-thread POSIX timer (@microseconds; fires at "
+				   "the kernel tick)");
+	for (size_t i = 0; i < ARRAY_SIZE(builtins); i++)
+		list_event(&lc, builtins[i].name, builtins[i].description);
+	list_event(&lc, "r00c0", "raw event code (rHEX), processor specific");
+	for_each_pfm_event(list_pfm, &lc);
+	buf_printf(out, "Events usable on this machine (%u):\n%s\n", lc.nusable,
+		   (const char *)usable.data);
+	buf_printf(out, "Events known but not usable here (%u), with the reason:\n%s\n",
+		   lc.nunusable, (const char *)unusable.data);
+	buf_addstr(out, "Not implemented yet in this version: topdown, topdown:retiring, "
+			"topdown:frontend, topdown:backend, topdown:all, IO, MEMLEAK, BLOCKTIME\n"
+			"Syntax: -e NAME[@PERIOD|@fRATE], -e '{LEADER,MEMBER,...}@RATE' (members are "
+			"read at the leader's samples), NAME:p/:pp/:ppp precise, NAME:u user only.\n");
+	buf_release(&usable);
+	buf_release(&unusable);
+}

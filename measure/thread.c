@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * thread.c: the life of a measured thread: its state is set up when it starts (the main
+ * thread from the library's constructor, others through our pthread_create), sampling stops
+ * and its file is written when it ends (a thread-specific-data destructor, which runs on
+ * return and on pthread_exit), and at process exit every thread still running is written.
+ */
+#include "compat.h"
+#include "runtime.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static __thread struct mthread *self __attribute__((tls_model("initial-exec")));
+static pthread_key_t end_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+/* Per-thread arena: blocks of 1 MiB, at most 1 GiB of measurement data a thread. */
+#define THREAD_ARENA_BLOCK (1u << 20)
+#define THREAD_ARENA_LIMIT (1ull << 30)
+
+struct mthread *rt_self(void)
+{
+	return self;
+}
+
+static void end_on_exit(void *arg)
+{
+	struct mthread *t = arg;
+	if (t)
+		rt_thread_end(t, "thread exit");
+}
+
+static void make_key(void)
+{
+	pthread_key_create(&end_key, end_on_exit);
+}
+
+static void stack_bounds(struct mthread *t)
+{
+	pthread_attr_t attr;
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return;
+	void *addr;
+	size_t size;
+	if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+		t->stack_lo = (uint64_t)addr;
+		t->stack_hi = (uint64_t)addr + size;
+	}
+	pthread_attr_destroy(&attr);
+}
+
+struct mthread *rt_thread_begin(struct mthread *parent, const struct rt_frame *creation,
+				uint32_t ncreation)
+{
+	if (!rt.active)
+		return NULL;
+	pthread_once(&key_once, make_key);
+	struct mthread *t = arena_alloc(&rt.shared, sizeof(*t), 64);
+	if (!t) {
+		rt_log("error: out of memory for a thread record");
+		return NULL;
+	}
+	arena_init(&t->arena, THREAD_ARENA_BLOCK, THREAD_ARENA_LIMIT);
+	t->tid = (pid_t)syscall(SYS_gettid);
+	t->index = rt.next_index++;
+	t->parent_index = parent ? (int32_t)parent->index : -1;
+	t->start_ns = rt_realtime_ns();
+	t->start_mono = rt_monotonic_ns();
+	t->ncreation = ncreation > ARRAY_SIZE(t->creation) ? ARRAY_SIZE(t->creation) : ncreation;
+	memcpy(t->creation, creation, t->ncreation * sizeof(*creation));
+	for (int i = 0; i < MCONFIG_MAX_EVENTS; i++)
+		t->fd[i] = -1;
+	t->frames = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->frames), 16);
+	t->path = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->path), 16);
+	t->path_nodes = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->path_nodes), 16);
+	if (!t->frames || !t->path || !t->path_nodes ||
+	    cct_init(&t->cct, &t->arena, (unsigned)rt.cfg.nevents) < 0) {
+		rt_log("error: thread %u: out of memory for its tree", t->index);
+		return NULL;
+	}
+	stack_bounds(t);
+	/* Register before sampling starts so that exit paths always find it. */
+	struct mthread *head = rt.threads;
+	do
+		t->next = head;
+	while (!__atomic_compare_exchange_n(&rt.threads, &head, t, false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE));
+	self = t;
+	pthread_setspecific(end_key, t);
+	if (rt_sources_start(t) < 0) {
+		rt_log("error: thread %u (tid %d): cannot start sampling: %s", t->index, t->tid,
+		       fth_errmsg());
+		rt.errors++;
+	}
+	return t;
+}
+
+void rt_thread_end(struct mthread *t, const char *reason)
+{
+	/* Claim the thread: only one caller stops and writes it. */
+	bool expected = false;
+	if (!__atomic_compare_exchange_n(&t->written, &expected, true, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return;
+	rt_sources_stop(t);
+	/* A sample running on the thread right now finishes before the tree is written. */
+	for (int spin = 0; t->busy && spin < 1000000; spin++)
+		__builtin_ia32_pause();
+	t->end_ns = rt_realtime_ns();
+	fth_format(t->end_reason, sizeof(t->end_reason), "%s", reason);
+	if (rt_write_thread(t) < 0) {
+		rt_log("error: %s", fth_errmsg());
+		rt.errors++;
+	} else {
+		rt.files++;
+	}
+	rt.taken += t->taken;
+	rt.recorded += t->recorded;
+	rt.partial += t->partial;
+	uint64_t dropped = 0;
+	for (int i = 0; i < RT_DROP_COUNT; i++)
+		dropped += t->drops[i];
+	rt.dropped += dropped;
+}
+
+void rt_end_all(const char *reason)
+{
+	struct mthread *me = self;
+	/* Stop every thread's sampling first, then write them; the caller's own last. */
+	for (struct mthread *t = rt.threads; t; t = t->next)
+		if (t != me)
+			t->stopped = 1;
+	for (struct mthread *t = rt.threads; t; t = t->next)
+		if (t != me)
+			rt_thread_end(t, reason);
+	if (me)
+		rt_thread_end(me, reason);
+}
+
+/* ---- pthread_create ---- */
+
+struct start_record {
+	void *(*fn)(void *);
+	void *arg;
+	struct mthread *parent;
+	uint32_t ncreation;
+	struct rt_frame creation[32];
+};
+
+static void *thread_start(void *p)
+{
+	struct start_record r = *(struct start_record *)p;
+	rt_thread_begin(r.parent, r.creation, r.ncreation);
+	return r.fn(r.arg);
+}
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+__attribute__((visibility("default"))) int pthread_create(pthread_t *thread,
+							  const pthread_attr_t *attr,
+							  void *(*fn)(void *), void *arg)
+{
+	static pthread_create_fn real;
+	if (!real)
+		real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	if (!rt.active || !real)
+		return real ? real(thread, attr, fn, arg) : EAGAIN;
+	/* The record lives in the shared arena (never freed: a few hundred bytes a thread). */
+	struct start_record *r = arena_alloc(&rt.shared, sizeof(*r), 16);
+	if (!r)
+		return real(thread, attr, fn, arg);
+	r->fn = fn;
+	r->arg = arg;
+	r->parent = self;
+	struct rt_frame frames[40];
+	uint32_t n = rt_unwind_here(frames, ARRAY_SIZE(frames));
+	/* Drop our own frames: the path starts at the caller of pthread_create. */
+	uint32_t skip = 0;
+	while (skip < n && frames[skip].module == rt_self_module())
+		skip++;
+	r->ncreation = 0;
+	for (uint32_t i = skip; i < n && r->ncreation < ARRAY_SIZE(r->creation); i++)
+		r->creation[r->ncreation++] = frames[i];
+	return real(thread, attr, thread_start, r);
+}

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * writer.c: write one thread's measurement file through lib/mfile's streaming writer, with
+ * a workspace from mmap: no malloc, no stdio, so it is safe at any exit path.  The file name
+ * is OUTDIR/PROGRAM-HOST-PID-INDEX-TID.fthm, created with O_EXCL.
+ */
+#include "compat.h"
+#include "loadmap.h"
+#include "runtime.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define COMPRESSION_LEVEL 1
+
+static int write_chunks(struct mfile_writer *w, struct mthread *t)
+{
+	const struct mconfig *c = &rt.cfg;
+	struct mfile_identity id;
+	memset(&id, 0, sizeof(id));
+	id.host = rt.host;
+	id.pid = (uint32_t)rt.pid;
+	id.ppid = (uint32_t)getppid();
+	id.tid = (uint32_t)t->tid;
+	id.rank = rt.rank;
+	id.thread_index = t->index;
+	id.parent_thread = t->parent_index;
+	id.program = rt.program;
+	id.cwd = rt.cwd;
+	id.argc = rt.argc;
+	id.argv = rt.argv;
+	id.start_ns = t->start_ns;
+	id.end_ns = t->end_ns;
+	id.end_reason = t->end_reason;
+	struct mfile_frame creation[ARRAY_SIZE(t->creation)];
+	for (uint32_t i = 0; i < t->ncreation; i++) {
+		creation[i].module = t->creation[i].module;
+		creation[i].offset = t->creation[i].offset;
+	}
+	id.ncreation = t->ncreation;
+	id.creation = creation;
+	if (mfile_write_identity(w, &id) < 0)
+		return -1;
+
+	/* Load map: every module ever seen, in id order, one record at a time. */
+	uint32_t nmod = loadmap_count();
+	if (mfile_write_loadmap_begin(w, nmod) < 0)
+		return -1;
+	for (uint32_t i = 0; i < nmod; i++) {
+		const struct lm_module *m = loadmap_get(i);
+		struct mfile_module mod = {
+			.path = m->path, .build_id = (uint8_t *)m->build_id,
+			.build_id_len = m->build_id_len, .load_ns = m->load_ns,
+			.unload_ns = m->unload_ns, .base = m->bias, .nranges = m->nranges,
+			.ranges = (struct mfile_range *)m->ranges,
+		};
+		if (mfile_write_module(w, &mod) < 0)
+			return -1;
+	}
+	if (mfile_write_loadmap_end(w) < 0)
+		return -1;
+
+	struct mfile_metric metrics[MCONFIG_MAX_EVENTS];
+	char descriptions[MCONFIG_MAX_EVENTS][96];
+	for (int i = 0; i < c->nevents; i++) {
+		const struct mevent *e = &c->ev[i];
+		struct mfile_metric *x = &metrics[i];
+		memset(x, 0, sizeof(*x));
+		x->name = (char *)e->name;
+		x->description = descriptions[i];
+		if (e->source == MSOURCE_CPUTIME)
+			fth_format(descriptions[i], sizeof(descriptions[i]),
+				   "CPU time, per-thread POSIX timer every %llu us",
+				   (unsigned long long)e->rate);
+		else if (e->source == MSOURCE_REALTIME)
+			fth_format(descriptions[i], sizeof(descriptions[i]),
+				   "wall-clock time, per-thread POSIX timer every %llu us",
+				   (unsigned long long)e->rate);
+		else
+			fth_format(descriptions[i], sizeof(descriptions[i]),
+				   "perf event type %u config %#llx%s", e->type,
+				   (unsigned long long)e->config,
+				   e->sampling ? "" : ", read at its group leader's samples");
+		x->unit = e->unit;
+		x->rate_kind = !e->sampling ? MFILE_RATE_NONE
+			       : e->freq   ? MFILE_RATE_FREQUENCY
+					   : MFILE_RATE_PERIOD;
+		x->rate = e->sampling ? e->rate : 0;
+		x->flags = (e->sampling ? 0 : MFILE_METRIC_PROXY) |
+			   (e->precise ? MFILE_METRIC_PRECISE : 0) |
+			   (e->source == MSOURCE_PERF && !e->exclude_kernel ? MFILE_METRIC_KERNEL : 0) |
+			   (t->running[i] < t->enabled[i] ? MFILE_METRIC_MULTIPLEXED : 0);
+		x->time_enabled = t->enabled[i];
+		x->time_running = t->running[i];
+		x->samples = t->samples[i];
+		x->parent = -1;
+		x->threshold = NAN;
+		x->formula = (char *)"";
+	}
+	if (mfile_write_metrics(w, metrics, (uint32_t)c->nevents) < 0)
+		return -1;
+
+	struct cct *tree = &t->cct;
+	if (mfile_write_cct_begin(w, tree->nnodes, tree->nvalues) < 0)
+		return -1;
+	for (uint32_t id_ = 0; id_ < tree->nnodes; id_++) {
+		const struct cct_node *n = cct_node(tree, id_);
+		uint16_t mi[MCONFIG_MAX_EVENTS];
+		uint64_t mv[MCONFIG_MAX_EVENTS];
+		uint32_t nv = 0;
+		for (unsigned k = 0; k < tree->nmetrics; k++)
+			if (n->values[k]) {
+				mi[nv] = (uint16_t)k;
+				mv[nv++] = n->values[k];
+			}
+		if (mfile_write_node(w, n->parent, n->kind, n->module, n->offset, nv, mi, mv) < 0)
+			return -1;
+	}
+	if (mfile_write_cct_end(w) < 0)
+		return -1;
+	if (c->flags & MCONFIG_TRACE) {
+		if (mfile_write_trace_begin(w, t->ntrace) < 0)
+			return -1;
+		for (struct rt_trace_chunk *ch = t->trace_head; ch; ch = ch->next)
+			for (uint32_t i = 0; i < ch->n; i++)
+				if (mfile_write_trace_record(w, ch->rec[i].time_ns, ch->rec[i].node) < 0)
+					return -1;
+		if (mfile_write_trace_end(w) < 0)
+			return -1;
+	}
+	static const char *const drop_names[] = {
+#define X(e, n) n,
+		RT_DROPS(X)
+#undef X
+	};
+	struct mfile_stat stats[4 + RT_DROP_COUNT];
+	uint32_t ns = 0;
+	stats[ns++] = (struct mfile_stat){ (char *)"samples taken", t->taken };
+	stats[ns++] = (struct mfile_stat){ (char *)"samples recorded", t->recorded };
+	stats[ns++] = (struct mfile_stat){ (char *)"partial unwinds", t->partial };
+	stats[ns++] = (struct mfile_stat){ (char *)"measurement memory bytes", arena_mapped(&t->arena) };
+	for (int i = 0; i < RT_DROP_COUNT; i++)
+		stats[ns++] = (struct mfile_stat){ (char *)drop_names[i], t->drops[i] };
+	if (mfile_write_stats(w, stats, ns) < 0)
+		return -1;
+	return mfile_writer_finish(w);
+}
+
+int rt_write_thread(struct mthread *t)
+{
+	char path[4096 + 64];
+	int fd = -1;
+	for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+		if (attempt)
+			fth_format(path, sizeof(path), "%s-%u-%d.%d.fthm", rt.file_prefix, t->index,
+				   t->tid, attempt);
+		else
+			fth_format(path, sizeof(path), "%s-%u-%d.fthm", rt.file_prefix, t->index,
+				   t->tid);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST)
+			return fth_error_errno(errno, "%s: cannot create", path);
+	}
+	if (fd < 0)
+		return fth_error("%s: no free file name", path);
+	size_t size = mfile_writer_workspace_size(COMPRESSION_LEVEL);
+	void *ws = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ws == MAP_FAILED) {
+		close(fd);
+		unlink(path);
+		return fth_error_errno(errno, "%s: no memory for the writer", path);
+	}
+	struct mfile_writer w;
+	int rc = mfile_writer_open(&w, fd, path, COMPRESSION_LEVEL, ws, size);
+	if (rc == 0)
+		rc = write_chunks(&w, t);
+	munmap(ws, size);
+	if (close(fd) < 0 && rc == 0)
+		rc = fth_error_errno(errno, "%s: close failed", path);
+	if (rc < 0)
+		unlink(path); /* a partial file would only be refused later */
+	return rc;
+}

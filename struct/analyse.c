@@ -1,0 +1,907 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * analyse.c: turns one binary into a structure file.  Functions come from DWARF subprograms
+ * (their ranges include cold parts) and from symbols that DWARF does not cover; clones are
+ * linked to their parents by name.  Each function is then analysed on its own, in parallel:
+ * innermost DWARF scope of every address, CFG, loop forest, the inline depth and header line
+ * of every loop, and finally a tree of function > inline call sites > loops, built as a trie
+ * of the scope chains of the function's address pieces.
+ */
+#include "compat.h"
+#include "struct.h"
+#include "cfg.h"
+#include "error.h"
+#include "xalloc.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct func {
+	uint32_t scope; /* DWARF scope, or NONE32 */
+	struct span *ranges;
+	uint32_t nranges, ranges_cap;
+	uint64_t entry;
+	uint32_t name, symbol, file, line; /* strings of the final table */
+	uint32_t flags;
+	uint32_t origin; /* function index */
+};
+
+struct fn_result {
+	struct sfile_node *nodes;
+	uint32_t nnodes;
+	struct sfile_range *ranges;
+	uint32_t nranges;
+	uint32_t nloops, nirreducible, unresolved;
+};
+
+struct job {
+	const struct image *img;
+	const struct dw_info *dw;
+	struct func *funcs;
+	uint32_t nfuncs;
+	uint32_t *scope_start, *scope_list; /* CSR: the DWARF scopes of each DWARF function */
+	struct fn_result *results;
+	bool decode;
+	atomic_uint next;
+};
+
+/* ---- helpers ---- */
+
+static int span_order(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+/* Sort and merge SPANS in place; returns the new count. */
+static uint32_t normalise_spans(struct span *s, uint32_t n)
+{
+	qsort(s, n, sizeof(*s), span_order);
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (k && s[i].lo <= s[k - 1].hi) {
+			s[k - 1].hi = FTH_MAX(s[k - 1].hi, s[i].hi);
+			continue;
+		}
+		s[k++] = s[i];
+	}
+	return k;
+}
+
+static const struct sfile_line *line_at(const struct dw_info *dw, uint64_t addr)
+{
+	uint64_t lo = 0, hi = dw->nlines;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (dw->lines[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < dw->nlines && dw->lines[lo].lo <= addr ? &dw->lines[lo] : NULL;
+}
+
+/* ---- per function: innermost DWARF scope of every address ---- */
+
+struct interval {
+	uint64_t lo, hi;
+	uint32_t scope; /* local scope index (0: the function itself) */
+};
+
+struct item {
+	uint64_t lo, hi;
+	uint32_t depth, scope, seq;
+};
+
+struct ctx {
+	const struct job *job;
+	const struct func *f;
+	uint32_t nscopes;
+	const uint32_t *scopes; /* local -> DWARF scope (NULL for symbol-only functions) */
+	uint32_t *parent;	/* local parents */
+	uint32_t *depth;
+	struct interval *iv;	/* innermost scope of every byte of the function, sorted */
+	uint32_t niv, iv_cap;
+};
+
+static int item_order(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Max-heap on (depth, seq): the deepest scope, the later one among equals. */
+static bool heap_less(const struct item *a, const struct item *b)
+{
+	return a->depth != b->depth ? a->depth < b->depth : a->seq < b->seq;
+}
+
+static void heap_push(struct item *h, uint32_t *n, struct item x)
+{
+	uint32_t i = (*n)++;
+	h[i] = x;
+	while (i && heap_less(&h[(i - 1) / 2], &h[i])) {
+		struct item t = h[i];
+		h[i] = h[(i - 1) / 2];
+		h[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+static void heap_pop(struct item *h, uint32_t *n)
+{
+	h[0] = h[--*n];
+	uint32_t i = 0;
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < *n && heap_less(&h[m], &h[l]))
+			m = l;
+		if (r < *n && heap_less(&h[m], &h[r]))
+			m = r;
+		if (m == i)
+			break;
+		struct item t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void add_interval(struct ctx *c, uint64_t lo, uint64_t hi, uint32_t scope)
+{
+	if (c->niv && c->iv[c->niv - 1].hi == lo && c->iv[c->niv - 1].scope == scope) {
+		c->iv[c->niv - 1].hi = hi;
+		return;
+	}
+	ALLOC_GROW(c->iv, c->niv + 1, c->iv_cap);
+	c->iv[c->niv].lo = lo;
+	c->iv[c->niv].hi = hi;
+	c->iv[c->niv].scope = scope;
+	c->niv++;
+}
+
+static int u64_order(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void innermost_scopes(struct ctx *c)
+{
+	const struct func *f = c->f;
+	const struct dw_info *dw = c->job->dw;
+	struct item *items = NULL;
+	uint32_t nitems = 0, cap = 0;
+	for (uint32_t s = 1; s < c->nscopes; s++) {
+		const struct dw_scope *ds = &dw->scopes[c->scopes[s]];
+		for (uint32_t r = 0; r < ds->nranges; r++) {
+			ALLOC_GROW(items, nitems + 1, cap);
+			items[nitems].lo = dw->ranges[ds->range_start + r].lo;
+			items[nitems].hi = dw->ranges[ds->range_start + r].hi;
+			items[nitems].depth = c->depth[s];
+			items[nitems].scope = s;
+			items[nitems].seq = nitems;
+			nitems++;
+		}
+	}
+	qsort(items, nitems, sizeof(*items), item_order);
+	/* Elementary intervals between all boundaries, inside the function's ranges. */
+	uint64_t *cut = xmalloc((2 * (size_t)nitems + 2 * f->nranges + 1) * sizeof(uint64_t));
+	uint32_t ncut = 0;
+	for (uint32_t i = 0; i < nitems; i++) {
+		cut[ncut++] = items[i].lo;
+		cut[ncut++] = items[i].hi;
+	}
+	for (uint32_t i = 0; i < f->nranges; i++) {
+		cut[ncut++] = f->ranges[i].lo;
+		cut[ncut++] = f->ranges[i].hi;
+	}
+	qsort(cut, ncut, sizeof(*cut), u64_order);
+	struct item *heap = xmalloc((nitems ? nitems : 1) * sizeof(*heap));
+	uint32_t nheap = 0, next_item = 0, fr = 0;
+	for (uint32_t i = 0; i + 1 < ncut; i++) {
+		uint64_t lo = cut[i], hi = cut[i + 1];
+		if (lo == hi)
+			continue;
+		while (next_item < nitems && items[next_item].lo <= lo)
+			heap_push(heap, &nheap, items[next_item++]);
+		while (nheap && heap[0].hi <= lo)
+			heap_pop(heap, &nheap);
+		while (fr < f->nranges && f->ranges[fr].hi <= lo)
+			fr++;
+		if (fr == f->nranges || f->ranges[fr].lo > lo)
+			continue; /* not part of this function */
+		add_interval(c, lo, hi, nheap ? heap[0].scope : 0);
+	}
+	free(cut);
+	free(heap);
+	free(items);
+}
+
+static uint32_t scope_at(const struct ctx *c, uint64_t addr)
+{
+	uint32_t lo = 0, hi = c->niv;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (c->iv[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->niv && c->iv[lo].lo <= addr ? c->iv[lo].scope : 0;
+}
+
+static uint32_t lca(const struct ctx *c, uint32_t a, uint32_t b)
+{
+	if (a == NONE32)
+		return b;
+	if (b == NONE32)
+		return a;
+	while (c->depth[a] > c->depth[b])
+		a = c->parent[a];
+	while (c->depth[b] > c->depth[a])
+		b = c->parent[b];
+	while (a != b) {
+		a = c->parent[a];
+		b = c->parent[b];
+	}
+	return a;
+}
+
+/* ---- per function: the tree of scopes as a trie of chains ---- */
+
+struct trie {
+	struct sfile_node *nodes;
+	uint32_t n, cap;
+	uint32_t *ref; /* per node: local scope or loop index */
+	uint32_t ref_cap;
+	struct hmap children; /* hash of (parent, kind, ref) -> node, probing on collision */
+};
+
+static uint32_t trie_child(struct trie *t, uint32_t parent, uint8_t kind, uint32_t ref)
+{
+	uint64_t key = hmap_mix(((uint64_t)parent << 32) ^ ((uint64_t)kind << 29) ^ ref), v;
+	while (hmap_get(&t->children, key, &v)) {
+		if (t->nodes[v].parent == parent && t->nodes[v].kind == kind && t->ref[v] == ref)
+			return (uint32_t)v;
+		key = hmap_mix(key + 1);
+	}
+	ALLOC_GROW(t->nodes, t->n + 1, t->cap);
+	ALLOC_GROW(t->ref, t->n + 1, t->ref_cap);
+	memset(&t->nodes[t->n], 0, sizeof(t->nodes[t->n]));
+	t->nodes[t->n].kind = kind;
+	t->nodes[t->n].parent = parent;
+	t->ref[t->n] = ref;
+	hmap_put(&t->children, key, t->n);
+	return t->n++;
+}
+
+struct loop_info {
+	uint32_t scope; /* local scope the loop sits in */
+	uint32_t file, line, column;
+	uint64_t header;
+	uint32_t entries;
+};
+
+static bool is_ancestor(const struct ctx *c, uint32_t a, uint32_t s)
+{
+	while (c->depth[s] > c->depth[a])
+		s = c->parent[s];
+	return s == a;
+}
+
+/*
+ * Header line and inline level of every loop.  The candidates are the loop's branches: first
+ * conditional back edges and exits (the loop's condition), then other back edges, then the
+ * header block's first instruction; among a class the shallowest inline level wins, then the
+ * smallest line.  The loop sits at the inline level of the chosen branch, lifted to the
+ * common level of its subloops when they are elsewhere.
+ */
+struct header_pick {
+	int cls;
+	uint32_t depth;
+	uint32_t scope;
+	const struct sfile_line *row;
+};
+
+static void consider(struct header_pick *p, int cls, uint32_t depth, uint32_t scope,
+		     const struct sfile_line *row)
+{
+	uint32_t line = row ? row->line : 0;
+	if (line == 0 && cls < 2)
+		return;
+	if (p->cls < 0 || cls < p->cls || (cls == p->cls && depth < p->depth) ||
+	    (cls == p->cls && depth == p->depth && line && (!p->row || line < p->row->line))) {
+		p->cls = cls;
+		p->depth = depth;
+		p->scope = scope;
+		p->row = line ? row : NULL;
+	}
+}
+
+static bool loop_contains(const struct loop_forest *lf, uint32_t inner, uint32_t outer)
+{
+	for (uint32_t l = inner; l != NONE32; l = lf->loops[l].parent)
+		if (l == outer)
+			return true;
+	return false;
+}
+
+static void place_loops(struct ctx *c, const struct cfg *g, const struct loop_forest *lf,
+			struct loop_info *li)
+{
+	uint32_t nl = lf->nloops;
+	const struct dw_info *dw = c->job->dw;
+	struct header_pick *pick = xmalloc((nl ? nl : 1) * sizeof(*pick));
+	for (uint32_t l = 0; l < nl; l++)
+		pick[l] = (struct header_pick){ -1, 0, 0, NULL };
+	for (uint32_t b = 0; b < g->nblocks; b++) {
+		const struct block *bl = &g->blocks[b];
+		uint32_t inner = lf->innermost[b];
+		if (inner == NONE32)
+			continue;
+		uint32_t s = scope_at(c, bl->last);
+		const struct sfile_line *row = line_at(dw, bl->last);
+		for (uint32_t l = inner; l != NONE32; l = lf->loops[l].parent) {
+			bool back = false, exits = false;
+			for (uint32_t e = bl->succ_start; e < bl->succ_start + bl->nsucc; e++) {
+				uint32_t t = g->g.succ[e];
+				if (t == lf->loops[l].header)
+					back = true;
+				else if (lf->innermost[t] == NONE32 ||
+					 !loop_contains(lf, lf->innermost[t], l))
+					exits = true;
+			}
+			if ((back || exits) && bl->last_kind == INSN_JCC)
+				consider(&pick[l], 0, c->depth[s], s, row);
+			else if (back)
+				consider(&pick[l], 1, c->depth[s], s, row);
+		}
+	}
+	for (uint32_t l = 0; l < nl; l++) { /* inner loops come first */
+		const struct block *h = &g->blocks[lf->loops[l].header];
+		uint32_t s = scope_at(c, h->lo);
+		consider(&pick[l], 2, c->depth[s], s, line_at(dw, h->lo));
+		li[l].header = h->lo;
+		li[l].entries = lf->loops[l].entries;
+		li[l].file = pick[l].row ? pick[l].row->file : NONE32;
+		li[l].line = pick[l].row ? pick[l].row->line : 0;
+		li[l].column = pick[l].row ? pick[l].row->column : 0;
+		li[l].scope = pick[l].scope;
+	}
+	/* Never deeper than a subloop: children were placed first, so lift parents now. */
+	for (uint32_t l = 0; l < nl; l++) {
+		uint32_t p = lf->loops[l].parent;
+		if (p != NONE32 && !is_ancestor(c, li[p].scope, li[l].scope))
+			li[p].scope = lca(c, li[p].scope, li[l].scope);
+	}
+	/* A parent lifted after its child was visited may now sit below that child's level. */
+	for (uint32_t l = nl; l-- > 0;) {
+		uint32_t p = lf->loops[l].parent;
+		if (p != NONE32 && !is_ancestor(c, li[p].scope, li[l].scope))
+			li[l].scope = li[p].scope;
+	}
+	free(pick);
+}
+
+/* The node for bytes in local scope S inside loop L (NONE32: none). */
+static uint32_t chain_node(struct ctx *c, struct trie *t, const struct loop_forest *lf,
+			   const struct loop_info *li, uint32_t s, uint32_t l)
+{
+	uint32_t scopes[1024], loops[1024];
+	uint32_t ns = 0, nl = 0;
+	if (l != NONE32 && !is_ancestor(c, li[l].scope, s))
+		s = li[l].scope; /* bytes of the loop outside its inline level: at the loop */
+	for (uint32_t x = s; x != 0 && ns < ARRAY_SIZE(scopes) - 1; x = c->parent[x])
+		scopes[ns++] = x;
+	scopes[ns++] = 0;
+	for (uint32_t x = l; x != NONE32 && nl < ARRAY_SIZE(loops); x = lf->loops[x].parent)
+		loops[nl++] = x;
+	uint32_t node = 0, next_loop = nl; /* loops[nl-1] is the outermost */
+	for (uint32_t j = ns; j-- > 0;) {
+		uint32_t scope = scopes[j];
+		if (scope != 0)
+			node = trie_child(t, node, SFILE_INLINE, scope);
+		while (next_loop > 0 && (li[loops[next_loop - 1]].scope == scope ||
+					 c->depth[li[loops[next_loop - 1]].scope] < c->depth[scope]))
+			node = trie_child(t, node, SFILE_LOOP, loops[--next_loop]);
+	}
+	while (next_loop > 0) /* loops whose scope is not on this chain (should not happen) */
+		node = trie_child(t, node, SFILE_LOOP, loops[--next_loop]);
+	return node;
+}
+
+static void add_range(struct fn_result *r, uint32_t *cap, uint64_t lo, uint64_t hi, uint32_t node)
+{
+	if (r->nranges && r->ranges[r->nranges - 1].hi == lo && r->ranges[r->nranges - 1].node == node) {
+		r->ranges[r->nranges - 1].hi = hi;
+		return;
+	}
+	ALLOC_GROW(r->ranges, r->nranges + 1, *cap);
+	r->ranges[r->nranges].lo = lo;
+	r->ranges[r->nranges].hi = hi;
+	r->ranges[r->nranges].node = node;
+	r->nranges++;
+}
+
+static void analyse_function(const struct job *job, const struct decoder *dec, uint32_t fi)
+{
+	const struct func *f = &job->funcs[fi];
+	const struct dw_info *dw = job->dw;
+	struct fn_result *res = &job->results[fi];
+	struct ctx c = { .job = job, .f = f };
+	uint32_t one = 0;
+	if (f->scope != NONE32) {
+		uint32_t start = job->scope_start[f->scope], end = job->scope_start[f->scope + 1];
+		c.scopes = job->scope_list + start;
+		c.nscopes = end - start;
+	} else {
+		c.scopes = &one;
+		c.nscopes = 1;
+	}
+	c.parent = xmalloc(c.nscopes * sizeof(uint32_t));
+	c.depth = xmalloc(c.nscopes * sizeof(uint32_t));
+	c.parent[0] = 0;
+	c.depth[0] = 0;
+	for (uint32_t s = 1; s < c.nscopes; s++) {
+		/* Parents come before children in the list (sorted by DWARF scope id). */
+		uint32_t p = dw->scopes[c.scopes[s]].parent, lo = 0, hi = s;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (c.scopes[mid] < p)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		c.parent[s] = lo < s && c.scopes[lo] == p ? lo : 0;
+		c.depth[s] = c.depth[c.parent[s]] + 1;
+	}
+	innermost_scopes(&c);
+
+	struct cfg g = { 0 };
+	struct loop_forest lf = { 0 };
+	struct loop_info *li = NULL;
+	if (job->decode && !(f->flags & SFILE_NODE_PLT) && cfg_build(&g, dec, job->img, f->ranges, f->nranges, f->entry) == 0) {
+		loops_find(&g.g, &lf);
+		li = xmalloc((lf.nloops ? lf.nloops : 1) * sizeof(*li));
+		place_loops(&c, &g, &lf, li);
+		res->nloops = lf.nloops;
+		for (uint32_t l = 0; l < lf.nloops; l++)
+			if (lf.loops[l].entries > 1)
+				res->nirreducible++;
+		res->unresolved = g.unresolved_jumps;
+	}
+
+	struct trie t = { 0 };
+	hmap_init(&t.children);
+	ALLOC_GROW(t.nodes, 1, t.cap);
+	ALLOC_GROW(t.ref, 1, t.ref_cap);
+	memset(&t.nodes[0], 0, sizeof(t.nodes[0]));
+	t.nodes[0].kind = SFILE_FUNCTION;
+	t.nodes[0].parent = SFILE_NONE;
+	t.ref[0] = 0;
+	t.n = 1;
+	uint32_t rcap = 0, b = 0;
+	for (uint32_t i = 0; i < c.niv; i++) {
+		const struct interval *iv = &c.iv[i];
+		uint64_t at = iv->lo;
+		while (b < g.nblocks && g.blocks[b].hi <= at)
+			b++;
+		while (at < iv->hi) {
+			uint64_t end;
+			uint32_t loop = NONE32;
+			if (b < g.nblocks && g.blocks[b].lo <= at) {
+				end = FTH_MIN(iv->hi, g.blocks[b].hi);
+				loop = lf.innermost ? lf.innermost[b] : NONE32;
+			} else {
+				end = b < g.nblocks ? FTH_MIN(iv->hi, g.blocks[b].lo) : iv->hi;
+			}
+			uint32_t node = chain_node(&c, &t, &lf, li, iv->scope, loop);
+			add_range(res, &rcap, at, end, node);
+			at = end;
+			if (b < g.nblocks && g.blocks[b].hi <= at)
+				b++;
+		}
+	}
+	/* Fill in the nodes. */
+	for (uint32_t n = 0; n < t.n; n++) {
+		struct sfile_node *x = &t.nodes[n];
+		x->name = x->symbol = x->file = x->origin = SFILE_NONE;
+		if (x->kind == SFILE_FUNCTION) {
+			x->name = f->name;
+			x->symbol = f->symbol;
+			x->file = f->file;
+			x->line = f->line;
+			x->addr = f->entry;
+			x->flags = f->flags;
+			x->origin = f->origin; /* a function index until the assembly */
+			if (g.unresolved_jumps)
+				x->flags |= SFILE_NODE_UNRESOLVED_JUMP;
+		} else if (x->kind == SFILE_INLINE) {
+			const struct dw_scope *ds = &dw->scopes[c.scopes[t.ref[n]]];
+			x->name = ds->name;
+			x->file = ds->file;
+			x->line = ds->line;
+			x->column = ds->column;
+		} else {
+			const struct loop_info *l = &li[t.ref[n]];
+			x->file = l->file;
+			x->line = l->line;
+			x->column = l->column;
+			x->addr = l->header;
+			x->entries = l->entries;
+			if (l->entries > 1)
+				x->flags |= SFILE_NODE_IRREDUCIBLE;
+		}
+	}
+	res->nodes = t.nodes;
+	res->nnodes = t.n;
+	free(t.ref);
+	hmap_release(&t.children);
+	free(li);
+	loops_release(&lf);
+	cfg_release(&g);
+	free(c.iv);
+	free(c.parent);
+	free(c.depth);
+}
+
+static void *worker(void *arg)
+{
+	struct job *job = arg;
+	struct decoder dec;
+	if (job->decode && decoder_init(&dec, job->img->machine) < 0)
+		return NULL;
+	for (;;) {
+		uint32_t fi = atomic_fetch_add(&job->next, 1);
+		if (fi >= job->nfuncs)
+			break;
+		analyse_function(job, &dec, fi);
+	}
+	return NULL;
+}
+
+/* ---- functions from DWARF and symbols ---- */
+
+static const char *const clone_suffixes[] = { ".constprop.", ".isra.", ".part.", ".cold",
+					      ".clone.", ".lto_priv.", ".localalias" };
+
+/* Length of the name before a clone suffix, or 0 when NAME is no clone. */
+static size_t clone_base_len(const char *name)
+{
+	size_t best = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(clone_suffixes); i++) {
+		const char *p = strstr(name, clone_suffixes[i]);
+		if (p && p > name && (!best || (size_t)(p - name) < best))
+			best = (size_t)(p - name);
+	}
+	return best;
+}
+
+struct owner {
+	uint64_t lo, hi;
+	uint32_t func;
+};
+
+static int owner_order(const void *a, const void *b)
+{
+	const struct owner *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+static void add_func_range(struct func *f, uint64_t lo, uint64_t hi)
+{
+	ALLOC_GROW(f->ranges, f->nranges + 1, f->ranges_cap);
+	f->ranges[f->nranges].lo = lo;
+	f->ranges[f->nranges].hi = hi;
+	f->nranges++;
+}
+
+static uint32_t symbol_at(const struct image *img, uint64_t addr)
+{
+	uint32_t lo = 0, hi = img->nsyms;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (img->syms[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < img->nsyms && img->syms[lo].addr == addr ? lo : NONE32;
+}
+
+static struct func *collect_functions(const struct image *img, struct dw_info *dw,
+				      struct strtab *st, uint32_t *nfuncs)
+{
+	struct func *funcs = NULL;
+	uint32_t n = 0, cap = 0;
+	for (uint32_t s = 0; s < dw->nscopes; s++) {
+		const struct dw_scope *ds = &dw->scopes[s];
+		if (ds->kind != SFILE_FUNCTION)
+			continue;
+		ALLOC_GROW(funcs, n + 1, cap);
+		struct func *f = &funcs[n++];
+		memset(f, 0, sizeof(*f));
+		f->scope = s;
+		for (uint32_t r = 0; r < ds->nranges; r++)
+			add_func_range(f, dw->ranges[ds->range_start + r].lo,
+				       dw->ranges[ds->range_start + r].hi);
+		f->nranges = normalise_spans(f->ranges, f->nranges);
+		f->entry = ds->entry;
+		f->name = ds->name;
+		f->file = ds->file;
+		f->line = ds->line;
+	}
+	/* Give every address to one function: the first by address (then DWARF order) wins. */
+	struct owner *own = NULL;
+	uint32_t nown = 0, own_cap = 0;
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t r = 0; r < funcs[i].nranges; r++) {
+			ALLOC_GROW(own, nown + 1, own_cap);
+			own[nown++] = (struct owner){ funcs[i].ranges[r].lo, funcs[i].ranges[r].hi, i };
+		}
+	qsort(own, nown, sizeof(*own), owner_order);
+	for (uint32_t i = 0; i < n; i++)
+		funcs[i].nranges = 0;
+	uint64_t covered = 0;
+	for (uint32_t i = 0; i < nown; i++) {
+		uint64_t lo = FTH_MAX(own[i].lo, covered);
+		if (lo < own[i].hi) {
+			add_func_range(&funcs[own[i].func], lo, own[i].hi);
+			covered = own[i].hi;
+		}
+	}
+	/* Symbols at addresses DWARF does not cover become functions of their own. */
+	nown = 0;
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t r = 0; r < funcs[i].nranges; r++)
+			own[nown++] = (struct owner){ funcs[i].ranges[r].lo, funcs[i].ranges[r].hi, i };
+	qsort(own, nown, sizeof(*own), owner_order);
+	uint32_t oi = 0;
+	uint32_t ndwarf = n;
+	uint32_t *sym_func = xmalloc((img->nsyms ? img->nsyms : 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < img->nsyms; i++) {
+		const struct symbol *sym = &img->syms[i];
+		sym_func[i] = NONE32;
+		while (oi < nown && own[oi].hi <= sym->addr)
+			oi++;
+		if (oi < nown && own[oi].lo <= sym->addr)
+			continue; /* inside a DWARF function */
+		if (i && img->syms[i - 1].addr == sym->addr) {
+			sym_func[i] = sym_func[i - 1]; /* an alias */
+			continue;
+		}
+		uint64_t end = sym->size ? sym->addr + sym->size : 0;
+		if (!end) { /* no size: up to the next symbol in the same section */
+			size_t avail;
+			image_code(img, sym->addr, &avail);
+			end = sym->addr + avail;
+			for (uint32_t j = i + 1; j < img->nsyms; j++)
+				if (img->syms[j].addr > sym->addr) {
+					end = FTH_MIN(end, img->syms[j].addr);
+					break;
+				}
+		}
+		if (oi < nown && own[oi].lo < end)
+			end = own[oi].lo;
+		ALLOC_GROW(funcs, n + 1, cap);
+		struct func *f = &funcs[n];
+		memset(f, 0, sizeof(*f));
+		f->scope = NONE32;
+		f->entry = sym->addr;
+		f->name = strtab_intern(st, sym->name);
+		f->symbol = SFILE_NONE;
+		f->file = SFILE_NONE;
+		f->flags = SFILE_NODE_NO_DWARF | ((sym->flags & SYM_PLT) ? SFILE_NODE_PLT : 0);
+		add_func_range(f, sym->addr, end);
+		sym_func[i] = n++;
+	}
+	/* Symbol-only functions must not overlap each other either. */
+	for (uint32_t i = ndwarf; i < n; i++) {
+		for (uint32_t j = i + 1; j < n && funcs[j].ranges[0].lo < funcs[i].ranges[0].hi; j++)
+			if (funcs[j].ranges[0].lo > funcs[i].ranges[0].lo) {
+				funcs[i].ranges[0].hi = funcs[j].ranges[0].lo;
+				break;
+			}
+	}
+	/* Names: the symbol at a DWARF function's entry; clones and their origins. */
+	struct hmap by_name = HMAP_INIT;
+	for (uint32_t i = 0; i < n; i++) {
+		struct func *f = &funcs[i];
+		f->origin = NONE32;
+		if (f->scope != NONE32) {
+			f->symbol = SFILE_NONE;
+			uint32_t si = symbol_at(img, f->entry);
+			if (si != NONE32) {
+				uint32_t id = strtab_intern(st, img->syms[si].name);
+				if (id != f->name)
+					f->symbol = id;
+			}
+		}
+		uint32_t label = f->symbol != SFILE_NONE ? f->symbol : f->name;
+		if (!clone_base_len(st->v[label]) && !(f->flags & SFILE_NODE_PLT))
+			hmap_put(&by_name, label, i);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct func *f = &funcs[i];
+		uint32_t label = f->symbol != SFILE_NONE ? f->symbol : f->name;
+		size_t base = clone_base_len(st->v[label]);
+		if (!base)
+			continue;
+		f->flags |= SFILE_NODE_CLONE;
+		char *parent = xstrndup(st->v[label], base);
+		uint32_t pid = strtab_intern(st, parent);
+		uint64_t pf;
+		if (hmap_get(&by_name, pid, &pf) && pf != i)
+			f->origin = (uint32_t)pf;
+		free(parent);
+	}
+	/* Without DWARF, a .cold part joins its parent's ranges. */
+	for (uint32_t i = ndwarf; i < n; i++) {
+		struct func *f = &funcs[i];
+		if (f->origin == NONE32 || !strstr(st->v[f->name], ".cold") ||
+		    funcs[f->origin].scope != NONE32)
+			continue;
+		struct func *p = &funcs[f->origin];
+		for (uint32_t r = 0; r < f->nranges; r++)
+			add_func_range(p, f->ranges[r].lo, f->ranges[r].hi);
+		p->nranges = normalise_spans(p->ranges, p->nranges);
+		f->nranges = 0;
+	}
+	hmap_release(&by_name);
+	/* Drop functions left without code. */
+	uint32_t k = 0;
+	uint32_t *renum = xmalloc((n ? n : 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < n; i++) {
+		renum[i] = NONE32;
+		if (funcs[i].nranges) {
+			renum[i] = k;
+			funcs[k++] = funcs[i];
+		} else {
+			free(funcs[i].ranges);
+		}
+	}
+	for (uint32_t i = 0; i < k; i++)
+		if (funcs[i].origin != NONE32)
+			funcs[i].origin = renum[funcs[i].origin];
+	free(renum);
+	free(sym_func);
+	free(own);
+	*nfuncs = k;
+	return funcs;
+}
+
+static int range_order(const void *a, const void *b)
+{
+	const struct sfile_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
+		  struct analyse_stats *stats)
+{
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(sf, 0, sizeof(*sf));
+	memset(stats, 0, sizeof(*stats));
+	struct dw_info dw;
+	if (dw_read(img, nthreads, &dw) < 0) {
+		dw_release(&dw);
+		return -1;
+	}
+	struct strtab *st = &dw.strings;
+	uint32_t nfuncs;
+	struct func *funcs = collect_functions(img, &dw, st, &nfuncs);
+
+	struct job job = { .img = img, .dw = &dw, .funcs = funcs, .nfuncs = nfuncs };
+	job.decode = img->machine == EM_X86_64;
+	atomic_init(&job.next, 0);
+	job.results = xcalloc(nfuncs ? nfuncs : 1, sizeof(*job.results));
+	/* The DWARF scopes of each function, as CSR lists in scope order. */
+	job.scope_start = xcalloc((size_t)dw.nscopes + 1, sizeof(uint32_t));
+	job.scope_list = xmalloc((dw.nscopes ? dw.nscopes : 1) * sizeof(uint32_t));
+	for (uint32_t s = 0; s < dw.nscopes; s++)
+		job.scope_start[dw.scopes[s].func + 1]++;
+	for (uint32_t s = 0; s < dw.nscopes; s++)
+		job.scope_start[s + 1] += job.scope_start[s];
+	uint32_t *fill = xcalloc(dw.nscopes ? dw.nscopes : 1, sizeof(uint32_t));
+	for (uint32_t s = 0; s < dw.nscopes; s++) {
+		uint32_t fs = dw.scopes[s].func;
+		job.scope_list[job.scope_start[fs] + fill[fs]++] = s;
+	}
+	free(fill);
+
+	if (nthreads < 1)
+		nthreads = 1;
+	pthread_t *tids = xcalloc(nthreads, sizeof(pthread_t));
+	bool *started = xcalloc(nthreads, sizeof(bool));
+	for (unsigned i = 1; i < nthreads; i++)
+		started[i] = pthread_create(&tids[i], NULL, worker, &job) == 0;
+	worker(&job);
+	for (unsigned i = 1; i < nthreads; i++)
+		if (started[i])
+			pthread_join(tids[i], NULL);
+	free(tids);
+	free(started);
+
+	/* Assemble: nodes function by function, then one sorted range table. */
+	uint32_t *first_node = xmalloc((nfuncs ? nfuncs : 1) * sizeof(uint32_t));
+	uint64_t nnodes = 0, nranges = 0;
+	for (uint32_t i = 0; i < nfuncs; i++) {
+		first_node[i] = (uint32_t)nnodes;
+		nnodes += job.results[i].nnodes;
+		nranges += job.results[i].nranges;
+		stats->loops += job.results[i].nloops;
+		stats->irreducible += job.results[i].nirreducible;
+		stats->unresolved_jumps += job.results[i].unresolved;
+	}
+	int rc = 0;
+	if (nnodes >= UINT32_MAX) {
+		rc = fth_error("%s: too many scopes (%llu)", img->path, (unsigned long long)nnodes);
+		nnodes = nranges = 0;
+	}
+	sf->nodes = xmalloc((nnodes ? nnodes : 1) * sizeof(*sf->nodes));
+	sf->ranges = xmalloc((nranges ? nranges : 1) * sizeof(*sf->ranges));
+	for (uint32_t i = 0; i < nfuncs && rc == 0; i++) {
+		struct fn_result *r = &job.results[i];
+		uint32_t base = first_node[i];
+		for (uint32_t n = 0; n < r->nnodes; n++) {
+			struct sfile_node x = r->nodes[n];
+			if (x.parent != SFILE_NONE)
+				x.parent += base;
+			if (x.kind == SFILE_FUNCTION && x.origin != SFILE_NONE)
+				x.origin = first_node[x.origin];
+			sf->nodes[sf->nnodes++] = x;
+		}
+		for (uint32_t k = 0; k < r->nranges; k++) {
+			struct sfile_range x = r->ranges[k];
+			x.node += base;
+			sf->ranges[sf->nranges++] = x;
+		}
+	}
+	for (uint32_t i = 0; i < nfuncs; i++) {
+		free(job.results[i].nodes);
+		free(job.results[i].ranges);
+		free(funcs[i].ranges);
+	}
+	qsort(sf->ranges, sf->nranges, sizeof(*sf->ranges), range_order);
+	stats->functions = nfuncs;
+	free(first_node);
+	free(job.results);
+	free(job.scope_start);
+	free(job.scope_list);
+	free(funcs);
+
+	sf->path = xstrdup(img->path);
+	if (dw.debug_path)
+		sf->debug_path = xstrdup(dw.debug_path);
+	if (img->build_id_len) {
+		sf->build_id = xmalloc(img->build_id_len);
+		memcpy(sf->build_id, img->build_id, img->build_id_len);
+		sf->build_id_len = img->build_id_len;
+	}
+	sf->machine = img->machine;
+	sf->text_bytes = img->text_bytes;
+	sf->flags = (dw.found ? SFILE_MODULE_DWARF : 0) | (dw.nlines ? SFILE_MODULE_LINES : 0) |
+		    (job.decode ? SFILE_MODULE_LOOPS : 0) | (img->has_symtab ? 0 : SFILE_MODULE_STRIPPED);
+	sf->lines = dw.lines;
+	sf->nlines = dw.nlines;
+	dw.lines = NULL;
+	dw.nlines = 0;
+	sf->strings = strtab_detach(st, &sf->nstrings);
+	dw_release(&dw);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	stats->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (rc < 0)
+		sfile_release(sf);
+	return rc;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cfg.h: control-flow graphs of one function (cfg.c) and their loop-nesting forest (loops.c).
+ */
+#ifndef FATHOM_CFG_H
+#define FATHOM_CFG_H
+
+#include "struct.h"
+#include "decode.h"
+
+struct block {
+	uint64_t lo, hi;     /* [lo, hi): whole instructions */
+	uint64_t last;	     /* address of the last instruction */
+	uint8_t last_kind;   /* enum insn_kind of the last instruction */
+	uint32_t succ_start; /* successors: graph.succ[succ_start .. succ_start + nsucc) */
+	uint32_t nsucc;
+};
+
+/* A directed graph in CSR form; node ENTRY starts the function. */
+struct graph {
+	uint32_t nnodes, entry;
+	uint32_t *succ_start; /* nnodes + 1 entries */
+	uint32_t *succ;
+};
+
+struct cfg {
+	struct block *blocks; /* sorted by address, disjoint */
+	uint32_t nblocks;
+	struct graph g;
+	uint32_t unresolved_jumps; /* indirect jumps whose targets were not found */
+	uint32_t jump_tables;
+};
+
+/*
+ * Build the CFG of the function made of RANGES (sorted, disjoint) entered at ENTRY, by
+ * recursive descent from the entry and the start of each range: only code that is reached is
+ * decoded, so padding and data in .text make no blocks.  Jumps and calls that leave the
+ * ranges are calls (tail calls included); jump tables are followed.
+ */
+int cfg_build(struct cfg *c, const struct decoder *d, const struct image *img,
+	      const struct span *ranges, uint32_t nranges, uint64_t entry);
+void cfg_release(struct cfg *c);
+/* Block holding ADDR, or NONE32. */
+uint32_t cfg_block_at(const struct cfg *c, uint64_t addr);
+
+struct loop {
+	uint32_t header; /* node */
+	uint32_t parent; /* enclosing loop, or NONE32 */
+	uint32_t entries; /* 1 for reducible loops */
+};
+
+struct loop_forest {
+	struct loop *loops; /* inner loops come before the loops that contain them */
+	uint32_t nloops;
+	uint32_t *innermost; /* per node: innermost loop, or NONE32 (also for unreachable nodes) */
+	bool *is_back_source; /* per node: has an edge to the header of a loop containing it */
+};
+
+/* Havlak's loop-nesting forest of G (iterative DFS, union-find); irreducible loops kept. */
+int loops_find(const struct graph *g, struct loop_forest *f);
+void loops_release(struct loop_forest *f);
+
+#endif

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decode.c: the x86-64 instruction classifier behind decode.h, on Zydis.  The fast path
+ * decodes without operands; PLT slots and jump tables decode the few instructions they need
+ * in full.
+ */
+#include "compat.h"
+#include "decode.h"
+#include "error.h"
+
+#include <elf.h>
+#include <string.h>
+
+int decoder_init(struct decoder *d, unsigned machine)
+{
+	memset(d, 0, sizeof(*d));
+	d->machine = machine;
+	if (machine != EM_X86_64)
+		return fth_error("no instruction decoder for machine %u", machine);
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&d->zydis, ZYDIS_MACHINE_MODE_LONG_64,
+					   ZYDIS_STACK_WIDTH_64)))
+		return fth_error("cannot initialise the Zydis decoder");
+	return 0;
+}
+
+int decode(const struct decoder *d, uint64_t addr, const uint8_t *p, size_t avail,
+	   struct insn *out)
+{
+	ZydisDecodedInstruction zi;
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&d->zydis, NULL, p, avail, &zi)))
+		return -1;
+	out->len = zi.length;
+	out->target = 0;
+	out->kind = INSN_FALLTHROUGH;
+	bool relative = zi.raw.imm[0].is_relative;
+	uint64_t target = addr + zi.length + (uint64_t)zi.raw.imm[0].value.s;
+	switch (zi.meta.category) {
+	case ZYDIS_CATEGORY_COND_BR:
+		out->kind = INSN_JCC;
+		out->target = target;
+		break;
+	case ZYDIS_CATEGORY_UNCOND_BR:
+		out->kind = relative ? INSN_JMP : INSN_IJMP;
+		out->target = relative ? target : 0;
+		break;
+	case ZYDIS_CATEGORY_CALL:
+		out->kind = relative ? INSN_CALL : INSN_ICALL;
+		out->target = relative ? target : 0;
+		break;
+	case ZYDIS_CATEGORY_RET:
+		out->kind = INSN_RET;
+		break;
+	default:
+		switch (zi.mnemonic) {
+		case ZYDIS_MNEMONIC_HLT:
+		case ZYDIS_MNEMONIC_UD0:
+		case ZYDIS_MNEMONIC_UD1:
+		case ZYDIS_MNEMONIC_UD2:
+		case ZYDIS_MNEMONIC_INT3:
+			out->kind = INSN_HALT;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+static bool decode_full(const struct decoder *d, const uint8_t *p, size_t avail,
+			ZydisDecodedInstruction *zi, ZydisDecodedOperand *ops)
+{
+	return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&d->zydis, p, avail, zi, ops));
+}
+
+bool decode_memory_jump(const struct decoder *d, uint64_t addr, const uint8_t *p, size_t avail,
+			uint64_t *slot)
+{
+	ZydisDecodedInstruction zi;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	if (!decode_full(d, p, avail, &zi, ops) || zi.meta.category != ZYDIS_CATEGORY_UNCOND_BR ||
+	    ops[0].type != ZYDIS_OPERAND_TYPE_MEMORY || ops[0].mem.base != ZYDIS_REGISTER_RIP ||
+	    ops[0].mem.index != ZYDIS_REGISTER_NONE)
+		return false;
+	*slot = addr + zi.length + (uint64_t)ops[0].mem.disp.value;
+	return true;
+}
+
+static ZydisRegister full_reg(ZydisRegister r)
+{
+	return r == ZYDIS_REGISTER_NONE ? r
+					: ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+}
+
+static bool writes_reg(const ZydisDecodedInstruction *zi, const ZydisDecodedOperand *ops,
+		       ZydisRegister r)
+{
+	for (unsigned i = 0; i < zi->operand_count; i++)
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) && full_reg(ops[i].reg.value) == r)
+			return true;
+	return false;
+}
+
+struct sliced {
+	ZydisDecodedInstruction zi;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	uint64_t addr;
+	bool ok;
+};
+
+/* The bound from "cmp INDEX, imm; ja/jae" before the table load at K, or 0. */
+static uint32_t find_bound(const struct sliced *s, unsigned k, ZydisRegister index)
+{
+	ZydisRegister alias[4] = { index };
+	unsigned naliases = 1;
+	int branch = 0; /* +1: ja (above N), 0: jae (above or equal N), -1 none seen yet */
+	branch = -1;
+	for (unsigned j = k; j-- > 0;) {
+		const struct sliced *x = &s[j];
+		if (!x->ok)
+			return 0;
+		ZydisMnemonic m = x->zi.mnemonic;
+		if (m == ZYDIS_MNEMONIC_JNBE && branch < 0)
+			branch = 1;
+		else if (m == ZYDIS_MNEMONIC_JNB && branch < 0)
+			branch = 0;
+		if (m == ZYDIS_MNEMONIC_CMP && branch >= 0 &&
+		    x->ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    x->ops[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
+			ZydisRegister r = full_reg(x->ops[0].reg.value);
+			for (unsigned a = 0; a < naliases; a++)
+				if (alias[a] == r) {
+					uint64_t n = x->ops[1].imm.value.u + (uint64_t)branch;
+					return n > 0 && n <= 65536 ? (uint32_t)n : 0;
+				}
+		}
+		if (m == ZYDIS_MNEMONIC_MOV && x->zi.operand_count >= 2 &&
+		    x->ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    x->ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER && naliases < ARRAY_SIZE(alias)) {
+			ZydisRegister dst = full_reg(x->ops[0].reg.value);
+			for (unsigned a = 0; a < naliases; a++)
+				if (alias[a] == dst) {
+					alias[naliases++] = full_reg(x->ops[1].reg.value);
+					break;
+				}
+		}
+	}
+	return 0;
+}
+
+#define MAX_SLICE 24
+
+bool decode_jump_table(const struct decoder *d, const uint64_t *trace, unsigned n,
+		       code_reader code, const void *ctx, struct jump_table *jt)
+{
+	struct sliced s[MAX_SLICE];
+	if (n == 0)
+		return false;
+	if (n > MAX_SLICE) {
+		trace += n - MAX_SLICE;
+		n = MAX_SLICE;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		size_t avail;
+		const uint8_t *p = code(ctx, trace[i], &avail);
+		s[i].addr = trace[i];
+		s[i].ok = p && decode_full(d, p, avail, &s[i].zi, s[i].ops);
+	}
+	const struct sliced *jmp = &s[n - 1];
+	if (!jmp->ok || jmp->zi.meta.category != ZYDIS_CATEGORY_UNCOND_BR)
+		return false;
+	memset(jt, 0, sizeof(*jt));
+	const ZydisDecodedOperand *op = &jmp->ops[0];
+	if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+		/* Non-PIC: jmp [TABLE + index*8]. */
+		if (op->mem.base != ZYDIS_REGISTER_NONE || op->mem.index == ZYDIS_REGISTER_NONE ||
+		    op->mem.scale != 8)
+			return false;
+		jt->table = (uint64_t)op->mem.disp.value;
+		jt->entry_size = 8;
+		jt->count = find_bound(s, n - 1, full_reg(op->mem.index));
+		return true;
+	}
+	if (op->type != ZYDIS_OPERAND_TYPE_REGISTER)
+		return false;
+	/* PIC: lea B,[rip+T]; movsxd R,[B+I*4]; add R,B; jmp R. */
+	ZydisRegister target = full_reg(op->reg.value), base = ZYDIS_REGISTER_NONE;
+	ZydisRegister index = ZYDIS_REGISTER_NONE;
+	enum { WANT_ADD, WANT_LOAD, WANT_LEA } want = WANT_ADD;
+	unsigned load_at = 0;
+	for (unsigned j = n - 1; j-- > 0;) {
+		const struct sliced *x = &s[j];
+		if (!x->ok)
+			return false;
+		ZydisMnemonic m = x->zi.mnemonic;
+		if (want == WANT_ADD && writes_reg(&x->zi, x->ops, target)) {
+			if (m != ZYDIS_MNEMONIC_ADD || x->ops[1].type != ZYDIS_OPERAND_TYPE_REGISTER)
+				return false;
+			base = full_reg(x->ops[1].reg.value);
+			want = WANT_LOAD;
+		} else if (want == WANT_LOAD && writes_reg(&x->zi, x->ops, target)) {
+			if (m != ZYDIS_MNEMONIC_MOVSXD || x->ops[1].type != ZYDIS_OPERAND_TYPE_MEMORY ||
+			    x->ops[1].mem.scale != 4 || full_reg(x->ops[1].mem.base) != base ||
+			    x->ops[1].mem.disp.value != 0)
+				return false;
+			index = full_reg(x->ops[1].mem.index);
+			load_at = j;
+			want = WANT_LEA;
+		} else if (want != WANT_ADD && writes_reg(&x->zi, x->ops, base)) {
+			if (want != WANT_LEA || m != ZYDIS_MNEMONIC_LEA ||
+			    x->ops[1].type != ZYDIS_OPERAND_TYPE_MEMORY ||
+			    x->ops[1].mem.base != ZYDIS_REGISTER_RIP ||
+			    x->ops[1].mem.index != ZYDIS_REGISTER_NONE)
+				return false;
+			jt->table = x->addr + x->zi.length + (uint64_t)x->ops[1].mem.disp.value;
+			jt->base = jt->table;
+			jt->entry_size = 4;
+			jt->count = find_bound(s, load_at, index);
+			return true;
+		}
+	}
+	return false;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* strtab.c: interned strings for struct (names and file paths become small integers). */
+#include "compat.h"
+#include "struct.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void strtab_init(struct strtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	hmap_init(&t->by_hash);
+	hmap_init(&t->by_pointer);
+}
+
+void strtab_release(struct strtab *t)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		free(t->v[i]);
+	free(t->v);
+	hmap_release(&t->by_hash);
+	hmap_release(&t->by_pointer);
+	memset(t, 0, sizeof(*t));
+}
+
+static uint64_t hash_string(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+	return hmap_mix(h);
+}
+
+uint32_t strtab_intern(struct strtab *t, const char *s)
+{
+	uint64_t h = hash_string(s), id;
+	while (hmap_get(&t->by_hash, h, &id)) {
+		if (!strcmp(t->v[id], s))
+			return (uint32_t)id;
+		h = hmap_mix(h + 1);
+	}
+	ALLOC_GROW(t->v, t->n + 1, t->cap);
+	t->v[t->n] = xstrdup(s);
+	hmap_put(&t->by_hash, h, t->n);
+	return t->n++;
+}
+
+uint32_t strtab_intern_stable(struct strtab *t, const char *s)
+{
+	uint64_t id;
+	if (hmap_get(&t->by_pointer, (uint64_t)(uintptr_t)s, &id))
+		return (uint32_t)id;
+	id = strtab_intern(t, s);
+	hmap_put(&t->by_pointer, (uint64_t)(uintptr_t)s, id);
+	return (uint32_t)id;
+}
+
+char **strtab_detach(struct strtab *t, uint32_t *n)
+{
+	char **v = t->v;
+	*n = t->n;
+	t->v = NULL;
+	t->n = t->cap = 0;
+	strtab_release(t);
+	strtab_init(t);
+	return v;
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * struct.h: the pieces of struct shared between its files: the ELF image (elf.c), the DWARF
+ * scopes and line rows (dwarf.c), string interning (strtab.c) and the analysis driver
+ * (analyse.c) that turns them, with the CFG and loops, into a structure file.
+ */
+#ifndef FATHOM_STRUCT_H
+#define FATHOM_STRUCT_H
+
+#include "hmap.h"
+#include "sfile.h"
+
+#include <gelf.h>
+
+#define NONE32 UINT32_MAX
+
+struct span {
+	uint64_t lo, hi;
+};
+
+/* ---- strtab.c: interned strings ---- */
+
+struct strtab {
+	char **v; /* owned */
+	uint32_t n, cap;
+	struct hmap by_hash;    /* content hash -> id (collisions probe on) */
+	struct hmap by_pointer; /* address of a caller's stable string -> id (a cache) */
+};
+
+void strtab_init(struct strtab *t);
+void strtab_release(struct strtab *t);
+uint32_t strtab_intern(struct strtab *t, const char *s);
+/* Like strtab_intern, cached by the address of S, which must not change for T's lifetime. */
+uint32_t strtab_intern_stable(struct strtab *t, const char *s);
+/* Move the strings out (the table is empty afterwards). */
+char **strtab_detach(struct strtab *t, uint32_t *n);
+
+/* ---- elf.c: the binary ---- */
+
+struct text_section {
+	uint64_t addr, size;
+	const uint8_t *bytes; /* inside the mapping of the file */
+};
+
+#define SYM_GLOBAL 1u
+#define SYM_PLT 2u
+#define SYM_DYNSYM 4u
+#define SYM_NAME_ID 8u /* NAME holds a string id of the image's strtab (while reading) */
+
+struct symbol {
+	uint64_t addr, size;
+	const char *name; /* inside the mapping, or owned by the image's strtab for PLT names */
+	uint32_t flags;
+};
+
+struct image {
+	char *path; /* owned */
+	int fd;
+	Elf *elf;
+	uint16_t machine, type;
+	uint64_t file_size;
+	uint8_t build_id[SFILE_MAX_BUILD_ID];
+	uint32_t build_id_len;
+	bool has_symtab;
+	struct text_section *texts; /* owned, sorted by address */
+	uint32_t ntexts;
+	uint64_t text_bytes;
+	struct symbol *syms; /* owned, sorted by address then name */
+	uint32_t nsyms;
+	struct strtab names; /* owns PLT labels */
+};
+
+/* Open and check PATH; -1 with a message naming the file for anything we cannot analyse. */
+int image_open(struct image *img, const char *path);
+void image_close(struct image *img);
+/* The bytes at ADDR and how many follow in its section, or NULL outside executable code. */
+const uint8_t *image_code(const struct image *img, uint64_t addr, size_t *avail);
+/* Read SIZE bytes at ADDR from any allocated section with file contents (tables in .rodata). */
+bool image_read(const struct image *img, uint64_t addr, void *out, size_t size);
+/* A key for the cache: the build-id in hex, or "sha-" and a 128-bit hash of the contents. */
+char *image_key(const struct image *img);
+const char *machine_name(unsigned machine);
+
+/* ---- dwarf.c: functions, inlined call sites and lines from DWARF ---- */
+
+struct dw_scope {
+	uint32_t parent; /* NONE32 for functions */
+	uint32_t func;	 /* the function (root) this scope belongs to */
+	uint8_t kind;	 /* SFILE_FUNCTION or SFILE_INLINE */
+	uint16_t depth;	 /* 0 for functions */
+	uint32_t name, file, line, column; /* strings of the strtab; declaration or call site */
+	uint64_t entry;
+	uint32_t range_start, nranges; /* in dw_info.ranges */
+};
+
+struct dw_info {
+	struct strtab strings;
+	struct dw_scope *scopes;
+	uint32_t nscopes, scopes_cap;
+	struct span *ranges;
+	uint32_t nranges, ranges_cap;
+	struct sfile_line *lines; /* file = string id; sorted and disjoint after dw_read */
+	uint64_t nlines, lines_cap;
+	char *debug_path; /* owned: where DWARF came from */
+	bool found;	  /* any DWARF at all */
+	uint32_t bad_units; /* units skipped because libdw reported an error */
+};
+
+/* Read every unit of IMG's DWARF with NTHREADS threads.  0 also when there is none. */
+int dw_read(const struct image *img, unsigned nthreads, struct dw_info *out);
+void dw_release(struct dw_info *d);
+
+/* ---- analyse.c ---- */
+
+struct analyse_stats {
+	double seconds;
+	uint32_t functions, loops, irreducible, unresolved_jumps;
+};
+
+/* Analyse IMG into SF (strings owned by SF).  -1 with a message on failure. */
+int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
+		  struct analyse_stats *stats);
+
+#endif

@@ -1,0 +1,55 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# t0105-struct-bad-input.sh: files struct cannot analyse (not ELF, empty, truncated, another
+# architecture, corrupt DWARF, missing, a corrupt structure file) each get a clear message
+# naming the file and exit status 1, never a crash; good files named with them still work.
+. "$top_srcdir/tests/lib/test-lib.sh"
+
+good="$top_builddir/tests/struct-workloads/loops-O2"
+# patch FILE OFFSET HEXBYTES: overwrite bytes in place.
+patch() {
+	printf "$(echo "$3" | sed 's/\(..\)/\\x\1/g')" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+echo 'just some text' >text
+: >empty
+head -c 3000 "$good" >truncated
+head -c 40 "$good" >tiny
+cp "$good" aarch64 && patch aarch64 18 b700
+cp "$good" i386 && patch i386 4 01
+test_expect_error 'a text file' 1 'text: not an ELF file' struct --no-cache --dump text
+test_expect_error 'an empty file' 1 'empty: not an ELF file' struct --no-cache --dump empty
+test_expect_error 'a truncated ELF file' 1 'truncated: truncated' struct --no-cache --dump truncated
+test_expect_error 'an ELF header cut short' 1 'tiny: truncated' struct --no-cache --dump tiny
+test_expect_error 'another architecture' 1 'aarch64: unsupported architecture aarch64' \
+	struct --no-cache --dump aarch64
+test_expect_error 'a 32-bit class' 1 'i386: unsupported architecture' struct --no-cache --dump i386
+test_expect_error 'a missing file' 1 'nosuch: cannot open' struct --no-cache --dump nosuch
+mkdir emptydir
+test_expect_error 'a directory of no measurements' 1 'no measurement files' \
+	struct --no-cache emptydir
+
+if command -v readelf >/dev/null 2>&1; then
+	info=$(readelf -SW "$good" | awk '$2 == ".debug_info" { print $5 }')
+	cp "$good" baddwarf && patch baddwarf $((0x$info + 4)) 6300
+	test_expect_error 'corrupt DWARF (unit version 99)' 1 'baddwarf: corrupt DWARF' \
+		struct --no-cache --dump baddwarf
+	cp "$good" baddwarf2 && patch baddwarf2 $((0x$info + 8)) 00ffffff
+	test_expect_error 'corrupt DWARF (abbreviation offset)' 1 'baddwarf2: corrupt DWARF' \
+		struct --no-cache --dump baddwarf2
+fi
+
+test_expect_success 'a bad file among good ones: others written, exit 1' '
+	mkdir out && struct --no-cache -q -o out text "$good" truncated 2>err; test $? -eq 1 &&
+	grep -q "text: not an ELF file" err && grep -q "truncated: truncated" err &&
+	test $(ls out | wc -l) -eq 1
+'
+test_expect_success 'a corrupt structure file is refused with its name' '
+	set -- out/*.fthst && cp "$1" bad.fthst && size=$(wc -c <bad.fthst) &&
+	head -c $((size / 2)) "$1" >bad.fthst &&
+	struct --dump bad.fthst 2>err; test $? -eq 1 && grep -q "bad.fthst" err
+'
+test_expect_error 'usage errors exit 2' 2 'usage' struct
+test_expect_error 'a bad -j' 2 'threads' struct -j 0 "$good"
+test_done

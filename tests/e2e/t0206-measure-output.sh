@@ -1,0 +1,49 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# t0206-measure-output.sh: what measure writes: a trace with -t, per-process logs with a
+# summary, kernel frames when allowed, and a full disk reported while other files stay valid.
+. "$top_srcdir/tests/lib/test-lib.sh"
+
+W="$top_builddir/tests/measure-workloads"
+test_expect_success '-t writes one trace record per recorded sample' '
+	measure -o t -t -e task-clock@f1000 "$W/split" 0.3 >/dev/null &&
+	recorded=$(sed -n "s/^summary: samples taken [0-9]* recorded \([0-9]*\).*/\1/p" t/*.log) &&
+	fathom-dump t/*.fthm >dump && grep -q "^trace: $recorded records" dump
+'
+test_expect_success 'the log names the process and ends with its summary' '
+	grep -q "^process [0-9]*: .*split, 1 event" t/*.log &&
+	tail -n 1 t/*.log | grep -q "^summary: samples taken [1-9][0-9]* recorded"
+'
+test_expect_success 'the trace is not written without -t' '
+	measure -o n -e task-clock@f1000 "$W/split" 0.2 >/dev/null &&
+	! fathom-dump n/*.fthm | grep -q "^trace:"
+'
+if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 1 ] || [ "$(id -u)" -eq 0 ]; then
+	test_expect_success 'kernel frames are recorded when allowed' '
+		measure -o k -e task-clock@f1000 "$W/callpaths" memcpy 0.5 >/dev/null &&
+		fathom-dump k/*.fthm >dump && grep -q "\"\[kernel.kallsyms\]\"" dump
+	'
+	test_expect_success '--no-kernel leaves them out' '
+		measure --no-kernel -o nk -e task-clock@f1000 "$W/callpaths" memcpy 0.3 >/dev/null &&
+		! fathom-dump nk/*.fthm | grep -q "kernel.kallsyms"
+	'
+else
+	skip 'perf_event_paranoid > 1 and not root' 'kernel frames are recorded when allowed'
+fi
+mkdir full
+if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=8k tmpfs full 2>/dev/null; then
+	test_expect_success 'a full disk: reported, and the files written are valid' '
+		measure -o full/m -e task-clock@f1000 "$W/threads" 0.2 >/dev/null 2>err
+		cat err
+		grep -q "No space left on device" err &&
+		grep -q "with errors (see the logs)" err &&
+		for f in full/m/*.fthm; do
+			[ -e "$f" ] || continue
+			test-tool read-mfile "$f" || exit 1
+		done
+	'
+	umount full
+else
+	skip 'needs root to mount a small tmpfs' 'a full disk is reported'
+fi
+test_done

@@ -1,0 +1,31 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# t0208-measure-processes.sh: forked children, exec'd images and system() are measured into
+# their own files; a failed exec changes nothing; every child keeps its exit status; the
+# children's samples reach main.
+. "$top_srcdir/tests/lib/test-lib.sh"
+
+W="$top_builddir/tests/measure-workloads"
+test_expect_success 'a fork/exec driver runs unchanged' '
+	measure -o fe -e task-clock@f1000 "$W/forkexec" 10 >out 2>err &&
+	grep -q "forkexec: 11 of 11 children exited with 7" out && cat err
+'
+test_expect_success 'every process has a log with a summary, and files' '
+	test "$(ls fe/*.log | wc -l)" -ge 12 &&
+	for log in fe/*.log; do tail -n 1 "$log" | grep -q "^summary:" || exit 1; done &&
+	test "$(ls fe/*.fthm | wc -l)" -ge 12
+'
+test_expect_success 'the exec was flushed before, the new image measured after' '
+	grep -l "ended (exec)" fe/*.log | head -n 1 | grep -q . &&
+	grep -q "exec failed; measuring on" fe/*.log
+'
+test_expect_success 'the children samples are in child_work, and reach main' '
+	test-tool profile -r main -r child_work fe/*.fthm >p && cat p | grep -v ^function &&
+	awk "/^total/ {t=\$2} /^reach main/ {m=\$3} /^reach child_work/ {c=\$3}
+	     END { exit !(t > 0 && m >= 0.99 * t && c >= 0.5 * t) }" p
+'
+test_expect_success 'a shell pipeline and sh -c keep working' '
+	measure -o sh -e task-clock sh -c "echo one | tr o O; exit 5" >out; test $? -eq 5 &&
+	grep -qx "One" out
+'
+test_done
