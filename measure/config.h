@@ -11,6 +11,7 @@
 #define MCONFIG_ENV_EVENTS "FATHOM_EVENTS"
 #define MCONFIG_ENV_OUTDIR "FATHOM_OUTDIR"
 #define MCONFIG_ENV_FLAGS "FATHOM_FLAGS"
+#define MCONFIG_ENV_RUN "FATHOM_RUN" /* the launcher's run, first line of every log */
 #define MCONFIG_MAX_EVENTS 32
 #define MCONFIG_NAME_MAX 96
 

@@ -25,6 +25,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef PKGLIBDIR
@@ -121,10 +122,34 @@ static int check_program(const char *path)
 	return rc;
 }
 
-/* Create the output directory: DIR, or DIR-2, DIR-3... when DIR exists.  Sets *CHOSEN. */
+/* The MPI rank from the launcher's environment, or -1 outside MPI. */
+static int mpi_rank(void)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+					    "SLURM_PROCID", "MV2_COMM_WORLD_RANK" };
+	for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
+		const char *v = getenv(vars[i]);
+		if (v && *v >= '0' && *v <= '9')
+			return atoi(v);
+	}
+	return -1;
+}
+
+/*
+ * Create the output directory: DIR, or DIR-2, DIR-3... when DIR exists.  Sets *CHOSEN.
+ * Under MPI every rank runs its own launcher at the same moment, so they share DIR as it is
+ * (file names hold host and pid, and files are created with O_EXCL, so nothing is
+ * overwritten); renaming would scatter the ranks over several directories.
+ */
 static int make_outdir(const char *want, char **chosen, bool *renamed)
 {
 	*renamed = false;
+	if (mpi_rank() >= 0) {
+		if (mkdir(want, 0755) < 0 && errno != EEXIST)
+			return fth_error_errno(errno, "%s: cannot create the output directory", want);
+		*chosen = xstrdup(want);
+		return 0;
+	}
 	for (int i = 1; i < 10000; i++) {
 		struct buf b = BUF_INIT;
 		if (i == 1)
@@ -183,7 +208,10 @@ struct summary {
 	struct buf problems;
 };
 
-/* Add up the summary lines of every process log in DIR. */
+/* This launcher's run, as the first line of each of its processes' logs says it. */
+static char run_id[128], run_id_line[130];
+
+/* Add up the summary lines of every process log in DIR that belongs to this run. */
 static void read_logs(const char *dir, struct summary *s)
 {
 	DIR *d = opendir(dir);
@@ -197,7 +225,14 @@ static void read_logs(const char *dir, struct summary *s)
 		FILE *f = fopen(path, "r");
 		char line[1024];
 		bool summarized = false;
-		while (f && fgets(line, sizeof(line), f)) {
+		/* Only this launcher's processes (several launchers share a directory under MPI). */
+		if (!f || !fgets(line, sizeof(line), f) || strncmp(line, "run ", 4) ||
+		    strcmp(line + 4, run_id_line)) {
+			if (f)
+				fclose(f);
+			continue;
+		}
+		while (fgets(line, sizeof(line), f)) {
 			unsigned long long v[6];
 			if (sscanf(line, "summary: samples taken %llu recorded %llu dropped %llu "
 					 "partial %llu files %llu errors %llu",
@@ -334,6 +369,11 @@ int main(int argc, char **argv)
 	setenv(MCONFIG_ENV_EVENTS, events, 1);
 	setenv(MCONFIG_ENV_OUTDIR, absdir, 1);
 	setenv(MCONFIG_ENV_FLAGS, flags, 1);
+	char host[64] = "";
+	gethostname(host, sizeof(host) - 1);
+	fth_format(run_id, sizeof(run_id), "%s-%d-%lld", host, (int)getpid(), (long long)time(NULL));
+	fth_format(run_id_line, sizeof(run_id_line), "%s\n", run_id);
+	setenv(MCONFIG_ENV_RUN, run_id, 1);
 	if (verbose)
 		fprintf(stderr, "measure: %s=%s\n", MCONFIG_ENV_EVENTS, events);
 

@@ -124,6 +124,13 @@ static void set_identity(void)
 		   rt.host, (int)rt.pid);
 }
 
+/* The first line of a process log: which launcher run it belongs to. */
+static void log_run(void)
+{
+	const char *run = getenv(MCONFIG_ENV_RUN);
+	rt_log("run %s", run && *run ? run : "unknown");
+}
+
 static void log_summary(void)
 {
 	rt_log("summary: samples taken %llu recorded %llu dropped %llu partial %llu files %llu "
@@ -202,6 +209,7 @@ static void after_fork_in_child(void)
 		t->written = true;
 	}
 	(void)parent;
+	log_run();
 	rt_log("process %d forked from %d", (int)rt.pid, (int)getppid());
 	rt_thread_begin(NULL, NULL, 0);
 }
@@ -225,6 +233,7 @@ __attribute__((constructor)) static void measure_init(void)
 	rt.signo = SIGRTMIN + 4;
 	rt.rank = read_rank();
 	set_identity();
+	log_run();
 	read_cmdline();
 	if (loadmap_init() < 0) {
 		rt_log("error: %s; this process is not measured", fth_errmsg());

@@ -75,8 +75,13 @@ uint32_t rt_unwind(struct mthread *t, const ucontext_t *uc, struct rt_frame *out
 	const greg_t *g = uc->uc_mcontext.gregs;
 	struct cfi_regs regs = { (uint64_t)g[REG_RIP], (uint64_t)g[REG_RSP], (uint64_t)g[REG_RBP],
 				 true };
-	struct cfi_stack st = { t->stack_lo, t->stack_hi, 0, 0 };
-	if (!st.hi || regs.rsp < st.lo || regs.rsp >= st.hi) {
+	/*
+	 * Every caller frame lies above the interrupted stack pointer, and below it the stack
+	 * may not even be mapped (the main thread's grows on demand): never read below it, but
+	 * for the 128-byte red zone of a leaf function.
+	 */
+	struct cfi_stack st = { regs.rsp - 128, t->stack_hi, 0, 0 };
+	if (!st.hi || regs.rsp < t->stack_lo || regs.rsp >= st.hi) {
 		/* Not on the thread's known stack (an alternate signal stack, a coroutine):
 		 * bound reads by a window above the stack pointer instead. */
 		st.lo = regs.rsp;
