@@ -141,7 +141,7 @@ static void log_summary(void)
 
 static bool finished;
 
-static void finish_process(const char *reason)
+void rt_finish_process(const char *reason)
 {
 	if (!rt.active || finished)
 		return;
@@ -160,7 +160,7 @@ bool rt_before_exec(void)
 	 * child has no timers, no perf owner and no pending sample signal of its own. */
 	if (!rt.active || getpid() != rt.pid)
 		return false;
-	finish_process("exec");
+	rt_finish_process("exec");
 	/* Discard a sample signal queued before the sources stopped, and leave the default
 	 * disposition for the new image, as the program would without measure. */
 	signal(rt.signo, SIG_IGN);
@@ -185,7 +185,7 @@ void rt_after_failed_exec(void)
 /* exit() and return from main: destructors of the main program run after atexit handlers. */
 static void at_exit(void)
 {
-	finish_process("exit");
+	rt_finish_process("exit");
 }
 
 static void after_fork_in_child(void)
@@ -204,7 +204,7 @@ static void after_fork_in_child(void)
 	for (struct mthread *t = rt_first_thread_of_parent; t; t = t->next) {
 		for (int i = 0; i < MCONFIG_MAX_EVENTS; i++)
 			if (t->fd[i] >= 0)
-				close(t->fd[i]);
+				rt_close(t->fd[i]);
 		t->stopped = 1;
 		t->written = true;
 	}
@@ -250,6 +250,9 @@ __attribute__((constructor)) static void measure_init(void)
 		errno = saved_errno;
 		return;
 	}
+	rt_writer_reserve_fd();
+	if (rt_signals_install() < 0)
+		rt_log("warning: %s; fatal signals will not write the profile", fth_errmsg());
 	rt.active = true;
 	pthread_atfork(NULL, NULL, after_fork_in_child);
 	atexit(at_exit);
@@ -261,7 +264,7 @@ __attribute__((constructor)) static void measure_init(void)
 
 __attribute__((destructor)) static void measure_fini(void)
 {
-	finish_process("exit");
+	rt_finish_process("exit");
 }
 
 /* ---- _exit, dlopen, dlclose ---- */
@@ -273,7 +276,7 @@ __attribute__((visibility("default"), noreturn)) void _exit(int status)
 	static exit_fn real;
 	if (!real)
 		real = (exit_fn)dlsym(RTLD_NEXT, "_exit");
-	finish_process("_exit");
+	rt_finish_process("_exit");
 	real(status);
 }
 

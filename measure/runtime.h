@@ -125,6 +125,15 @@ void rt_end_all(const char *reason);
 bool rt_before_exec(void);
 void rt_after_failed_exec(void);
 
+/* Write everything and stop measuring this process (exit paths, fatal signals). */
+void rt_finish_process(const char *reason);
+
+/* signals.c */
+int rt_signals_install(void);
+int rt_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* In the handler: a measurement-signal number the program sent itself goes to its handler. */
+bool rt_forward_program_signal(int sig, siginfo_t *info, void *uc);
+
 /* sampler.c */
 int rt_sampler_install(void);
 int rt_sources_start(struct mthread *t);
@@ -138,7 +147,16 @@ uint32_t rt_unwind(struct mthread *t, const ucontext_t *uc, struct rt_frame *out
 /* The caller's frames of the current code (for creation contexts), outermost excluded. */
 uint32_t rt_unwind_here(struct rt_frame *out, uint32_t max);
 
+/* fds.c: mark descriptors as measure's, close ours, and learn that one moved. */
+void rt_fd_own(int fd, bool own);
+int rt_close(int fd);
+/* sampler.c / writer.c: our descriptor OLDFD now lives at NEWFD. */
+void rt_fd_moved(int oldfd, int newfd);
+
 /* writer.c */
 int rt_write_thread(struct mthread *t);
+/* Keep one descriptor in reserve for writing files when the program has used up the rest. */
+void rt_writer_reserve_fd(void);
+void rt_writer_fd_moved(int oldfd, int newfd);
 
 #endif

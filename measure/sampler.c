@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -213,8 +214,11 @@ static void record_trace(struct mthread *t, uint32_t node)
 
 static void handler(int sig, siginfo_t *info, void *ucv)
 {
-	(void)sig;
 	int saved_errno = errno;
+	if (rt_forward_program_signal(sig, info, ucv)) {
+		errno = saved_errno;
+		return;
+	}
 	struct mthread *t = rt_self();
 	const struct mconfig *c = &rt.cfg;
 	int src = -1;
@@ -275,7 +279,7 @@ int rt_sampler_install(void)
 	sa.sa_sigaction = handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&sa.sa_mask);
-	if (sigaction(rt.signo, &sa, NULL) < 0)
+	if (rt_real_sigaction(rt.signo, &sa, NULL) < 0)
 		return fth_error_errno(errno, "cannot install the handler for signal %d", rt.signo);
 	return 0;
 }
@@ -303,6 +307,44 @@ static int start_timer(struct mthread *t, int i)
 	return 0;
 }
 
+/*
+ * Keep our descriptors away from the low numbers that programs dup2() over or expect to be
+ * free: move each to the first free number at or above HIGH_FD.
+ */
+#define HIGH_FD 512
+
+static int high_fd(int fd)
+{
+	if (fd >= HIGH_FD)
+		return fd;
+	int moved = fcntl(fd, F_DUPFD_CLOEXEC, HIGH_FD);
+	if (moved < 0)
+		return fd; /* the limit is below HIGH_FD: keep it where it is */
+	close(fd);
+	return moved;
+}
+
+/* Out of descriptors: raise the soft limit towards the hard one, once, and say so. */
+static int raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max) {
+		static int said;
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			rt_log("error: out of file descriptors for perf events (limit %llu is the "
+			       "hard limit; raise it with ulimit -Hn): threads started from now "
+			       "on may not be sampled", (unsigned long long)rl.rlim_cur);
+		return -1;
+	}
+	rlim_t old = rl.rlim_cur;
+	rl.rlim_cur = rl.rlim_max > old * 8 ? old * 8 : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -1;
+	rt_log("raised the open-file limit from %llu to %llu for perf event descriptors",
+	       (unsigned long long)old, (unsigned long long)rl.rlim_cur);
+	return 0;
+}
+
 static int start_perf(struct mthread *t, int i)
 {
 	const struct mconfig *c = &rt.cfg;
@@ -315,9 +357,13 @@ static int start_perf(struct mthread *t, int i)
 		fill_attr(&c->ev[k], &a, k == i, group);
 		long fd = syscall(SYS_perf_event_open, &a, 0, -1, k == i ? -1 : t->fd[leader],
 				  PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && errno == EMFILE && raise_fd_limit() == 0)
+			fd = syscall(SYS_perf_event_open, &a, 0, -1, k == i ? -1 : t->fd[leader],
+				     PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0)
 			return fth_error_errno(errno, "%s: perf_event_open", c->ev[k].name);
-		t->fd[k] = (int)fd;
+		t->fd[k] = high_fd((int)fd);
+		rt_fd_own(t->fd[k], true);
 		if (!group)
 			break;
 	}
@@ -375,7 +421,16 @@ void rt_sources_stop(struct mthread *t)
 			munmap(t->ring[i], bytes);
 		t->ring[i] = NULL;
 		if (t->fd[i] >= 0)
-			close(t->fd[i]);
+			rt_close(t->fd[i]);
 		t->fd[i] = -1;
 	}
+}
+
+void rt_fd_moved(int oldfd, int newfd)
+{
+	for (struct mthread *t = rt.threads; t; t = t->next)
+		for (int i = 0; i < rt.cfg.nevents; i++)
+			if (t->fd[i] == oldfd)
+				t->fd[i] = newfd;
+	rt_writer_fd_moved(oldfd, newfd);
 }

@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <threads.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 static __thread struct mthread *self __attribute__((tls_model("initial-exec")));
 static pthread_key_t end_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static uint32_t start_failures;
 
 /* Per-thread arena: blocks of 1 MiB, at most 1 GiB of measurement data a thread. */
 #define THREAD_ARENA_BLOCK (1u << 20)
@@ -93,8 +95,14 @@ struct mthread *rt_thread_begin(struct mthread *parent, const struct rt_frame *c
 	self = t;
 	pthread_setspecific(end_key, t);
 	if (rt_sources_start(t) < 0) {
-		rt_log("error: thread %u (tid %d): cannot start sampling: %s", t->index, t->tid,
-		       fth_errmsg());
+		/* Said for the first threads only: a thousand identical lines help nobody. */
+		uint32_t failures = __atomic_fetch_add(&start_failures, 1, __ATOMIC_RELAXED);
+		if (failures < 5)
+			rt_log("error: thread %u (tid %d): cannot start sampling: %s", t->index,
+			       t->tid, fth_errmsg());
+		else if (failures == 5)
+			rt_log("error: more threads cannot start sampling (counted in the summary's "
+			       "errors)");
 		rt.errors++;
 	}
 	return t;
@@ -187,4 +195,28 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *thread,
 	for (uint32_t i = skip; i < n && r->ncreation < ARRAY_SIZE(r->creation); i++)
 		r->creation[r->ncreation++] = frames[i];
 	return real(thread, attr, thread_start, r);
+}
+
+/* ---- C11 threads: glibc's thrd_create does not go through pthread_create's PLT entry ---- */
+
+struct c11_start {
+	thrd_start_t fn;
+	void *arg;
+};
+
+static void *c11_trampoline(void *p)
+{
+	struct c11_start s = *(struct c11_start *)p;
+	return (void *)(intptr_t)s.fn(s.arg);
+}
+
+__attribute__((visibility("default"))) int thrd_create(thrd_t *thr, thrd_start_t fn, void *arg)
+{
+	struct c11_start *s = arena_alloc(&rt.shared, sizeof(*s), 16);
+	if (!s)
+		return thrd_nomem;
+	s->fn = fn;
+	s->arg = arg;
+	int rc = pthread_create((pthread_t *)thr, NULL, c11_trampoline, s);
+	return rc == 0 ? thrd_success : rc == ENOMEM || rc == EAGAIN ? thrd_nomem : thrd_error;
 }

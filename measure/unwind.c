@@ -43,9 +43,12 @@ static uint32_t walk(struct cfi_regs regs, const struct cfi_stack *st, struct rt
 			n++;
 			return n;
 		}
-		out[n].module = m->id;
-		out[n].offset = regs.rip - m->bias;
-		n++;
+		/* measure's own frames (thread start trampolines) are not the program's. */
+		if (m->id != rt_self_module() || n == 0) {
+			out[n].module = m->id;
+			out[n].offset = regs.rip - m->bias;
+			n++;
+		}
 		uint64_t old_rsp = regs.rsp;
 		int rc = m->cfi.nrows ? cfi_step(&m->cfi, &regs, st) : CFI_STEP_NO_ROW;
 		if (rc == CFI_STEP_END) {

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -150,6 +151,54 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 	return mfile_writer_finish(w);
 }
 
+/*
+ * One descriptor is kept in reserve (a high-numbered /dev/null) so that a thread can still
+ * write its file when the program has used up every descriptor: the writer that meets EMFILE
+ * takes the reserve, frees its number for the file, and puts it back afterwards.
+ */
+static int reserve_fd = -1;
+static int reserve_busy;
+
+void rt_writer_reserve_fd(void)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, 900);
+	close(fd);
+	reserve_fd = high;
+	rt_fd_own(high, true);
+}
+
+void rt_writer_fd_moved(int oldfd, int newfd)
+{
+	if (reserve_fd == oldfd)
+		reserve_fd = newfd;
+}
+
+static int open_with_reserve(const char *path)
+{
+	while (__atomic_exchange_n(&reserve_busy, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	int fd = -1;
+	if (reserve_fd >= 0) {
+		rt_close(reserve_fd);
+		reserve_fd = -1;
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		int err = errno;
+		int again = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (again >= 0) {
+			reserve_fd = again;
+			rt_fd_own(again, true);
+		}
+		errno = err;
+	} else {
+		errno = EMFILE;
+	}
+	__atomic_store_n(&reserve_busy, 0, __ATOMIC_RELEASE);
+	return fd;
+}
+
 int rt_write_thread(struct mthread *t)
 {
 	char path[4096 + 64];
@@ -162,6 +211,8 @@ int rt_write_thread(struct mthread *t)
 			fth_format(path, sizeof(path), "%s-%u-%d.fthm", rt.file_prefix, t->index,
 				   t->tid);
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0 && errno == EMFILE)
+			fd = open_with_reserve(path);
 		if (fd < 0 && errno != EEXIST)
 			return fth_error_errno(errno, "%s: cannot create", path);
 	}
