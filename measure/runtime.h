@@ -38,7 +38,8 @@ struct rt_trace_chunk {
 	X(REENTRANT, "dropped: sample inside measure") \
 	X(STOPPED, "dropped: thread finishing")                                          \
 	X(MEMORY, "dropped: out of measurement memory")                                  \
-	X(SOURCE, "dropped: unknown signal source")
+	X(SOURCE, "dropped: unknown signal source")                                       \
+	X(QUEUE, "dropped: signal queue full")
 enum rt_drop {
 #define X(e, n) RT_DROP_##e,
 	RT_DROPS(X)
@@ -136,6 +137,9 @@ bool rt_forward_program_signal(int sig, siginfo_t *info, void *uc);
 
 /* sampler.c */
 int rt_sampler_install(void);
+/* A sample signal became a SIGIO (the signal queue was full): sample with UC if the event
+ * is known, else re-arm this thread's events.  False when this thread has no perf events. */
+bool rt_sampler_overflow(void *uc);
 int rt_sources_start(struct mthread *t);
 /* Stop T's sources, read the counters' final enabled/running times and close them. */
 void rt_sources_stop(struct mthread *t);

@@ -212,29 +212,10 @@ static void record_trace(struct mthread *t, uint32_t node)
 	t->ntrace++;
 }
 
-static void handler(int sig, siginfo_t *info, void *ucv)
+/* One sample of source SRC on thread T, interrupted at UCV. */
+static void take_sample(struct mthread *t, int src, void *ucv)
 {
-	int saved_errno = errno;
-	if (rt_forward_program_signal(sig, info, ucv)) {
-		errno = saved_errno;
-		return;
-	}
-	struct mthread *t = rt_self();
 	const struct mconfig *c = &rt.cfg;
-	int src = -1;
-	if (info->si_code == SI_TIMER) {
-		src = info->si_value.sival_int;
-	} else if (t) {
-		for (int i = 0; i < c->nevents; i++)
-			if (t->fd[i] >= 0 && t->fd[i] == info->si_fd)
-				src = i;
-	}
-	if (!t || src < 0 || src >= c->nevents) {
-		if (t)
-			t->drops[RT_DROP_SOURCE]++;
-		errno = saved_errno;
-		return;
-	}
 	t->taken++;
 	if (t->busy || t->stopped) {
 		t->drops[t->busy ? RT_DROP_REENTRANT : RT_DROP_STOPPED]++;
@@ -269,7 +250,58 @@ static void handler(int sig, siginfo_t *info, void *ucv)
 	}
 	if (c->ev[src].source == MSOURCE_PERF && !t->stopped)
 		ioctl(t->fd[src], PERF_EVENT_IOC_REFRESH, 1);
+}
+
+static void handler(int sig, siginfo_t *info, void *ucv)
+{
+	int saved_errno = errno;
+	if (rt_forward_program_signal(sig, info, ucv)) {
+		errno = saved_errno;
+		return;
+	}
+	struct mthread *t = rt_self();
+	const struct mconfig *c = &rt.cfg;
+	int src = -1;
+	if (info->si_code == SI_TIMER) {
+		src = info->si_value.sival_int;
+	} else if (t) {
+		for (int i = 0; i < c->nevents; i++)
+			if (t->fd[i] >= 0 && t->fd[i] == info->si_fd)
+				src = i;
+	}
+	if (!t || src < 0 || src >= c->nevents) {
+		if (t)
+			t->drops[RT_DROP_SOURCE]++;
+		errno = saved_errno;
+		return;
+	}
+	take_sample(t, src, ucv);
 	errno = saved_errno;
+}
+
+bool rt_sampler_overflow(void *ucv)
+{
+	struct mthread *t = rt_self();
+	if (!t || t->stopped)
+		return false;
+	const struct mconfig *c = &rt.cfg;
+	int leaders = 0, src = -1;
+	for (int i = 0; i < c->nevents; i++)
+		if (is_leader(c->ev, i) && t->fd[i] >= 0) {
+			leaders++;
+			src = i;
+		}
+	if (leaders == 1) {
+		take_sample(t, src, ucv); /* the only event that can have fired */
+		return true;
+	}
+	/* Several events: which one fired is unknown; re-arm them all and count a drop. */
+	for (int i = 0; i < c->nevents; i++)
+		if (is_leader(c->ev, i) && t->fd[i] >= 0)
+			ioctl(t->fd[i], PERF_EVENT_IOC_REFRESH, 1);
+	if (leaders)
+		t->drops[RT_DROP_QUEUE]++;
+	return leaders > 0;
 }
 
 int rt_sampler_install(void)

@@ -89,6 +89,35 @@ static void fatal_handler(int sig, siginfo_t *info, void *uc)
 		raise(sig);
 }
 
+/*
+ * When the user's queue of real-time signals is full, the kernel turns a perf event's signal
+ * into a SIGIO with SI_KERNEL, whose default action would kill the program: take the sample
+ * anyway when the thread has one sampling event (else re-arm and count a drop).  Any other
+ * SIGIO is the program's.
+ */
+static void sigio_handler(int sig, siginfo_t *info, void *uc)
+{
+	int saved_errno = errno;
+	if (info->si_code == SI_KERNEL && rt_sampler_overflow(uc)) {
+		errno = saved_errno;
+		return;
+	}
+	const struct sigaction *a = &program_action[sig];
+	if ((a->sa_flags & SA_SIGINFO) && a->sa_sigaction) {
+		a->sa_sigaction(sig, info, uc);
+	} else if (!(a->sa_flags & SA_SIGINFO) && a->sa_handler != SIG_IGN) {
+		if (a->sa_handler != SIG_DFL) {
+			a->sa_handler(sig);
+		} else {
+			/* The program's default: die of SIGIO, after writing the profile. */
+			errno = saved_errno;
+			fatal_handler(sig, info, uc);
+			return;
+		}
+	}
+	errno = saved_errno;
+}
+
 int rt_signals_install(void)
 {
 	resolve();
@@ -112,6 +141,19 @@ int rt_signals_install(void)
 	}
 	ours[rt.signo] = true;
 	memset(&program_action[rt.signo], 0, sizeof(program_action[rt.signo]));
+	struct sigaction old;
+	if (real_sigaction(SIGIO, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+	    !(old.sa_flags & SA_SIGINFO)) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = sigio_handler;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+		sigfillset(&sa.sa_mask);
+		if (real_sigaction(SIGIO, &sa, NULL) == 0) {
+			program_action[SIGIO] = old;
+			ours[SIGIO] = true;
+		}
+	}
 	return 0;
 }
 
