@@ -39,6 +39,7 @@ enum mconfig_flags {
 	MCONFIG_TRACE = 1 << 0,	 /* -t: time-ordered trace per thread */
 	MCONFIG_KERNEL = 1 << 1, /* kernel frames when allowed */
 	MCONFIG_VERBOSE = 1 << 2,
+	MCONFIG_NO_FOLLOW = 1 << 3, /* --no-follow: only the top process */
 };
 
 struct mconfig {

@@ -44,6 +44,7 @@ static void usage(FILE *f)
 		"  -t                        also write a time-ordered trace of samples per thread\n"
 		"  -L                        list the events usable here, and the others with why not\n"
 		"      --no-kernel           never include kernel counts or frames\n"
+		"      --no-follow           measure only the top process, not its children\n"
 		"  -v, --verbose             say more on stderr\n"
 		"  -h, --help                this help;  --version  the version\n\n"
 		"Events: REALTIME and CPUTIME (POSIX timers, @microseconds), perf software events\n"
@@ -265,12 +266,13 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },	   { "version", no_argument, NULL, 'V' },
 		{ "no-kernel", no_argument, NULL, 'K' }, { "verbose", no_argument, NULL, 'v' },
+		{ "no-follow", no_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *specs[MCONFIG_MAX_EVENTS];
 	int nspecs = 0;
 	const char *outdir = NULL, *rate = NULL;
-	bool list = false, trace = false, kernel = true, verbose = false;
+	bool list = false, trace = false, kernel = true, verbose = false, follow = true;
 	int c;
 	while ((c = getopt_long(argc, argv, "+e:c:o:tLvh", opts, NULL)) != -1) {
 		switch (c) {
@@ -284,6 +286,7 @@ int main(int argc, char **argv)
 		case 't': trace = true; break;
 		case 'L': list = true; break;
 		case 'K': kernel = false; break;
+		case 'F': follow = false; break;
 		case 'v': verbose = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("measure (fathom) %s\n", PACKAGE_VERSION); return 0;
@@ -364,7 +367,7 @@ int main(int argc, char **argv)
 	char flags[32];
 	fth_format(flags, sizeof(flags), "%u",
 		   (trace ? MCONFIG_TRACE : 0) | (kernel ? MCONFIG_KERNEL : 0) |
-			   (verbose ? MCONFIG_VERBOSE : 0));
+			   (verbose ? MCONFIG_VERBOSE : 0) | (follow ? 0 : MCONFIG_NO_FOLLOW));
 	setenv("LD_PRELOAD", (char *)preload.data, 1);
 	setenv(MCONFIG_ENV_EVENTS, events, 1);
 	setenv(MCONFIG_ENV_OUTDIR, absdir, 1);

@@ -192,6 +192,16 @@ static void after_fork_in_child(void)
 {
 	if (!rt.active)
 		return;
+	if (rt.cfg.flags & MCONFIG_NO_FOLLOW) {
+		/* --no-follow: the child runs unmeasured; the parent's state is not its own. */
+		for (struct mthread *t = rt.threads; t; t = t->next)
+			for (int i = 0; i < MCONFIG_MAX_EVENTS; i++)
+				if (t->fd[i] >= 0)
+					rt_close(t->fd[i]);
+		rt.active = false;
+		finished = true;
+		return;
+	}
 	/* The child starts afresh: the parent's trees and counters are the parent's. */
 	struct mthread *parent = rt_self();
 	struct mthread *rt_first_thread_of_parent = rt.threads;
@@ -249,6 +259,13 @@ __attribute__((constructor)) static void measure_init(void)
 		rt_log("error: %s; this process is not measured", fth_errmsg());
 		errno = saved_errno;
 		return;
+	}
+	if (rt.cfg.flags & MCONFIG_NO_FOLLOW) {
+		/* Programs this one executes inherit no measurement. */
+		unsetenv(MCONFIG_ENV_EVENTS);
+		unsetenv(MCONFIG_ENV_OUTDIR);
+		unsetenv(MCONFIG_ENV_FLAGS);
+		unsetenv(MCONFIG_ENV_RUN);
 	}
 	rt_writer_reserve_fd();
 	if (rt_signals_install() < 0)
