@@ -10,11 +10,14 @@
  *   closefds    close every descriptor at start, dup2 over low ones, then work
  *   c11         a C11 thread
  *   many N      N threads at once, then 400 short-lived ones
+ *   spawn       vfork+exec, posix_spawn, and a child run with an empty environment
  * Each prints "lifecycle CMD: ok" when it finishes normally.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +154,41 @@ static int cmd_many(int n)
 	return 0;
 }
 
+static int wait_status(pid_t pid)
+{
+	int st;
+	if (waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int cmd_spawn(char **argv0)
+{
+	extern char **environ;
+	(void)argv0;
+	pid_t pid = vfork();
+	if (pid == 0) {
+		char *const args[] = { "sh", "-c", "exit 11", NULL };
+		execv("/bin/sh", args);
+		_exit(99);
+	}
+	if (wait_status(pid) != 11)
+		return printf("vfork+exec child did not exit 11\n"), 1;
+	char *const args2[] = { "sh", "-c", "exit 12", NULL };
+	if (posix_spawn(&pid, "/bin/sh", NULL, NULL, args2, environ) != 0 || wait_status(pid) != 12)
+		return printf("posix_spawn child did not exit 12\n"), 1;
+	char *const empty[] = { NULL };
+	char *const args3[] = { "sh", "-c", "test -z \"$LD_PRELOAD$FATHOM_EVENTS\" && exit 13", NULL };
+	pid = fork();
+	if (pid == 0) {
+		execve("/bin/sh", args3, empty);
+		_exit(99);
+	}
+	if (wait_status(pid) != 13)
+		return printf("child with an empty environment did not exit 13\n"), 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -187,6 +225,8 @@ int main(int argc, char **argv)
 		if (thrd_create(&t, c11_work, NULL) != thrd_success || thrd_join(t, &res) != thrd_success)
 			return 1;
 		rc = res == 5 ? 0 : 1;
+	} else if (!strcmp(cmd, "spawn")) {
+		rc = cmd_spawn(argv);
 	} else if (!strcmp(cmd, "many")) {
 		rc = cmd_many(argc > 2 ? atoi(argv[2]) : 1000);
 	}
