@@ -8,6 +8,7 @@
 #include "config.h"
 #include "error.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int mconfig_encode_events(const struct mconfig *c, char *buf, size_t size)
@@ -103,4 +104,16 @@ int mconfig_decode(struct mconfig *c, const char *events, const char *outdir, co
 			c->flags = (uint32_t)f;
 	}
 	return 0;
+}
+
+int mconfig_mpi_rank(void)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+					    "SLURM_PROCID", "MV2_COMM_WORLD_RANK" };
+	for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
+		const char *v = getenv(vars[i]);
+		if (v && *v >= '0' && *v <= '9')
+			return atoi(v);
+	}
+	return -1;
 }

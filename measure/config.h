@@ -56,5 +56,7 @@ int mconfig_encode_events(const struct mconfig *c, char *buf, size_t size);
  * OUTDIR are required.  Returns 0, or -1 with a message.
  */
 int mconfig_decode(struct mconfig *c, const char *events, const char *outdir, const char *flags);
+/* The MPI rank from the environment (Open MPI, PMI, PMIx, Slurm, MVAPICH), or -1. */
+int mconfig_mpi_rank(void);
 
 #endif

@@ -30,29 +30,34 @@ static void *arena_cb(void *ctx, size_t size, size_t align)
 	return arena_alloc(ctx, size, align);
 }
 
+/* Find an NT_GNU_BUILD_ID note in [P, END) and copy it into M. */
+static bool build_id_from_notes(struct lm_module *m, const uint8_t *p, const uint8_t *end)
+{
+	while (p + sizeof(Elf64_Nhdr) <= end) {
+		const Elf64_Nhdr *nh = (const Elf64_Nhdr *)p;
+		const uint8_t *name = p + sizeof(*nh);
+		const uint8_t *desc = name + ((nh->n_namesz + 3) & ~3u);
+		const uint8_t *next = desc + ((nh->n_descsz + 3) & ~3u);
+		if (next > end || next <= p)
+			return false;
+		if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(name, "GNU", 4) &&
+		    nh->n_descsz <= sizeof(m->build_id)) {
+			memcpy(m->build_id, desc, nh->n_descsz);
+			m->build_id_len = nh->n_descsz;
+			return true;
+		}
+		p = next;
+	}
+	return false;
+}
+
 static void read_build_id(struct lm_module *m, const struct dl_phdr_info *info)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const Elf64_Phdr *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_NOTE)
-			continue;
 		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
-		const uint8_t *end = p + ph->p_memsz;
-		while (p + sizeof(Elf64_Nhdr) <= end) {
-			const Elf64_Nhdr *nh = (const Elf64_Nhdr *)p;
-			const uint8_t *name = p + sizeof(*nh);
-			const uint8_t *desc = name + ((nh->n_namesz + 3) & ~3u);
-			const uint8_t *next = desc + ((nh->n_descsz + 3) & ~3u);
-			if (next > end)
-				break;
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-			    !memcmp(name, "GNU", 4) && nh->n_descsz <= sizeof(m->build_id)) {
-				memcpy(m->build_id, desc, nh->n_descsz);
-				m->build_id_len = nh->n_descsz;
-				return;
-			}
-			p = next;
-		}
+		if (ph->p_type == PT_NOTE && build_id_from_notes(m, p, p + ph->p_memsz))
+			return;
 	}
 }
 
@@ -249,22 +254,8 @@ static void kernel_build_id(struct lm_module *m)
 	ssize_t n = fd >= 0 ? read(fd, notes, sizeof(notes)) : -1;
 	if (fd >= 0)
 		close(fd);
-	const uint8_t *p = notes, *end = notes + (n > 0 ? n : 0);
-	while (p + sizeof(Elf64_Nhdr) <= end) {
-		const Elf64_Nhdr *nh = (const Elf64_Nhdr *)p;
-		const uint8_t *name = p + sizeof(*nh);
-		const uint8_t *desc = name + ((nh->n_namesz + 3) & ~3u);
-		const uint8_t *next = desc + ((nh->n_descsz + 3) & ~3u);
-		if (next > end)
-			return;
-		if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(name, "GNU", 4) &&
-		    nh->n_descsz <= sizeof(m->build_id)) {
-			memcpy(m->build_id, desc, nh->n_descsz);
-			m->build_id_len = nh->n_descsz;
-			return;
-		}
-		p = next;
-	}
+	if (n > 0)
+		build_id_from_notes(m, notes, notes + n);
 }
 
 static uint32_t kernel_id = MFILE_NO_MODULE;

@@ -123,19 +123,6 @@ static int check_program(const char *path)
 	return rc;
 }
 
-/* The MPI rank from the launcher's environment, or -1 outside MPI. */
-static int mpi_rank(void)
-{
-	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-					    "SLURM_PROCID", "MV2_COMM_WORLD_RANK" };
-	for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
-		const char *v = getenv(vars[i]);
-		if (v && *v >= '0' && *v <= '9')
-			return atoi(v);
-	}
-	return -1;
-}
-
 /*
  * Create the output directory: DIR, or DIR-2, DIR-3... when DIR exists.  Sets *CHOSEN.
  * Under MPI every rank runs its own launcher at the same moment, so they share DIR as it is
@@ -145,7 +132,7 @@ static int mpi_rank(void)
 static int make_outdir(const char *want, char **chosen, bool *renamed)
 {
 	*renamed = false;
-	if (mpi_rank() >= 0) {
+	if (mconfig_mpi_rank() >= 0) {
 		if (mkdir(want, 0755) < 0 && errno != EEXIST)
 			return fth_error_errno(errno, "%s: cannot create the output directory", want);
 		*chosen = xstrdup(want);

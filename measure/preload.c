@@ -96,18 +96,6 @@ static void read_cmdline(void)
 	rt.argc = argc;
 }
 
-static int read_rank(void)
-{
-	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-					    "SLURM_PROCID", "MV2_COMM_WORLD_RANK" };
-	for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
-		const char *v = getenv(vars[i]);
-		if (v && *v >= '0' && *v <= '9')
-			return atoi(v);
-	}
-	return -1;
-}
-
 static void set_identity(void)
 {
 	rt.pid = getpid();
@@ -241,7 +229,7 @@ __attribute__((constructor)) static void measure_init(void)
 	}
 	arena_init(&rt.shared, 1u << 20, 0);
 	rt.signo = SIGRTMIN + 4;
-	rt.rank = read_rank();
+	rt.rank = mconfig_mpi_rank();
 	set_identity();
 	log_run();
 	read_cmdline();
