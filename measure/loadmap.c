@@ -8,7 +8,9 @@
 #include "runtime.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <sys/auxv.h>
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
@@ -73,6 +75,40 @@ static const char *module_path(const struct dl_phdr_info *info, char *buf, size_
 	return buf;
 }
 
+/*
+ * The vDSO exists only in memory, so struct could not analyse it: save its image once per
+ * measurement directory, as vdso-BUILDID.so, and name the module by that file.
+ */
+static const char *save_vdso(const struct dl_phdr_info *info, const char *name, char *buf,
+			     size_t size)
+{
+	struct lm_module probe;
+	memset(&probe, 0, sizeof(probe));
+	read_build_id(&probe, info);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || !probe.build_id_len)
+		return name;
+	size_t bytes = (size_t)eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (bytes < sizeof(*eh) || bytes > (1u << 20))
+		return name;
+	char hex[2 * sizeof(probe.build_id) + 1];
+	for (uint32_t i = 0; i < probe.build_id_len; i++)
+		fth_format(hex + 2 * i, 3, "%02x", probe.build_id[i]);
+	fth_format(buf, size, "%s/vdso-%s.so", rt.cfg.outdir, hex);
+	int fd = open(buf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		ssize_t w = write(fd, eh, bytes);
+		close(fd);
+		if (w != (ssize_t)bytes) {
+			unlink(buf);
+			return name;
+		}
+	} else if (errno != EEXIST) {
+		return name;
+	}
+	return buf;
+}
+
 static struct lm_module *find_existing(uint64_t bias, const char *path)
 {
 	uint32_t n = nmodules;
@@ -119,6 +155,9 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 	(void)data;
 	char buf[4096];
 	const char *path = module_path(info, buf, sizeof(buf));
+	char vdso[4096];
+	if (!strncmp(path, "linux-vdso", 10) || !strncmp(path, "linux-gate", 10))
+		path = save_vdso(info, path, vdso, sizeof(vdso));
 	struct lm_module *m = find_existing(info->dlpi_addr, path);
 	if (m) {
 		m->seen = true;
