@@ -127,7 +127,7 @@ static void bench_build(void)
 	}
 	printf("%-26s %6s %7zu %9zu %8s %7s %10.3f\n", "total", "", total_rows, total_bytes, "", "",
 	       total);
-	printf("(* rows of 12 bytes plus the bucket index)\n");
+	printf("(* rows of 16 bytes plus the bucket index)\n");
 }
 
 /* ---- the unwind ------------------------------------------------------------------------------ */

@@ -73,6 +73,7 @@
 #define OP_lit0 0x30
 #define OP_breg0 0x70
 
+#define REG_RBX_DW 3
 #define REG_RBP_DW 6
 #define REG_RSP_DW 7
 #define REG_RA_DW 16
@@ -80,6 +81,7 @@
 /* Offsets in the kernel's x86-64 ucontext: uc_flags, uc_link, uc_stack (24), then sigcontext. */
 #define UC_GREGS 40
 #define UC_RBP (UC_GREGS + 8 * 10)
+#define UC_RBX (UC_GREGS + 8 * 11)
 #define UC_RSP (UC_GREGS + 8 * 15)
 #define UC_RIP (UC_GREGS + 8 * 16)
 
@@ -365,7 +367,7 @@ struct state {
 	unsigned cfa_reg;
 	int64_t cfa_off;
 	const uint8_t *cfa_expr, *cfa_expr_end;
-	struct rule rbp, ra;
+	struct rule rbp, rbx, ra;
 	bool bad; /* the CIE's initial instructions could not be interpreted */
 };
 
@@ -489,6 +491,8 @@ static void state_row(const struct cie *cie, const struct state *st, struct cfi_
 			r->kind = CFI_RSP;
 		else if (st->cfa_reg == REG_RBP_DW)
 			r->kind = CFI_RBP;
+		else if (st->cfa_reg == REG_RBX_DW)
+			r->kind = CFI_RBX;
 		else
 			goto unknown;
 		if (st->cfa_off < INT32_MIN || st->cfa_off > INT32_MAX)
@@ -538,6 +542,12 @@ static void state_row(const struct cie *cie, const struct state *st, struct cfi_
 	default:
 		goto unknown;
 	}
+	/* RBX matters only to rows whose CFA is based on it: a rule for it that does not fit
+	 * is left out rather than making the whole row unknown. */
+	if (st->rbx.kind == R_OFFSET && fits_slot(st->rbx.off, &r->rbx))
+		r->flags |= CFI_F_RBX_SAVED;
+	else
+		r->rbx = 0;
 	return;
 unknown:
 	{
@@ -554,6 +564,8 @@ static struct rule *rule_of(struct state *st, const struct cie *cie, uint64_t re
 		return &st->ra;
 	if (reg == REG_RBP_DW)
 		return &st->rbp;
+	if (reg == REG_RBX_DW)
+		return &st->rbx;
 	return NULL; /* a register we do not track */
 }
 
@@ -1343,10 +1355,11 @@ static bool is_sigreturn(const struct cfi_table *t, uint64_t rip)
 /* The trampoline's frame: RSP points at the kernel's ucontext. */
 static int step_signal(struct cfi_regs *regs, const struct cfi_stack *stack)
 {
-	uint64_t uc = regs->rsp, rip, rsp, rbp;
+	uint64_t uc = regs->rsp, rip, rsp, rbp, rbx;
 	if (!load(stack, uc + UC_RIP, &rip) || !load(stack, uc + UC_RSP, &rsp) ||
-	    !load(stack, uc + UC_RBP, &rbp))
+	    !load(stack, uc + UC_RBP, &rbp) || !load(stack, uc + UC_RBX, &rbx))
 		return CFI_STEP_BAD;
+	regs->rbx = rbx;
 	if (rip < 4096)
 		return CFI_STEP_BAD;
 	regs->rip = rip;
@@ -1360,7 +1373,7 @@ static int step_signal(struct cfi_regs *regs, const struct cfi_stack *stack)
 static inline int apply_row(const struct cfi_table *t, const struct cfi_row *r,
 			    struct cfi_regs *regs, const struct cfi_stack *stack)
 {
-	uint64_t cfa, ra, rbp = regs->rbp;
+	uint64_t cfa, ra, rbp = regs->rbp, rbx = regs->rbx;
 
 	if (unlikely(!r)) {
 		if (t && is_sigreturn(t, regs->rip))
@@ -1373,6 +1386,9 @@ static inline int apply_row(const struct cfi_table *t, const struct cfi_row *r,
 		break;
 	case CFI_RBP:
 		cfa = regs->rbp + (int64_t)r->cfa_off;
+		break;
+	case CFI_RBX:
+		cfa = regs->rbx + (int64_t)r->cfa_off;
 		break;
 	case CFI_RBP_DEREF:
 		if (!load(stack, regs->rbp + (int64_t)r->cfa_off, &cfa))
@@ -1400,12 +1416,15 @@ static inline int apply_row(const struct cfi_table *t, const struct cfi_row *r,
 		if (!load(stack, cfa + 8 * (int64_t)r->rbp, &rbp))
 			return CFI_STEP_BAD;
 	}
+	if ((r->flags & CFI_F_RBX_SAVED) && !load(stack, cfa + 8 * (int64_t)r->rbx, &rbx))
+		return CFI_STEP_BAD;
 	if (unlikely(cfa <= regs->rsp) || !load(stack, cfa + 8 * (int64_t)r->ra, &ra) ||
 	    unlikely(ra < 4096))
 		return CFI_STEP_BAD;
 	regs->rip = ra;
 	regs->rsp = cfa;
 	regs->rbp = rbp;
+	regs->rbx = rbx;
 	regs->exact = false;
 	return CFI_STEP_OK;
 }

@@ -42,6 +42,7 @@ enum cfi_kind {
 	CFI_PLT = 4,	   /* CFA = RSP + cfa_off + ((RIP & 15) >= plt_k ? 8 : 0): .plt stubs */
 	CFI_SIGNAL = 5,	   /* a signal trampoline (an FDE of an "S" CIE): registers in a ucontext */
 	CFI_UNKNOWN = 6,   /* a rule this model cannot express: the caller must fall back */
+	CFI_RBX = 7,	   /* CFA = RBX + cfa_off (ld.so's lazy-binding resolver realigns so) */
 };
 
 /* Row flags. */
@@ -49,8 +50,9 @@ enum cfi_kind {
 #define CFI_F_RBP_REGREL 0x02 /* the caller's RBP is at RBP + 8*rbp (DW_CFA_expression breg6) */
 #define CFI_F_RBP_UNDEF 0x04  /* the caller's RBP is undefined (the step sets it to 0) */
 #define CFI_F_RA_UNDEF 0x08   /* the return address is undefined: the outermost frame */
+#define CFI_F_RBX_SAVED 0x10  /* the caller's RBX is at CFA + 8*rbx */
 
-/* One row: 12 bytes.  Unused fields are 0 so that identical rows compare equal with memcmp. */
+/* One row: 16 bytes.  Unused fields are 0 so that identical rows compare equal with memcmp. */
 struct cfi_row {
 	uint32_t start;	 /* first pc covered, as an offset from the module's load bias */
 	int32_t cfa_off; /* see enum cfi_kind */
@@ -58,6 +60,8 @@ struct cfi_row {
 	uint8_t flags;	 /* CFI_F_* */
 	int8_t rbp;	 /* CFI_F_RBP_SAVED or _REGREL: the slot in 8-byte units; CFI_PLT: plt_k */
 	int8_t ra;	 /* return address at CFA + 8*ra (normally -1) */
+	int8_t rbx;	 /* with CFI_F_RBX_SAVED: the slot in 8-byte units */
+	uint8_t pad[3];
 };
 
 /* A module's table: rows sorted by start, ending with a CFI_NONE row. */
@@ -131,6 +135,7 @@ const struct cfi_row *cfi_lookup(const struct cfi_table *t, uint64_t pc_offset);
 /* The registers of one frame. */
 struct cfi_regs {
 	uint64_t rip, rsp, rbp;
+	uint64_t rbx; /* tracked only for CFAs based on it (CFI_RBX) */
 	/*
 	 * true when RIP is the exact pc of an interrupted instruction (the first frame, or a frame
 	 * that a signal interrupted); false when it is a return address, so that the lookup uses

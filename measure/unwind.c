@@ -77,7 +77,7 @@ uint32_t rt_unwind(struct mthread *t, const ucontext_t *uc, struct rt_frame *out
 {
 	const greg_t *g = uc->uc_mcontext.gregs;
 	struct cfi_regs regs = { (uint64_t)g[REG_RIP], (uint64_t)g[REG_RSP], (uint64_t)g[REG_RBP],
-				 true };
+				 (uint64_t)g[REG_RBX], true };
 	/*
 	 * Every caller frame lies above the interrupted stack pointer, and below it the stack
 	 * may not even be mapped (the main thread's grows on demand): never read below it, but
@@ -101,7 +101,7 @@ uint32_t rt_unwind_here(struct rt_frame *out, uint32_t max)
 	struct mthread *t = rt_self();
 	const greg_t *g = uc.uc_mcontext.gregs;
 	struct cfi_regs regs = { (uint64_t)g[REG_RIP], (uint64_t)g[REG_RSP], (uint64_t)g[REG_RBP],
-				 true };
+				 (uint64_t)g[REG_RBX], true };
 	struct cfi_stack st = { regs.rsp, regs.rsp + (8u << 20), 0, 0 };
 	if (t && t->stack_hi && regs.rsp >= t->stack_lo && regs.rsp < t->stack_hi) {
 		st.lo = t->stack_lo;

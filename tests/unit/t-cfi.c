@@ -282,6 +282,8 @@ static bool row_matches(const struct cfi_row *r, const struct rrow *e, bool sign
 		want_kind = CFI_RSP;
 	else if (sscanf(e->cfa, "rbp+%ld", &n) == 1)
 		want_kind = CFI_RBP;
+	else if (sscanf(e->cfa, "rbx+%ld", &n) == 1)
+		want_kind = CFI_RBX;
 	else if (!strcmp(e->cfa, "exp"))
 		want_kind = -1; /* an expression: PLT, RBP_DEREF or unknown */
 	else
