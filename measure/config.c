@@ -2,7 +2,11 @@
 /*
  * config.c: encode and decode measure's environment contract (config.h).  An event is
  *   NAME,SOURCE,UNIT,PRECISE,FREQ,SAMPLING,EXCLUDE_KERNEL,GROUP,TYPE,CONFIG,CONFIG1,CONFIG2,RATE
- * with numbers in decimal, and events are separated by ';'.  Names never hold ',' or ';'.
+ * optionally followed by ,TMA_ROLE (inputs of the TMA tree only), with numbers in decimal, and
+ * events are separated by ';'.  Names never hold ',' or ';'.  When there are TMA nodes, '|'
+ * follows the events and then the nodes, separated by ';', each
+ *   NAME,PARENT,THRESHOLD_PPM,FORMULA,DESCRIPTION
+ * where NAME, FORMULA and DESCRIPTION escape '%' ',' ';' '|' as %25 %2C %3B %7C.
  */
 #include "compat.h"
 #include "config.h"
@@ -10,6 +14,46 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+/* Append S to BUF at *POS with the escapes of the node fields; returns 0 or -1 when full. */
+static int put_escaped(char *buf, size_t size, size_t *pos, const char *s)
+{
+	for (; *s; s++) {
+		bool esc = *s == '%' || *s == ',' || *s == ';' || *s == '|';
+		size_t n = esc ? 3 : 1;
+		if (*pos + n >= size)
+			return -1;
+		if (esc) {
+			static const char hex[] = "0123456789ABCDEF";
+			buf[(*pos)++] = '%';
+			buf[(*pos)++] = hex[(unsigned char)*s >> 4];
+			buf[(*pos)++] = hex[*s & 0xf];
+		} else {
+			buf[(*pos)++] = *s;
+		}
+	}
+	buf[*pos] = '\0';
+	return 0;
+}
+
+int mconfig_add_tma(struct mconfig *c, const char *name, int32_t parent, int32_t threshold_ppm,
+		    const char *formula, const char *description)
+{
+	size_t nf = strlen(formula) + 1, nd = strlen(description) + 1;
+	if (c->ntma == MCONFIG_MAX_TMA || c->tma_text_len + nf + nd > sizeof(c->tma_text))
+		return fth_error("too many TMA nodes for the environment");
+	struct mtma_node *t = &c->tma[c->ntma++];
+	fth_format(t->name, sizeof(t->name), "%s", name);
+	t->parent = parent;
+	t->threshold_ppm = threshold_ppm;
+	t->formula = c->tma_text_len;
+	memcpy(c->tma_text + c->tma_text_len, formula, nf);
+	c->tma_text_len += (uint32_t)nf;
+	t->description = c->tma_text_len;
+	memcpy(c->tma_text + c->tma_text_len, description, nd);
+	c->tma_text_len += (uint32_t)nd;
+	return 0;
+}
 
 int mconfig_encode_events(const struct mconfig *c, char *buf, size_t size)
 {
@@ -26,12 +70,44 @@ int mconfig_encode_events(const struct mconfig *c, char *buf, size_t size)
 		if (pos + n >= size)
 			return fth_error("event list too long for the environment");
 		pos += n;
+		if (e->tma_role) {
+			n = fth_format(buf + pos, size - pos, ",%u", e->tma_role);
+			if (pos + n >= size)
+				return fth_error("event list too long for the environment");
+			pos += n;
+		}
+	}
+	for (int j = 0; j < c->ntma; j++) {
+		const struct mtma_node *t = &c->tma[j];
+		char num[48];
+		if (pos + 1 >= size)
+			goto full;
+		buf[pos++] = j ? ';' : '|';
+		buf[pos] = '\0';
+		if (put_escaped(buf, size, &pos, t->name) < 0)
+			goto full;
+		fth_format(num, sizeof(num), ",%d,%d,", t->parent, t->threshold_ppm);
+		if (pos + strlen(num) >= size)
+			goto full;
+		memcpy(buf + pos, num, strlen(num) + 1);
+		pos += strlen(num);
+		if (put_escaped(buf, size, &pos, c->tma_text + t->formula) < 0 || pos + 1 >= size)
+			goto full;
+		buf[pos++] = ',';
+		buf[pos] = '\0';
+		if (put_escaped(buf, size, &pos, c->tma_text + t->description) < 0)
+			goto full;
 	}
 	return 0;
+full:
+	return fth_error("event list too long for the environment");
 }
 
-/* Parse an unsigned decimal field ending at ',' ';' or NUL; advances *P past the separator. */
-static int field_u64(const char **p, uint64_t *v, bool last)
+/*
+ * Parse a decimal field ending at ',' (or, when LAST, at ';' '|' or NUL); advances *P past a
+ * ',' or ';' and sets *END to the character that ended it.
+ */
+static int field_u64(const char **p, uint64_t *v, bool last, char *end)
 {
 	const char *s = *p;
 	uint64_t x = 0;
@@ -48,10 +124,76 @@ static int field_u64(const char **p, uint64_t *v, bool last)
 			return -1;
 		x = x * 10 + d;
 	}
-	if (last ? (*s != ';' && *s != '\0') : *s != ',')
+	if (*s != ',' && (!last || (*s != ';' && *s != '|' && *s != '\0')))
 		return -1;
-	*p = *s ? s + 1 : s;
+	*end = *s;
+	*p = *s == ',' || *s == ';' ? s + 1 : s;
 	*v = neg ? (uint64_t)-(int64_t)x : x;
+	return 0;
+}
+
+static int hexval(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	return -1;
+}
+
+/* Unescape the text at *P up to ',' ';' or NUL into OUT (SIZE bytes); advances *P to it. */
+static int field_text(const char **p, char *out, size_t size)
+{
+	const char *s = *p;
+	size_t n = 0;
+	while (*s && *s != ',' && *s != ';') {
+		char ch = *s++;
+		if (ch == '%') {
+			int hi = hexval(s[0]), lo = hi < 0 ? -1 : hexval(s[1]);
+			if (lo < 0)
+				return -1;
+			ch = (char)(hi << 4 | lo);
+			s += 2;
+		}
+		if (n + 1 >= size)
+			return -1;
+		out[n++] = ch;
+	}
+	out[n] = '\0';
+	*p = s;
+	return 0;
+}
+
+/* The TMA nodes after the '|' of the events. */
+static int decode_tma(struct mconfig *c, const char *p)
+{
+	while (*p) {
+		if (c->ntma == MCONFIG_MAX_TMA)
+			return fth_error("more than %d TMA nodes", MCONFIG_MAX_TMA);
+		struct mtma_node *t = &c->tma[c->ntma];
+		uint64_t parent, thr;
+		char end;
+		if (field_text(&p, t->name, sizeof(t->name)) < 0 || *p++ != ',' ||
+		    field_u64(&p, &parent, false, &end) < 0 || field_u64(&p, &thr, false, &end) < 0)
+			return fth_error("malformed TMA node in %s", MCONFIG_ENV_EVENTS);
+		t->parent = (int32_t)(int64_t)parent;
+		t->threshold_ppm = (int32_t)(int64_t)thr;
+		size_t room = sizeof(c->tma_text) - c->tma_text_len;
+		t->formula = c->tma_text_len;
+		if (field_text(&p, c->tma_text + c->tma_text_len, room) < 0 || *p++ != ',')
+			return fth_error("malformed TMA node %s in %s", t->name, MCONFIG_ENV_EVENTS);
+		c->tma_text_len += (uint32_t)strlen(c->tma_text + t->formula) + 1;
+		room = sizeof(c->tma_text) - c->tma_text_len;
+		t->description = c->tma_text_len;
+		if (field_text(&p, c->tma_text + c->tma_text_len, room) < 0 || (*p && *p != ';'))
+			return fth_error("malformed TMA node %s in %s", t->name, MCONFIG_ENV_EVENTS);
+		c->tma_text_len += (uint32_t)strlen(c->tma_text + t->description) + 1;
+		if (*p)
+			p++;
+		c->ntma++;
+	}
 	return 0;
 }
 
@@ -77,10 +219,13 @@ int mconfig_decode(struct mconfig *c, const char *events, const char *outdir, co
 		memcpy(e->name, p, (size_t)(comma - p));
 		e->name[comma - p] = '\0';
 		p = comma + 1;
-		uint64_t v[12];
+		uint64_t v[13] = { 0 };
+		char end = 0;
 		for (int i = 0; i < 12; i++)
-			if (field_u64(&p, &v[i], i == 11) < 0)
+			if (field_u64(&p, &v[i], i == 11, &end) < 0)
 				return fth_error("malformed %s in event %s", MCONFIG_ENV_EVENTS, e->name);
+		if (end == ',' && (field_u64(&p, &v[12], true, &end) < 0 || end == ',' || v[12] > 4))
+			return fth_error("malformed %s in event %s", MCONFIG_ENV_EVENTS, e->name);
 		if (v[0] > MSOURCE_PERF || v[2] > 3 || v[3] > 1 || v[4] > 1 || v[5] > 1)
 			return fth_error("malformed %s in event %s", MCONFIG_ENV_EVENTS, e->name);
 		e->source = (uint8_t)v[0];
@@ -95,12 +240,23 @@ int mconfig_decode(struct mconfig *c, const char *events, const char *outdir, co
 		e->config1 = v[9];
 		e->config2 = v[10];
 		e->rate = v[11];
+		e->tma_role = (uint8_t)v[12];
 		c->nevents++;
+		if (end == '|') {
+			if (decode_tma(c, p + 1) < 0)
+				return -1;
+			break;
+		}
 	}
+	for (int j = 0; j < c->ntma; j++)
+		if (c->tma[j].parent < -1 || c->tma[j].parent >= c->nevents + c->ntma)
+			return fth_error("malformed %s: TMA node %s has parent %d", MCONFIG_ENV_EVENTS,
+					 c->tma[j].name, c->tma[j].parent);
 	if (flags) {
 		uint64_t f;
 		const char *q = flags;
-		if (*q && field_u64(&q, &f, true) == 0)
+		char end;
+		if (*q && field_u64(&q, &f, true, &end) == 0)
 			c->flags = (uint32_t)f;
 	}
 	return 0;

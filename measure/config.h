@@ -12,8 +12,10 @@
 #define MCONFIG_ENV_OUTDIR "FATHOM_OUTDIR"
 #define MCONFIG_ENV_FLAGS "FATHOM_FLAGS"
 #define MCONFIG_ENV_RUN "FATHOM_RUN" /* the launcher's run, first line of every log */
-#define MCONFIG_MAX_EVENTS 32
+#define MCONFIG_MAX_EVENTS 160 /* topdown:all alone plans up to 110 counters */
 #define MCONFIG_NAME_MAX 96
+#define MCONFIG_MAX_TMA 48	   /* TMA tree nodes (metrics computed from the counters) */
+#define MCONFIG_TMA_TEXT 24576	   /* their formulas and descriptions */
 
 enum mevent_source {
 	MSOURCE_CPUTIME,  /* per-thread POSIX timer on CLOCK_THREAD_CPUTIME_ID */
@@ -33,6 +35,15 @@ struct mevent {
 	uint32_t type;		     /* perf_event_attr.type */
 	uint64_t config, config1, config2;
 	uint64_t rate; /* period (events, or microseconds for timers) or frequency */
+	uint8_t tma_role; /* input of the TMA tree: enum tma_role of tma.h; 0 for other events */
+};
+
+/* A node of the TMA tree: a metric of the measurement file computed from the counters. */
+struct mtma_node {
+	char name[32];
+	int32_t parent;		       /* its metric index in the measurement file, or -1 */
+	int32_t threshold_ppm;	       /* threshold in millionths, or -1 for none */
+	uint32_t formula, description; /* offsets into mconfig.tma_text */
 };
 
 enum mconfig_flags {
@@ -47,15 +58,34 @@ struct mconfig {
 	struct mevent ev[MCONFIG_MAX_EVENTS];
 	uint32_t flags;
 	char outdir[4096];
+	/* The TMA nodes follow the events in the metric table: node J is metric nevents + J. */
+	int ntma;
+	struct mtma_node tma[MCONFIG_MAX_TMA];
+	uint32_t tma_text_len;
+	char tma_text[MCONFIG_TMA_TEXT];
+	/* Launcher only, never encoded: the topdown events asked for, planned by events_check(). */
+	struct {
+		unsigned subtrees; /* enum tma_subtree bits */
+		uint64_t rate[4];
+		bool freq[4];
+		bool exclude_kernel;
+		bool planned;
+	} tma_req;
 };
 
-/* Encode the events into BUF (NUL-terminated); returns 0, or -1 when BUF is too small. */
+/*
+ * Encode the events (and the TMA nodes) into BUF (NUL-terminated); returns 0, or -1 when BUF
+ * is too small.
+ */
 int mconfig_encode_events(const struct mconfig *c, char *buf, size_t size);
 /*
  * Decode the three environment values into C (no malloc, async-signal-safe): EVENTS and
  * OUTDIR are required.  Returns 0, or -1 with a message.
  */
 int mconfig_decode(struct mconfig *c, const char *events, const char *outdir, const char *flags);
+/* Append a TMA node; returns 0, or -1 when the table or its text is full. */
+int mconfig_add_tma(struct mconfig *c, const char *name, int32_t parent, int32_t threshold_ppm,
+		    const char *formula, const char *description);
 /* The MPI rank from the environment (Open MPI, PMI, PMIx, Slurm, MVAPICH), or -1. */
 int mconfig_mpi_rank(void);
 

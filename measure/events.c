@@ -2,16 +2,20 @@
 /*
  * events.c: parse, resolve, check, default and list events for the launcher (events.h).
  * Resolution order: the timers, perf's generic software and hardware names, raw rHEX, then
- * libpfm4.  Every refusal says why, specifically.
+ * libpfm4.  The topdown events are collected by events_add() and planned into perf groups
+ * and TMA nodes (tma.h) by events_check(), once every -e is known.  Every refusal says why,
+ * specifically.
  */
 #include "compat.h"
 #include "events.h"
 #include "buf.h"
 #include "error.h"
 #include "mfile.h"
+#include "tma.h"
 #include "xalloc.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <signal.h>
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -64,9 +68,17 @@ static const struct builtin builtins[] = {
 };
 
 /* Sources other issues bring; named so that users get a precise answer, not "unknown". */
-static const char *const later_sources[] = { "topdown", "topdown:retiring", "topdown:frontend",
-					     "topdown:backend", "topdown:all", "IO", "MEMLEAK",
-					     "BLOCKTIME" };
+static const char *const later_sources[] = { "IO", "MEMLEAK", "BLOCKTIME" };
+
+static const struct {
+	const char *name, *description;
+} topdown_events[] = {
+	{ "topdown", "TMA levels 1 and 2, cycles trigger (proxy sampling)" },
+	{ "topdown:retiring", "TMA levels 1-2, and 3-4 of Retiring" },
+	{ "topdown:frontend", "TMA levels 1-2, and 3-4 of Frontend Bound" },
+	{ "topdown:backend", "TMA levels 1-2, and 3-4 of Backend Bound" },
+	{ "topdown:all", "TMA levels 1-4 (several groups, multiplexed)" },
+};
 
 static bool pfm_ready;
 
@@ -345,9 +357,52 @@ static int resolve(struct mevent *e)
 	return 0;
 }
 
+/* A topdown event: remember what was asked for; events_check() plans it. */
+static int add_topdown(struct mconfig *c, const char *name, unsigned subtrees, const char *rate,
+		       const struct event_defaults *d)
+{
+	uint64_t r = d->rate;
+	bool freq = d->freq;
+	if (rate && events_parse_rate(rate, &r, &freq) < 0)
+		return fth_error_prefix("event %s", name);
+	if (freq) {
+		uint64_t max = events_max_frequency();
+		if (max && r >= max) {
+			if (rate)
+				return fth_error("event %s: frequency %llu is not below the kernel's "
+						 "limit kernel.perf_event_max_sample_rate=%llu", name,
+						 (unsigned long long)r, (unsigned long long)max);
+			r = max - 1;
+		}
+	}
+	if (c->tma_req.planned)
+		return fth_error("event %s: the topdown events are already planned", name);
+	for (unsigned i = 0; i < 4; i++) {
+		if (!(subtrees & (1u << i)) || (c->tma_req.subtrees & (1u << i)))
+			continue; /* the first -e that asks for a subtree sets its rate */
+		c->tma_req.subtrees |= 1u << i;
+		c->tma_req.rate[i] = r;
+		c->tma_req.freq[i] = freq;
+	}
+	if (!d->kernel_allowed)
+		c->tma_req.exclude_kernel = true;
+	return 0;
+}
+
 static int add_one(struct mconfig *c, const char *name, size_t len, const char *rate,
 		   const struct event_defaults *d, int16_t group, bool leader)
 {
+	char tname[24];
+	if (len < sizeof(tname)) {
+		memcpy(tname, name, len);
+		tname[len] = '\0';
+		unsigned sub = tma_subtree_of(tname);
+		if (sub && group >= 0)
+			return fth_error("%s cannot be in a perf group: it makes its own groups (slots, "
+					 "metrics and a cycles trigger)", tname);
+		if (sub)
+			return add_topdown(c, tname, sub, rate, d);
+	}
 	if (c->nevents == MCONFIG_MAX_EVENTS)
 		return fth_error("too many events (at most %d)", MCONFIG_MAX_EVENTS);
 	if (len == 0 || len >= MCONFIG_NAME_MAX)
@@ -443,7 +498,9 @@ static void fill_attr(const struct mevent *e, struct perf_event_attr *a, bool le
 	a->exclude_hv = 1;
 	a->precise_ip = e->precise;
 	a->disabled = leader;
-	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	/* Groups are read whole, as the TMA metric events require: nr, enabled, running, ... */
+	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
+			 (e->group >= 0 ? PERF_FORMAT_GROUP : 0);
 	if (e->sampling) {
 		if (e->freq) {
 			a->freq = 1;
@@ -534,8 +591,9 @@ static int check_group(struct mconfig *c, int first)
 		ioctl(fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
 		busy_wait_ms(5);
 		ioctl(fds[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
-		uint64_t v[3] = { 0, 0, 0 };
-		if (read(fds[0], v, sizeof(v)) == (ssize_t)sizeof(v) && v[1] > 0 && v[2] == 0)
+		uint64_t v[3 + MCONFIG_MAX_EVENTS] = { 0, 0, 0 };
+		if (read(fds[0], v, sizeof(v)) >= (ssize_t)(3 * sizeof(v[0])) && v[1] > 0 &&
+		    v[2] == 0)
 			rc = fth_error("event group led by %s: its %d events do not fit in the "
 				       "hardware counters at once (counters exhausted); split it",
 				       c->ev[first].name, n);
@@ -545,8 +603,238 @@ static int check_group(struct mconfig *c, int first)
 	return rc;
 }
 
+/* ---- topdown ---- */
+
+static struct tma_plan plan; /* the launcher plans once; large, so not on the stack */
+static struct buf tma_notes = BUF_INIT;
+
+static const char *topdown_names(unsigned subtrees)
+{
+	static char names[80];
+	names[0] = '\0';
+	size_t pos = 0;
+	static const char *const n[] = { "topdown", "topdown:retiring", "topdown:frontend",
+					 "topdown:backend" };
+	if ((subtrees & TMA_SUB_ALL) == TMA_SUB_ALL && !(subtrees & TMA_SUB_BASE))
+		return "topdown:all";
+	for (unsigned i = 0; i < 4; i++)
+		if (subtrees & (1u << i))
+			pos += fth_format(names + pos, sizeof(names) - pos, "%s%s", pos ? "+" : "",
+					  n[i]);
+	return names;
+}
+
+/* Can this machine count top-down events?  -1 with the reason and what would help. */
+static int tma_usable(const char *ev, struct tma_machine *m)
+{
+	if (!has_core_pmu()) {
+		bool vm = is_virtual_machine();
+		return fth_error("event %s: no PMU: hardware performance counters are not available "
+				 "here (the kernel lists no 'cpu' PMU in /sys/bus/event_source/"
+				 "devices)%s, so top-down cannot be measured on this %s%s: %s", ev,
+				 vm ? "; CPU flag 'hypervisor' is set: this is a virtual machine "
+				      "without PMU virtualization" : "",
+				 m->cpu ? m->cpu->product : m->description,
+				 m->cpu ? "" : " (a CPU that topdown does not support either)",
+				 vm ? "enable PMU virtualization for the virtual machine (KVM/QEMU: "
+				      "-cpu host with the PMU on; in a cloud, an instance type with "
+				      "PMU access) or run on bare metal"
+				    : "load the processor's perf driver or run on a machine whose "
+				      "kernel supports its PMU");
+	}
+	if (!m->cpu)
+		return fth_error("event %s: unsupported CPU: %s; top-down supports %s (%s=MODEL "
+				 "forces a model, e.g. for measure --plan)", ev, m->description,
+				 tma_cpu_names(), TMA_ENV_CPU);
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_HW_CPU_CYCLES;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.disabled = 1;
+	long fd = perf_open(&a, -1);
+	if (fd < 0) {
+		int err = errno;
+		if (err == EACCES || err == EPERM)
+			return fth_error("event %s: not permitted: kernel.perf_event_paranoid is %d; "
+					 "top-down counts this program's own events, which needs it at "
+					 "2 or below (sysctl -w kernel.perf_event_paranoid=2), or "
+					 "CAP_PERFMON, or root", ev, read_paranoid());
+		if (err == ENOENT || err == ENODEV || err == EOPNOTSUPP)
+			return fth_error("event %s: no PMU: the kernel has no hardware cycle counter "
+					 "here%s; run on bare metal or enable PMU virtualization", ev,
+					 is_virtual_machine() ? " (a virtual machine)" : "");
+		return fth_error_errno(err, "event %s: cannot open a hardware counter", ev);
+	}
+	close((int)fd);
+	if (m->cpu->vendor == TMA_INTEL && !m->forced) {
+		const char *dir = access("/sys/bus/event_source/devices/cpu/events", F_OK) == 0
+					  ? "/sys/bus/event_source/devices/cpu/events"
+					  : "/sys/bus/event_source/devices/cpu_core/events";
+		char path[160];
+		fth_format(path, sizeof(path), "%s/slots", dir);
+		if (access(path, F_OK) < 0)
+			return fth_error("event %s: no PERF_METRICS: the kernel exposes no slots event "
+					 "(%s), so the top-down metrics of this %s cannot be read; a "
+					 "hypervisor that hides PERF_METRICS, or an older kernel: run on "
+					 "bare metal or a newer kernel", ev, path, m->cpu->product);
+		fth_format(path, sizeof(path), "%s/topdown-heavy-ops", dir);
+		if (m->cpu->metrics == 8 && access(path, F_OK) < 0)
+			m->budget.metrics = 4; /* this kernel knows level 1 only */
+	}
+	return 0;
+}
+
+/*
+ * The kernel's own encoding of the Intel core PMU's event NAME ("event=0x00,umask=0x80" in
+ * sysfs) and the PMU's type, when it publishes them; 0 otherwise.
+ */
+static int sysfs_encoding(const char *name, uint64_t *config, uint32_t *type)
+{
+	static const char *const pmus[] = { "cpu", "cpu_core" };
+	for (size_t i = 0; i < ARRAY_SIZE(pmus); i++) {
+		char path[160];
+		fth_format(path, sizeof(path), "/sys/bus/event_source/devices/%s/events/%s",
+			   pmus[i], name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		unsigned ev = 0, umask = 0;
+		int n = fscanf(f, "event=%x,umask=%x", &ev, &umask);
+		fclose(f);
+		fth_format(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", pmus[i]);
+		f = fopen(path, "r");
+		unsigned t = 0;
+		if (f) {
+			if (fscanf(f, "%u", &t) != 1)
+				t = 0;
+			fclose(f);
+		}
+		if (n == 2 && t) {
+			*config = ev | (uint64_t)umask << 8;
+			*type = t;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Plan the topdown events of C into perf groups and TMA nodes appended to C (once).  With
+ * OUT (measure --plan) the plan is printed and this machine's PMU is not consulted.
+ */
+static int tma_finalize(struct mconfig *c, struct buf *out)
+{
+	if (!c->tma_req.subtrees || c->tma_req.planned)
+		return 0;
+	const char *ev = topdown_names(c->tma_req.subtrees);
+	struct tma_machine m;
+	if (tma_identify(&m) < 0)
+		return -1;
+	if (out && !m.cpu)
+		return fth_error("event %s: unsupported CPU: %s; top-down supports %s (%s=MODEL "
+				 "forces one)", ev, m.description, tma_cpu_names(), TMA_ENV_CPU);
+	if (!out && tma_usable(ev, &m) < 0)
+		return -1;
+	struct tma_request req;
+	memset(&req, 0, sizeof(req));
+	req.subtrees = c->tma_req.subtrees;
+	memcpy(req.rate, c->tma_req.rate, sizeof(req.rate));
+	memcpy(req.freq, c->tma_req.freq, sizeof(req.freq));
+	/* The kernel part is counted only when allowed; every event of a group says the same. */
+	req.exclude_kernel = c->tma_req.exclude_kernel || (read_paranoid() >= 2 && geteuid() != 0);
+	if (tma_plan(m.cpu, &req, &m.budget, &plan) < 0)
+		return fth_error_prefix("event %s", ev);
+	/* The slots and metric events as this kernel encodes them (topdown.md 1.1, 1.2). */
+	for (int i = 0; !out && !m.forced && i < plan.nevents; i++) {
+		struct tma_event *te = &plan.ev[i];
+		uint64_t config;
+		uint32_t type;
+		if ((te->role == TMA_ROLE_SLOTS || te->role == TMA_ROLE_METRIC) &&
+		    sysfs_encoding(te->event, &config, &type)) {
+			te->config = config;
+			te->type = type;
+		} else if (m.cpu->vendor == TMA_INTEL && sysfs_encoding("slots", &config, &type)) {
+			te->type = type; /* the core PMU's type (PERF_TYPE_RAW unless hybrid) */
+		}
+	}
+	if (c->nevents + plan.nevents > MCONFIG_MAX_EVENTS)
+		return fth_error("event %s: %d counters with the other events: more than %d", ev,
+				 c->nevents + plan.nevents, MCONFIG_MAX_EVENTS);
+	int16_t group0 = 0;
+	for (int i = 0; i < c->nevents; i++)
+		if (c->ev[i].group >= group0)
+			group0 = (int16_t)(c->ev[i].group + 1);
+	int base = c->nevents;
+	for (int i = 0; i < plan.nevents; i++) {
+		const struct tma_event *te = &plan.ev[i];
+		struct mevent *e = &c->ev[c->nevents++];
+		memset(e, 0, sizeof(*e));
+		fth_format(e->name, sizeof(e->name), "%s", te->name);
+		e->source = MSOURCE_PERF;
+		e->unit = MFILE_UNIT_COUNT;
+		e->sampling = te->sampling;
+		e->exclude_kernel = te->exclude_kernel;
+		e->group = (int16_t)(group0 + te->group);
+		e->type = te->type;
+		e->config = te->config;
+		e->config1 = te->config1;
+		e->rate = te->rate;
+		e->freq = te->freq;
+		e->tma_role = te->role;
+	}
+	/* Node J becomes metric nevents + J = base + plan.nevents + J: every $K moves by BASE. */
+	for (int j = 0; j < plan.nnodes; j++) {
+		const struct tma_node *n = &plan.node[j];
+		char formula[TMA_FORMULA_MAX + 200];
+		if (tma_formula_relocate(n->formula, base, formula, sizeof(formula)) < 0 ||
+		    mconfig_add_tma(c, n->name, n->parent < 0 ? -1 : base + plan.nevents + n->parent,
+				    isnan(n->threshold) ? -1 : (int32_t)lround(n->threshold * 1e6),
+				    formula, n->description) < 0)
+			return fth_error_prefix("event %s", ev);
+	}
+	c->tma_req.planned = true;
+	buf_reset(&tma_notes);
+	if (out) {
+		buf_printf(out, "CPU: %s; counters %s\n", m.description,
+			   m.budget_from_cpuid ? "from CPUID" : "from the model table");
+		tma_plan_print(&plan, out);
+	}
+	for (const char *s = plan.notes; *s;) {
+		const char *nl = strchr(s, '\n');
+		size_t len = nl ? (size_t)(nl - s) : strlen(s);
+		buf_printf(&tma_notes, "measure: %s: %.*s\n", ev, (int)len, s);
+		s += len + (nl != NULL);
+	}
+	return 0;
+}
+
+const char *events_notes(void)
+{
+	return tma_notes.len ? (const char *)tma_notes.data : "";
+}
+
+int events_plan(struct mconfig *c, struct buf *out)
+{
+	if (!c->tma_req.subtrees) {
+		buf_addstr(out, "no topdown event: nothing to plan\n");
+		return 0;
+	}
+	if (tma_finalize(c, out) < 0)
+		return -1;
+	buf_printf(out, "metric table: %d counters, then %d TMA nodes\n", c->nevents, c->ntma);
+	for (int j = 0; j < c->ntma; j++)
+		buf_printf(out, "  [%d] %s = %s\n", c->nevents + j, c->tma[j].name,
+			   c->tma_text + c->tma[j].formula);
+	return 0;
+}
+
 int events_check(struct mconfig *c)
 {
+	if (tma_finalize(c, NULL) < 0)
+		return -1;
 	for (int i = 0; i < c->nevents; i++) {
 		struct mevent *e = &c->ev[i];
 		if (e->source != MSOURCE_PERF) {
@@ -643,13 +931,16 @@ void events_list(struct buf *out)
 	for (size_t i = 0; i < ARRAY_SIZE(builtins); i++)
 		list_event(&lc, builtins[i].name, builtins[i].description);
 	list_event(&lc, "r00c0", "raw event code (rHEX), processor specific");
+	for (size_t i = 0; i < ARRAY_SIZE(topdown_events); i++)
+		list_event(&lc, topdown_events[i].name, topdown_events[i].description);
 	for_each_pfm_event(list_pfm, &lc);
 	buf_printf(out, "Events usable on this machine (%u):\n%s\n", lc.nusable,
 		   (const char *)usable.data);
 	buf_printf(out, "Events known but not usable here (%u), with the reason:\n%s\n",
 		   lc.nunusable, (const char *)unusable.data);
-	buf_addstr(out, "Not implemented yet in this version: topdown, topdown:retiring, "
-			"topdown:frontend, topdown:backend, topdown:all, IO, MEMLEAK, BLOCKTIME\n"
+	buf_addstr(out, "Not implemented yet in this version: IO, MEMLEAK, BLOCKTIME\n"
+			"Top-down: topdown[:retiring|:frontend|:backend|:all][@RATE] (Intel ICX, SPR, "
+			"EMR, GNR; AMD Zen 4, Zen 5); measure --plan -e EVENT shows the groups.\n"
 			"Syntax: -e NAME[@PERIOD|@fRATE], -e '{LEADER,MEMBER,...}@RATE' (members are "
 			"read at the leader's samples), NAME:p/:pp/:ppp precise, NAME:u user only.\n");
 	buf_release(&usable);

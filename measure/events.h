@@ -32,6 +32,13 @@ int events_add(struct mconfig *c, const char *spec, const struct event_defaults 
  * or -1 with a specific reason: no PMU, perf_event_paranoid, counters exhausted.
  */
 int events_check(struct mconfig *c);
+/*
+ * Plan the topdown events of C without opening anything (measure --plan): append the groups
+ * and the TMA nodes to C and describe them in OUT.  Returns 0 or -1 with a message.
+ */
+int events_plan(struct mconfig *c, struct buf *out);
+/* What events_check() had to say about the topdown plan (multiplexing, omissions), or "". */
+const char *events_notes(void);
 /* Choose the default when no -e was given; NOTE gets the sentence saying which and why. */
 int events_default(struct mconfig *c, const struct event_defaults *d, struct buf *note);
 /* Append the -L listing to OUT. */

@@ -43,6 +43,9 @@ static void usage(FILE *f)
 		"  -o DIR                    output directory (default PROGRAM-measurements)\n"
 		"  -t                        also write a time-ordered trace of samples per thread\n"
 		"  -L                        list the events usable here, and the others with why not\n"
+		"      --plan                print the perf groups and TMA nodes of the topdown\n"
+		"                            events (-e topdown...) and exit; FATHOM_CPU=MODEL\n"
+		"                            plans for another CPU\n"
 		"      --no-kernel           never include kernel counts or frames\n"
 		"      --no-follow           measure only the top process, not its children\n"
 		"  -v, --verbose             say more on stderr\n"
@@ -254,12 +257,14 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },	   { "version", no_argument, NULL, 'V' },
 		{ "no-kernel", no_argument, NULL, 'K' }, { "verbose", no_argument, NULL, 'v' },
 		{ "no-follow", no_argument, NULL, 'F' },
+		{ "plan", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *specs[MCONFIG_MAX_EVENTS];
 	int nspecs = 0;
 	const char *outdir = NULL, *rate = NULL;
 	bool list = false, trace = false, kernel = true, verbose = false, follow = true;
+	bool plan = false;
 	int c;
 	while ((c = getopt_long(argc, argv, "+e:c:o:tLvh", opts, NULL)) != -1) {
 		switch (c) {
@@ -274,6 +279,7 @@ int main(int argc, char **argv)
 		case 'L': list = true; break;
 		case 'K': kernel = false; break;
 		case 'F': follow = false; break;
+		case 'P': plan = true; break;
 		case 'v': verbose = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("measure (fathom) %s\n", PACKAGE_VERSION); return 0;
@@ -287,6 +293,23 @@ int main(int argc, char **argv)
 		events_list(&out);
 		fwrite(out.data, 1, out.len, stdout);
 		buf_release(&out);
+		return 0;
+	}
+	if (plan) {
+		/* --plan: resolve the events as for a run, print the topdown plan, run nothing. */
+		struct mconfig *pc = xcalloc(1, sizeof(*pc));
+		struct event_defaults pd = { 300, true, kernel };
+		if (rate && events_parse_rate(rate, &pd.rate, &pd.freq) < 0)
+			die(2, "-c: %s", fth_errmsg());
+		struct buf out = BUF_INIT;
+		for (int i = 0; i < nspecs; i++)
+			if (events_add(pc, specs[i], &pd) < 0)
+				die(2, "%s", fth_errmsg());
+		if (events_plan(pc, &out) < 0)
+			die(2, "%s", fth_errmsg());
+		fwrite(out.data, 1, out.len, stdout);
+		buf_release(&out);
+		free(pc);
 		return 0;
 	}
 	if (optind >= argc) {
@@ -313,6 +336,7 @@ int main(int argc, char **argv)
 	} else if (events_check(cfg) < 0) {
 		die(2, "%s", fth_errmsg());
 	}
+	fputs(events_notes(), stderr);
 	int timers = 0;
 	for (int i = 0; i < cfg->nevents; i++)
 		timers += cfg->ev[i].source != MSOURCE_PERF;
@@ -348,7 +372,7 @@ int main(int argc, char **argv)
 	buf_addstr(&preload, lib);
 	if (old && *old)
 		buf_printf(&preload, ":%s", old);
-	char events[8192];
+	static char events[65536]; /* topdown:all has over a hundred counters */
 	if (mconfig_encode_events(cfg, events, sizeof(events)) < 0)
 		die(2, "%s", fth_errmsg());
 	char flags[32];

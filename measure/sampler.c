@@ -39,6 +39,27 @@ static bool is_leader(const struct mevent *ev, int i)
 	       (ev[i].group < 0 || i == 0 || ev[i - 1].group != ev[i].group);
 }
 
+/*
+ * The event of the group led by I that samples: the leader, or the member marked sampling
+ * (a top-down group's cycles trigger: the kernel forbids sampling on its slots leader).
+ */
+static int trigger_of(const struct mconfig *c, int i)
+{
+	if (c->ev[i].group < 0 || c->ev[i].sampling)
+		return i;
+	for (int k = i + 1; k < c->nevents && c->ev[k].group == c->ev[i].group; k++)
+		if (c->ev[k].sampling)
+			return k;
+	return i;
+}
+
+static int leader_of(const struct mconfig *c, int i)
+{
+	while (i > 0 && c->ev[i].group >= 0 && c->ev[i - 1].group == c->ev[i].group)
+		i--;
+	return i;
+}
+
 static void fill_attr(const struct mevent *e, struct perf_event_attr *a, bool leader, bool group)
 {
 	memset(a, 0, sizeof(*a));
@@ -53,7 +74,7 @@ static void fill_attr(const struct mevent *e, struct perf_event_attr *a, bool le
 	a->disabled = leader;
 	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
 			 (group ? PERF_FORMAT_GROUP : 0);
-	if (leader && e->sampling) {
+	if (e->sampling) {
 		a->wakeup_events = 1;
 		if (!e->exclude_kernel && (rt.cfg.flags & MCONFIG_KERNEL)) {
 			/* The kernel part of the call chain; user frames are ours to unwind. */
@@ -230,7 +251,7 @@ static void take_sample(struct mthread *t, int src, void *ucv)
 		if (leaf == UINT32_MAX)
 			t->drops[RT_DROP_MEMORY]++;
 		if (c->ev[src].source == MSOURCE_PERF) {
-			credit_perf(t, src, leaf, true);
+			credit_perf(t, leader_of(c, src), leaf, true);
 		} else {
 			uint64_t now = c->ev[src].source == MSOURCE_CPUTIME ? thread_cpu_ns()
 									     : rt_monotonic_ns();
@@ -292,13 +313,13 @@ bool rt_sampler_overflow(void *ucv)
 			src = i;
 		}
 	if (leaders == 1) {
-		take_sample(t, src, ucv); /* the only event that can have fired */
+		take_sample(t, trigger_of(c, src), ucv); /* the only event that can have fired */
 		return true;
 	}
 	/* Several events: which one fired is unknown; re-arm them all and count a drop. */
 	for (int i = 0; i < c->nevents; i++)
 		if (is_leader(c->ev, i) && t->fd[i] >= 0)
-			ioctl(t->fd[i], PERF_EVENT_IOC_REFRESH, 1);
+			ioctl(t->fd[trigger_of(c, i)], PERF_EVENT_IOC_REFRESH, 1);
 	if (leaders)
 		t->drops[RT_DROP_QUEUE]++;
 	return leaders > 0;
@@ -399,19 +420,23 @@ static int start_perf(struct mthread *t, int i)
 		if (!group)
 			break;
 	}
-	int fd = t->fd[leader];
-	if (!c->ev[i].exclude_kernel && (rt.cfg.flags & MCONFIG_KERNEL)) {
+	int trig = trigger_of(c, leader);
+	int fd = t->fd[trig];
+	if (!c->ev[trig].exclude_kernel && (rt.cfg.flags & MCONFIG_KERNEL)) {
 		size_t bytes = (size_t)(1 + RT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
 		void *ring = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		t->ring[leader] = ring == MAP_FAILED ? NULL : ring;
+		t->ring[trig] = ring == MAP_FAILED ? NULL : ring;
 	}
 	struct f_owner_ex owner = { F_OWNER_TID, t->tid };
 	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 || fcntl(fd, F_SETSIG, rt.signo) < 0 ||
 	    fcntl(fd, F_SETOWN_EX, &owner) < 0)
 		return fth_error_errno(errno, "%s: cannot route its signal", c->ev[i].name);
-	ioctl(fd, PERF_EVENT_IOC_RESET, group ? PERF_IOC_FLAG_GROUP : 0);
+	ioctl(t->fd[leader], PERF_EVENT_IOC_RESET, group ? PERF_IOC_FLAG_GROUP : 0);
 	if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) < 0)
-		return fth_error_errno(errno, "%s: cannot enable", c->ev[i].name);
+		return fth_error_errno(errno, "%s: cannot enable", c->ev[trig].name);
+	/* A member that samples was armed above; the group starts with its leader. */
+	if (trig != leader && ioctl(t->fd[leader], PERF_EVENT_IOC_ENABLE, 0) < 0)
+		return fth_error_errno(errno, "%s: cannot enable", c->ev[leader].name);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #define COMPRESSION_LEVEL 1
+#define METRIC_DESCRIPTION 160
 
 static int write_chunks(struct mfile_writer *w, struct mthread *t)
 {
@@ -65,8 +66,18 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 	if (mfile_write_loadmap_end(w) < 0)
 		return -1;
 
-	struct mfile_metric metrics[MCONFIG_MAX_EVENTS];
-	char descriptions[MCONFIG_MAX_EVENTS][96];
+	/* Counters, then the TMA nodes computed from them; the table lives in mmap'ed memory. */
+	uint32_t nm = (uint32_t)(c->nevents + c->ntma);
+	size_t bytes = (size_t)nm * (sizeof(struct mfile_metric) + METRIC_DESCRIPTION);
+	void *mem = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return fth_error_errno(errno, "no memory for the metric table");
+	struct mfile_metric *metrics = mem;
+	char(*descriptions)[METRIC_DESCRIPTION] = (void *)(metrics + nm);
+	static const char *const roles[] = { "", "pipeline slots, the group leader",
+					     "PERF_METRICS slot count", "the cycles trigger that samples",
+					     "counted in the group" };
 	for (int i = 0; i < c->nevents; i++) {
 		const struct mevent *e = &c->ev[i];
 		struct mfile_metric *x = &metrics[i];
@@ -81,6 +92,11 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 			fth_format(descriptions[i], sizeof(descriptions[i]),
 				   "wall-clock time, per-thread POSIX timer every %llu us",
 				   (unsigned long long)e->rate);
+		else if (e->tma_role && e->tma_role < ARRAY_SIZE(roles))
+			fth_format(descriptions[i], sizeof(descriptions[i]),
+				   "TMA input: %s; perf event type %u config %#llx config1 %#llx",
+				   roles[e->tma_role], e->type, (unsigned long long)e->config,
+				   (unsigned long long)e->config1);
 		else
 			fth_format(descriptions[i], sizeof(descriptions[i]),
 				   "perf event type %u config %#llx%s", e->type,
@@ -102,7 +118,33 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 		x->threshold = NAN;
 		x->formula = (char *)"";
 	}
-	if (mfile_write_metrics(w, metrics, (uint32_t)c->nevents) < 0)
+	for (int j = 0; j < c->ntma; j++) {
+		const struct mtma_node *n = &c->tma[j];
+		struct mfile_metric *x = &metrics[c->nevents + j];
+		memset(x, 0, sizeof(*x));
+		x->name = (char *)n->name;
+		x->description = (char *)c->tma_text + n->description;
+		x->unit = MFILE_UNIT_COUNT;
+		x->rate_kind = MFILE_RATE_NONE;
+		x->flags = MFILE_METRIC_TMA;
+		/* Multiplexed when a counter it reads directly was. */
+		const char *f = c->tma_text + n->formula;
+		for (const char *s = f; *s; s++) {
+			if (*s != '$')
+				continue;
+			unsigned k = 0;
+			while (s[1] >= '0' && s[1] <= '9')
+				k = k * 10 + (unsigned)(*++s - '0');
+			if (k < (unsigned)c->nevents && t->running[k] < t->enabled[k])
+				x->flags |= MFILE_METRIC_MULTIPLEXED;
+		}
+		x->parent = n->parent;
+		x->threshold = n->threshold_ppm < 0 ? NAN : n->threshold_ppm / 1e6;
+		x->formula = (char *)f;
+	}
+	int rc = mfile_write_metrics(w, metrics, nm);
+	munmap(mem, bytes ? bytes : 1);
+	if (rc < 0)
 		return -1;
 
 	struct cct *tree = &t->cct;

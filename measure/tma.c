@@ -1,0 +1,1146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tma.c: the pure parts of top-down analysis (tma.h): CPU model table, event encodings,
+ * planner, formula evaluator and decoder.  Encodings, formulas, thresholds and the group
+ * plans are those of shared/research/topdown.md (Intel TMA 5.2 for SPR/EMR/GNR, Linux's
+ * amdzen4/amdzen5 pipeline metrics for AMD).
+ */
+#include "compat.h"
+#include "tma.h"
+#include "buf.h"
+#include "error.h"
+
+#include <ctype.h>
+#include <linux/perf_event.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- CPU models ---- */
+
+static const struct tma_cpu cpus[] = {
+	{ "icx", "Intel Ice Lake server", TMA_INTEL, 4, 5, 8, 4, false },
+	{ "spr", "Intel Sapphire Rapids", TMA_INTEL, 8, 6, 8, 4, true },
+	{ "emr", "Intel Emerald Rapids", TMA_INTEL, 8, 6, 8, 4, true },
+	{ "gnr", "Intel Granite Rapids", TMA_INTEL, 8, 6, 8, 4, true },
+	{ "zen4", "AMD Zen 4", TMA_AMD, 0, 6, 6, 0, false },
+	{ "zen5", "AMD Zen 5", TMA_AMD, 0, 8, 6, 0, false },
+};
+
+const struct tma_cpu *tma_cpu_find(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cpus); i++)
+		if (!strcasecmp(name, cpus[i].name))
+			return &cpus[i];
+	return NULL;
+}
+
+const struct tma_cpu *tma_cpu_lookup(enum tma_vendor vendor, unsigned family, unsigned model)
+{
+	if (vendor == TMA_INTEL && family == 6) {
+		switch (model) {
+		case 0x6a: case 0x6c: return &cpus[0];
+		case 0x8f: return &cpus[1];
+		case 0xcf: return &cpus[2];
+		case 0xad: case 0xae: return &cpus[3];
+		}
+	} else if (vendor == TMA_AMD) {
+		if (family == 0x19 && (model >= 0x60 || (model >= 0x10 && model <= 0x1f)))
+			return &cpus[4];
+		if (family == 0x1a)
+			return &cpus[5];
+	}
+	return NULL;
+}
+
+const char *tma_cpu_names(void)
+{
+	return "icx, spr, emr, gnr (Intel), zen4, zen5 (AMD)";
+}
+
+unsigned tma_subtree_of(const char *name)
+{
+	static const struct { const char *name; unsigned bits; } names[] = {
+		{ "topdown", TMA_SUB_BASE },
+		{ "topdown:retiring", TMA_SUB_RETIRING },
+		{ "topdown:frontend", TMA_SUB_FRONTEND },
+		{ "topdown:backend", TMA_SUB_BACKEND },
+		{ "topdown:all", TMA_SUB_ALL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcasecmp(name, names[i].name))
+			return names[i].bits;
+	return 0;
+}
+
+/* ---- events ---- */
+
+struct ev_def {
+	const char *key, *name;
+	uint64_t config, config1;
+	bool restricted; /* Intel: counters 0-3 only */
+};
+
+/* Intel SPR/EMR/GNR general-purpose events (topdown.md 2.3). */
+static const struct ev_def intel_events[] = {
+	{ "drop", "INT_MISC.UOP_DROPPING", 0x10ad, 0, false },
+	{ "icd", "ICACHE_DATA.STALLS", 0x0480, 0, true },
+	{ "ict", "ICACHE_TAG.STALLS", 0x0483, 0, true },
+	{ "lcp", "DECODE.LCP", 0x0187, 0, true },
+	{ "dsb", "DSB2MITE_SWITCHES.PENALTY_CYCLES", 0x0261, 0, true },
+	{ "resteer", "INT_MISC.CLEAR_RESTEER_CYCLES", 0x80ad, 0, false },
+	{ "unkbr", "INT_MISC.UNKNOWN_BRANCH_CYCLES", 0x40ad, 0x7, false },
+	{ "ms", "UOPS_RETIRED.MS", 0x04c2, 0x8, false },
+	{ "mssw", "UOPS_RETIRED.MS:c1:e1", 0x10404c2, 0x8, false },
+	{ "uslots", "UOPS_RETIRED.SLOTS", 0x02c2, 0, false },
+	{ "uissued", "UOPS_ISSUED.ANY", 0x01ae, 0, false },
+	{ "bol", "EXE_ACTIVITY.BOUND_ON_LOADS", 0x50021a6, 0, false },
+	{ "l1m", "MEMORY_ACTIVITY.STALLS_L1D_MISS", 0x3000347, 0, true },
+	{ "l2m", "MEMORY_ACTIVITY.STALLS_L2_MISS", 0x5000547, 0, true },
+	{ "l3m", "MEMORY_ACTIVITY.STALLS_L3_MISS", 0x9000947, 0, true },
+	{ "ordc", "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD:c12", 0xc000820, 0, true },
+	{ "orcyc", "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", 0x1000820, 0, true },
+	{ "bos", "EXE_ACTIVITY.BOUND_ON_STORES", 0x20040a6, 0, false },
+	{ "div", "ARITH.DIV_ACTIVE", 0x10009b0, 0, false },
+	{ "sb", "RESOURCE_STALLS.SCOREBOARD", 0x02a2, 0, false },
+	{ "c02", "CPU_CLK_UNHALTED.C02", 0x20ec, 0, false },
+	{ "eb0", "EXE_ACTIVITY.EXE_BOUND_0_PORTS", 0x80a6, 0, false },
+	{ "rse", "RS.EMPTY_RESOURCE", 0x01a5, 0, false },
+	{ "stt", "CYCLE_ACTIVITY.STALLS_TOTAL", 0x40004a3, 0, false },
+	{ "p1", "EXE_ACTIVITY.1_PORTS_UTIL", 0x02a6, 0, false },
+	{ "p23", "EXE_ACTIVITY.2_3_PORTS_UTIL", 0x0ca6, 0, false },
+	{ "x87", "UOPS_EXECUTED.X87", 0x10b1, 0, false },
+	{ "uthr", "UOPS_EXECUTED.THREAD", 0x01b1, 0, false },
+	{ "fps", "FP_ARITH_INST_RETIRED.SCALAR", 0x03c7, 0, false },
+	{ "fps2", "FP_ARITH_INST_RETIRED2.SCALAR", 0x03cf, 0, false },
+	{ "fpv", "FP_ARITH_INST_RETIRED.VECTOR", 0xfcc7, 0, false },
+	{ "fpv2", "FP_ARITH_INST_RETIRED2.VECTOR", 0x1ccf, 0, false },
+	{ "add128", "INT_VEC_RETIRED.ADD_128", 0x03e7, 0, false },
+	{ "vnni128", "INT_VEC_RETIRED.VNNI_128", 0x10e7, 0, false },
+	{ "add256", "INT_VEC_RETIRED.ADD_256", 0x0ce7, 0, false },
+	{ "mul256", "INT_VEC_RETIRED.MUL_256", 0x80e7, 0, false },
+	{ "vnni256", "INT_VEC_RETIRED.VNNI_256", 0x20e7, 0, false },
+	{ "memuop", "MEM_UOP_RETIRED.ANY", 0x03e5, 0, false },
+};
+
+/* The PERF_METRICS pseudo-events in byte order (config 0x8000 + byte << 8). */
+static const struct ev_def intel_metrics[] = {
+	{ "ret", "topdown-retiring", 0x8000, 0, false },
+	{ "bad", "topdown-bad-spec", 0x8100, 0, false },
+	{ "fe", "topdown-fe-bound", 0x8200, 0, false },
+	{ "be", "topdown-be-bound", 0x8300, 0, false },
+	{ "heavy", "topdown-heavy-ops", 0x8400, 0, false },
+	{ "brm", "topdown-br-mispredict", 0x8500, 0, false },
+	{ "fl", "topdown-fetch-lat", 0x8600, 0, false },
+	{ "mb", "topdown-mem-bound", 0x8700, 0, false },
+};
+static const struct ev_def intel_slots = { "slots", "slots", 0x0400, 0, false };
+static const struct ev_def intel_cycles = { "clks", "cycles", 0x003c, 0, false };
+
+/* AMD Zen 4 / Zen 5 (topdown.md 3.2); fec and rsy differ by model (amd_event()). */
+static const struct ev_def amd_events[] = {
+	{ "fe", "de_no_dispatch_per_slot.no_ops_from_frontend", 0x1000001a0, 0, false },
+	{ "be", "de_no_dispatch_per_slot.backend_stalls", 0x100001ea0, 0, false },
+	{ "smt", "de_no_dispatch_per_slot.smt_contention", 0x1000060a0, 0, false },
+	{ "disp", "de_src_op_disp.all", 0x7aa, 0, false },
+	{ "ret", "ex_ret_ops", 0xc1, 0, false },
+	{ "misp", "ex_ret_brn_misp", 0xc3, 0, false },
+	{ "lnc", "ex_no_retire.load_not_complete", 0xa2d6, 0, false },
+	{ "nc", "ex_no_retire.not_complete", 0x2d6, 0, false },
+	{ "ucode", "ex_ret_ucode_ops", 0x1000000c2, 0, false },
+};
+static const struct ev_def zen4_fec = { "fec", "de_no_dispatch_per_slot.no_ops_from_frontend:c6",
+					0x1060001a0, 0, false };
+static const struct ev_def zen5_fec = { "fec", "de_no_dispatch_per_slot.no_ops_from_frontend:c8",
+					0x1080001a0, 0, false };
+static const struct ev_def zen4_rsy = { "rsy", "resyncs_or_nc_redirects", 0x96, 0, false };
+static const struct ev_def zen5_rsy = { "rsy", "bp_redirects.resync", 0x19f, 0, false };
+static const struct ev_def amd_cycles = { "cyc", "ls_not_halted_cyc", 0x76, 0, false };
+
+static const struct ev_def *find_def(const struct tma_cpu *cpu, const char *key)
+{
+	if (cpu->vendor == TMA_AMD) {
+		bool zen5 = cpu->width == 8;
+		if (!strcmp(key, "fec"))
+			return zen5 ? &zen5_fec : &zen4_fec;
+		if (!strcmp(key, "rsy"))
+			return zen5 ? &zen5_rsy : &zen4_rsy;
+		for (size_t i = 0; i < ARRAY_SIZE(amd_events); i++)
+			if (!strcmp(amd_events[i].key, key))
+				return &amd_events[i];
+		return NULL;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(intel_events); i++)
+		if (!strcmp(intel_events[i].key, key))
+			return &intel_events[i];
+	return NULL;
+}
+
+/* ---- atoms: the events one or more nodes need together, packed into groups as a unit ---- */
+
+enum section { SEC_BASE, SEC_RET, SEC_FE, SEC_BE, SEC_AP, SEC_AF, SEC_AS, SEC_AB, SEC_AR };
+static const char *const section_prefix[] = { "T", "R", "F", "B", "P", "F", "S", "B", "R" };
+
+struct atom {
+	const char *name;
+	uint8_t section;
+	const char *keys[9]; /* NULL-terminated */
+	const char *what;    /* for notes: the nodes it serves */
+};
+
+static const struct atom intel_atoms[] = {
+	{ "ms", SEC_RET, { "ms" }, "Uops Sequencer, Few Operations" },
+	{ "x87", SEC_RET, { "x87", "uthr" }, "X87 Use" },
+	{ "fps", SEC_RET, { "fps", "fps2" }, "FP Scalar" },
+	{ "fpv", SEC_RET, { "fpv", "fpv2" }, "FP Vector" },
+	{ "memops", SEC_RET, { "memuop" }, "Memory Operations" },
+	{ "int", SEC_RET, { "add128", "vnni128", "add256", "mul256", "vnni256" },
+	  "Integer Operations" },
+	{ "drop", SEC_FE, { "drop" }, "the uop-dropping correction of Frontend Bound" },
+	{ "icache", SEC_FE, { "icd" }, "ICache Misses" },
+	{ "itlb", SEC_FE, { "ict" }, "ITLB Misses" },
+	{ "lcp", SEC_FE, { "lcp" }, "LCP" },
+	{ "dsb", SEC_FE, { "dsb" }, "DSB Switches" },
+	{ "resteer", SEC_FE, { "resteer", "unkbr" }, "Branch Resteers" },
+	{ "mssw", SEC_FE, { "mssw", "uslots", "uissued" }, "MS Switches" },
+	{ "l1b", SEC_BE, { "bol", "l1m" }, "L1 Bound" },
+	{ "l2b", SEC_BE, { "l1m", "l2m" }, "L2 Bound" },
+	{ "l3b", SEC_BE, { "l2m", "l3m" }, "L3 Bound" },
+	{ "dram", SEC_BE, { "l3m" }, "DRAM Bound" },
+	{ "store", SEC_BE, { "bos" }, "Store Bound" },
+	{ "serial", SEC_BE, { "sb", "c02" }, "Serialization" },
+	{ "membw", SEC_BE, { "ordc", "orcyc" }, "Memory Bandwidth, Memory Latency" },
+	{ "ports", SEC_BE, { "div", "eb0", "rse", "sb", "stt", "bol", "p1", "p23" },
+	  "Port Utilization" },
+	{ "div", SEC_BE, { "div" }, "Divider" },
+};
+
+static const struct atom amd_atoms[] = {
+	{ "l1a", SEC_AP, { "fe", "be", "smt" }, "Frontend Bound, Backend Bound, SMT Contention" },
+	{ "l1b", SEC_AP, { "disp", "ret" }, "Retiring, Bad Speculation" },
+	{ "fe2", SEC_AF, { "fe", "fec" }, "Fetch Latency, Fetch Bandwidth" },
+	{ "bs2", SEC_AS, { "disp", "ret", "misp", "rsy" }, "Misprediction, Machine Clear" },
+	{ "be2", SEC_AB, { "be", "lnc", "nc" }, "Memory Bound, Core Bound" },
+	{ "ar2", SEC_AR, { "ret", "ucode" }, "Heavy Operations, Light Operations" },
+};
+
+/* ---- nodes ---- */
+
+/*
+ * A node template.  In FORMULA, {x} is event x of the group that holds the node's atom,
+ * {*x} the sum of event x over every group, [Name] another node, %W the pipeline width.
+ * Several templates may share a name: the first whose needs are met is used.
+ */
+struct node_def {
+	const char *name, *parent;
+	uint8_t level;
+	uint8_t metrics;  /* PERF_METRICS bytes it needs (Intel) */
+	const char *atom; /* the atom that must be planned, or NULL */
+	double threshold; /* percent; < 0: none */
+	const char *formula;
+	const char *what; /* description */
+	const char *approx; /* why it is approximate, or NULL */
+};
+
+#define ASUM "({*ret}+{*bad}+{*fe}+{*be})"
+#define LSUM "({ret}+{bad}+{fe}+{be})"
+#define LRET "({ret}/" LSUM ")"
+#define LHEAVY "({heavy}/" LSUM ")"
+#define SLOTS_OF "fraction of slots"
+#define CLKS_OF "fraction of cycles"
+
+static const struct node_def intel_nodes[] = {
+	{ "Total Slots", NULL, 0, 4, NULL, -1, "{*slots}",
+	  "pipeline slots (TOPDOWN.SLOTS) while a top-down group counted", NULL },
+	{ "Active", "Total Slots", 0, 4, NULL, -1, "[Retiring]+[Bad Speculation]",
+	  SLOTS_OF ": Retiring + Bad Speculation",
+	  "Bad Speculation also holds slots stalled by recovery" },
+	{ "Retiring", "Active", 1, 4, NULL, 70, "{*ret}/" ASUM, SLOTS_OF " retiring useful uops",
+	  NULL },
+	{ "Heavy Operations", "Retiring", 2, 8, NULL, 10, "{*heavy}/" ASUM,
+	  SLOTS_OF ": instructions of several uops or microcode", NULL },
+	{ "Uops Sequencer", "Heavy Operations", 3, 8, "ms", 5, "{ms}/{slots}",
+	  SLOTS_OF ": uops from the microcode sequencer", NULL },
+	{ "Few Operations", "Heavy Operations", 3, 8, "ms", 5,
+	  "max(0," LHEAVY "-{ms}/{slots})", SLOTS_OF ": instructions of 2+ uops, not microcode",
+	  NULL },
+	{ "Light Operations", "Retiring", 2, 8, NULL, 60,
+	  "max(0,[Retiring]-[Heavy Operations])", SLOTS_OF ": single-uop instructions", NULL },
+	{ "FP Arithmetic", "Light Operations", 3, 8, NULL, 20,
+	  "[X87 Use]+[FP Scalar]+[FP Vector]", "FP uops (uops domain)", NULL },
+	{ "X87 Use", "FP Arithmetic", 4, 4, "x87", 10, LRET "*{x87}/{uthr}",
+	  "x87 uops, fraction of slots", NULL },
+	{ "FP Scalar", "FP Arithmetic", 4, 4, "fps", 10, "({fps}+{fps2})/(" LRET "*{slots})",
+	  "scalar FP uops, fraction of retired uops", NULL },
+	{ "FP Vector", "FP Arithmetic", 4, 4, "fpv", 10, "({fpv}+{fpv2})/(" LRET "*{slots})",
+	  "vector FP uops, fraction of retired uops", NULL },
+	{ "Integer Operations", "Light Operations", 3, 4, "int", 10,
+	  "({add128}+{vnni128}+{add256}+{mul256}+{vnni256})/(" LRET "*{slots})",
+	  "integer vector uops, fraction of retired uops", NULL },
+	{ "Memory Operations", "Light Operations", 3, 8, "memops", 10,
+	  "max(0," LRET "-" LHEAVY ")*{memuop}/(" LRET "*{slots})",
+	  SLOTS_OF ": load and store uops", NULL },
+	{ "Bad Speculation", "Active", 1, 4, "drop", 15,
+	  "max(1-([Frontend Bound]+[Backend Bound]+[Retiring]),0)",
+	  SLOTS_OF " wasted by speculation (remainder after the dropped-uop correction)", NULL },
+	{ "Bad Speculation", "Active", 1, 4, NULL, 15, "{*bad}/" ASUM,
+	  SLOTS_OF " wasted by speculation", NULL },
+	{ "Misprediction", "Bad Speculation", 2, 8, NULL, 10, "{*brm}/" ASUM,
+	  SLOTS_OF ": branch misprediction", NULL },
+	{ "Machine Clear", "Bad Speculation", 2, 8, NULL, 10,
+	  "max(0,[Bad Speculation]-[Misprediction])", SLOTS_OF ": machine clears", NULL },
+	{ "Stall", "Total Slots", 0, 4, NULL, -1, "[Frontend Bound]+[Backend Bound]",
+	  SLOTS_OF ": Frontend Bound + Backend Bound", NULL },
+	{ "Frontend Bound", "Stall", 1, 4, "drop", 15, "{*fe}/" ASUM "-{drop}/{slots}",
+	  SLOTS_OF " the front end did not fill (corrected for dropped uops)", NULL },
+	{ "Frontend Bound", "Stall", 1, 4, NULL, 15, "{*fe}/" ASUM,
+	  SLOTS_OF " the front end did not fill", NULL },
+	{ "Fetch Latency", "Frontend Bound", 2, 8, "drop", 10, "{*fl}/" ASUM "-{drop}/{slots}",
+	  SLOTS_OF ": fetch latency (corrected for dropped uops)", NULL },
+	{ "Fetch Latency", "Frontend Bound", 2, 8, NULL, 10, "{*fl}/" ASUM,
+	  SLOTS_OF ": fetch latency", NULL },
+	{ "ICache Misses", "Fetch Latency", 3, 4, "icache", 5, "{icd}/{clks}",
+	  CLKS_OF " stalled on instruction cache misses", NULL },
+	{ "ITLB Misses", "Fetch Latency", 3, 4, "itlb", 5, "{ict}/{clks}",
+	  CLKS_OF " stalled on instruction TLB misses", NULL },
+	{ "LCP", "Fetch Latency", 3, 4, "lcp", 5, "{lcp}/{clks}",
+	  CLKS_OF " stalled on length-changing prefixes", NULL },
+	{ "DSB Switches", "Fetch Latency", 3, 4, "dsb", 5, "{dsb}/{clks}",
+	  CLKS_OF " lost switching from the uop cache to legacy decode", NULL },
+	{ "Branch Resteers", "Fetch Latency", 3, 4, "resteer", 5, "({resteer}+{unkbr})/{clks}",
+	  CLKS_OF " lost to branch resteers", NULL },
+	{ "MS Switches", "Fetch Latency", 3, 4, "mssw", 5,
+	  "3*{mssw}/({uslots}/{uissued})/{clks}",
+	  CLKS_OF " lost switching to the microcode sequencer (estimated)", NULL },
+	{ "Fetch Bandwidth", "Frontend Bound", 2, 8, NULL, 20,
+	  "max(0,[Frontend Bound]-[Fetch Latency])", SLOTS_OF ": fetch bandwidth", NULL },
+	{ "Backend Bound", "Stall", 1, 4, NULL, 20, "{*be}/" ASUM,
+	  SLOTS_OF " the back end could not accept", NULL },
+	{ "Memory Bound", "Backend Bound", 2, 8, NULL, 20, "{*mb}/" ASUM,
+	  SLOTS_OF ": memory subsystem", NULL },
+	{ "L1 Bound", "Memory Bound", 3, 4, "l1b", 10, "max(({bol}-{l1m})/{clks},0)",
+	  CLKS_OF " stalled with the load in L1", NULL },
+	{ "L2 Bound", "Memory Bound", 3, 4, "l2b", 5, "({l1m}-{l2m})/{clks}",
+	  CLKS_OF " stalled on loads from L2", NULL },
+	{ "L3 Bound", "Memory Bound", 3, 4, "l3b", 5, "({l2m}-{l3m})/{clks}",
+	  CLKS_OF " stalled on loads from L3", NULL },
+	{ "DRAM Bound", "Memory Bound", 3, 4, "dram", 10, "{l3m}/{clks}",
+	  CLKS_OF " stalled on L3 misses", NULL },
+	{ "Memory Bandwidth", "DRAM Bound", 4, 4, "membw", 20, "min({clks},{ordc})/{clks}",
+	  CLKS_OF " with many outstanding memory reads", NULL },
+	{ "Memory Latency", "DRAM Bound", 4, 4, "membw", 10,
+	  "min({clks},{orcyc})/{clks}-min({clks},{ordc})/{clks}",
+	  CLKS_OF " waiting on memory latency", NULL },
+	{ "Store Bound", "Memory Bound", 3, 4, "store", 20, "{bos}/{clks}",
+	  CLKS_OF " stalled on stores", NULL },
+	{ "Core Bound", "Backend Bound", 2, 8, NULL, 10, "max(0,[Backend Bound]-[Memory Bound])",
+	  SLOTS_OF ": execution resources", NULL },
+	{ "Divider", "Core Bound", 3, 4, "div", 20, "{div}/{clks}",
+	  CLKS_OF " with the divider busy", NULL },
+	{ "Port Utilization", "Core Bound", 3, 4, "ports", 15,
+	  "if({div}<({stt}-{bol}),({eb0}+max({rse}-{sb},0))/{clks}*({stt}-{bol})/{clks}+({p1}+"
+	  LRET "*{p23})/{clks},({p1}+" LRET "*{p23})/{clks})",
+	  CLKS_OF " limited by execution port use", NULL },
+	{ "Serialization", "Core Bound", 3, 4, "serial", 10, "{sb}/{clks}+{c02}/{clks}",
+	  CLKS_OF " stalled by serializing operations", NULL },
+};
+
+#define AMD_SLOTS "(%W*{cyc})"
+static const struct node_def amd_nodes[] = {
+	{ "Total Slots", NULL, 0, 0, "l1a", -1, "%W*{cyc}",
+	  "dispatch slots (width x ls_not_halted_cyc) while the level-1 group counted",
+	  "AMD dispatch slots, not Intel issue slots" },
+	{ "Active", "Total Slots", 0, 0, NULL, -1, "[Retiring]+[Bad Speculation]",
+	  SLOTS_OF ": Retiring + Bad Speculation", NULL },
+	{ "Retiring", "Active", 1, 0, "l1b", -1, "{ret}/" AMD_SLOTS, SLOTS_OF ": retired ops",
+	  NULL },
+	{ "Heavy Operations", "Retiring", 2, 0, "ar2", -1, "[Retiring]*{ucode}/{ret}",
+	  SLOTS_OF ": microcode ops", "AMD counts microcode ops only, not all multi-uop instructions" },
+	{ "Light Operations", "Retiring", 2, 0, "ar2", -1, "[Retiring]*(1-{ucode}/{ret})",
+	  SLOTS_OF ": fast-path ops", "the complement of microcode ops" },
+	{ "Bad Speculation", "Active", 1, 0, "l1b", -1, "max(0,({disp}-{ret})/" AMD_SLOTS ")",
+	  SLOTS_OF ": dispatched ops that did not retire", "counted in ops, not slots" },
+	{ "Misprediction", "Bad Speculation", 2, 0, "bs2", -1,
+	  "[Bad Speculation]*{misp}/({misp}+{rsy})", SLOTS_OF ": branch mispredictions",
+	  "Bad Speculation split in proportion to mispredicts and resyncs" },
+	{ "Machine Clear", "Bad Speculation", 2, 0, "bs2", -1,
+	  "[Bad Speculation]*{rsy}/({misp}+{rsy})", SLOTS_OF ": pipeline restarts",
+	  "Bad Speculation split in proportion to mispredicts and resyncs" },
+	{ "Stall", "Total Slots", 0, 0, NULL, -1,
+	  "[Frontend Bound]+[Backend Bound]+[SMT Contention]",
+	  SLOTS_OF ": Frontend + Backend Bound + SMT Contention", NULL },
+	{ "Frontend Bound", "Stall", 1, 0, "l1a", -1, "{fe}/" AMD_SLOTS,
+	  SLOTS_OF " the front end did not fill", NULL },
+	{ "Fetch Latency", "Frontend Bound", 2, 0, "fe2", -1, "%W*{fec}/" AMD_SLOTS,
+	  SLOTS_OF ": cycles with no op from the front end", "cycles with every slot empty" },
+	{ "Fetch Bandwidth", "Frontend Bound", 2, 0, "fe2", -1,
+	  "({fe}-%W*{fec})/" AMD_SLOTS, SLOTS_OF ": partly filled dispatch",
+	  "front-end slots not in empty cycles" },
+	{ "Backend Bound", "Stall", 1, 0, "l1a", -1, "{be}/" AMD_SLOTS,
+	  SLOTS_OF " the back end could not accept", NULL },
+	{ "Memory Bound", "Backend Bound", 2, 0, "be2", -1, "[Backend Bound]*{lnc}/{nc}",
+	  SLOTS_OF ": waiting on loads", "Backend Bound split by no-retire cycles" },
+	{ "Core Bound", "Backend Bound", 2, 0, "be2", -1, "[Backend Bound]*(1-{lnc}/{nc})",
+	  SLOTS_OF ": execution", "Backend Bound split by no-retire cycles" },
+	{ "SMT Contention", "Stall", 1, 0, "l1a", -1, "{smt}/" AMD_SLOTS,
+	  SLOTS_OF " given to the other SMT thread (AMD only)", NULL },
+};
+
+/* ---- planner ---- */
+
+struct pgroup {
+	uint8_t section;
+	const char *keys[TMA_MAX_GROUP_EVENTS];
+	int n;
+	int restricted;
+	uint64_t msr; /* the FRONTEND MSR value its events need, 0: none */
+};
+
+struct planner {
+	const struct tma_cpu *cpu;
+	struct pgroup g[TMA_MAX_GROUPS];
+	int ng;
+	int8_t atom_group[ARRAY_SIZE(intel_atoms)];
+	int avail; /* general-purpose counters for the events of the atoms */
+	bool watchdog;
+};
+
+static bool group_has(const struct pgroup *g, const char *key)
+{
+	for (int i = 0; i < g->n; i++)
+		if (!strcmp(g->keys[i], key))
+			return true;
+	return false;
+}
+
+/* How many new counters atom A needs in G, or -1 when it cannot go there. */
+static int fit(const struct planner *pl, const struct pgroup *g, const struct atom *a)
+{
+	int add = 0, restricted = g->restricted;
+	uint64_t msr = g->msr;
+	for (int k = 0; a->keys[k]; k++) {
+		if (group_has(g, a->keys[k]))
+			continue;
+		const struct ev_def *d = find_def(pl->cpu, a->keys[k]);
+		add++;
+		restricted += d->restricted;
+		if (d->config1) {
+			if (msr && msr != d->config1)
+				return -1; /* one FRONTEND MSR per core */
+			msr = d->config1;
+		}
+	}
+	if (g->n + add > pl->avail || restricted > 4 || g->n + add > TMA_MAX_GROUP_EVENTS - 12)
+		return -1;
+	return add;
+}
+
+static void place(const struct planner *pl, struct pgroup *g, const struct atom *a)
+{
+	for (int k = 0; a->keys[k]; k++) {
+		if (group_has(g, a->keys[k]))
+			continue;
+		const struct ev_def *d = find_def(pl->cpu, a->keys[k]);
+		g->keys[g->n++] = a->keys[k];
+		g->restricted += d->restricted;
+		if (d->config1)
+			g->msr = d->config1;
+	}
+}
+
+static int atom_size(const struct atom *a)
+{
+	int n = 0;
+	while (a->keys[n])
+		n++;
+	return n;
+}
+
+/* Pack the atoms of SECTION: each goes to the group of its section needing fewest new counters. */
+static int pack_section(struct planner *pl, const struct atom *atoms, size_t natoms,
+			uint8_t section, struct buf *notes)
+{
+	int first = pl->ng;
+	if (section == SEC_BASE) {
+		if (pl->ng == TMA_MAX_GROUPS)
+			return fth_error("topdown: too many groups");
+		memset(&pl->g[pl->ng], 0, sizeof(pl->g[0]));
+		pl->g[pl->ng++].section = section;
+		return 0;
+	}
+	for (size_t i = 0; i < natoms; i++) {
+		const struct atom *a = &atoms[i];
+		if (a->section != section)
+			continue;
+		int best = -1, best_add = 1 << 20;
+		for (int g = first; g < pl->ng; g++) {
+			int add = fit(pl, &pl->g[g], a);
+			if (add >= 0 && add < best_add) {
+				best = g;
+				best_add = add;
+			}
+		}
+		if (best < 0) {
+			struct pgroup fresh;
+			memset(&fresh, 0, sizeof(fresh));
+			fresh.section = section;
+			if (fit(pl, &fresh, a) < 0) {
+				buf_printf(notes, "%s not measured: its events need %d general-purpose "
+						  "counters together, %d are free for them here%s\n",
+					   a->what, atom_size(a), pl->avail,
+					   pl->watchdog ? " (the NMI watchdog holds one: sysctl "
+							  "kernel.nmi_watchdog=0 frees it)" : "");
+				continue;
+			}
+			if (pl->ng == TMA_MAX_GROUPS)
+				return fth_error("topdown: more than %d groups", TMA_MAX_GROUPS);
+			best = pl->ng++;
+			pl->g[best] = fresh;
+		}
+		place(pl, &pl->g[best], a);
+		pl->atom_group[i] = (int8_t)best;
+	}
+	return 0;
+}
+
+/* Expand a node template into P's index space; returns 0, or -1 when an input is missing. */
+static int expand(const struct tma_plan *p, const char *tmpl, int group, const int *node_at,
+		  const struct node_def *defs, size_t ndefs, char *out, size_t size)
+{
+	struct buf b = BUF_INIT;
+	int rc = 0;
+	for (const char *s = tmpl; *s && rc == 0; s++) {
+		if (*s == '%' && s[1] == 'W') {
+			buf_printf(&b, "%u", p->cpu->width);
+			s++;
+		} else if (*s == '{') {
+			const char *end = strchr(s, '}');
+			bool all = s[1] == '*';
+			const char *key = s + 1 + all;
+			size_t len = (size_t)(end - key);
+			int found = 0;
+			if (all)
+				buf_addstr(&b, "(");
+			for (int i = 0; i < p->nevents; i++) {
+				const struct tma_event *e = &p->ev[i];
+				if (strlen(e->key) != len || strncmp(e->key, key, len))
+					continue;
+				if (!all && e->group != group)
+					continue;
+				buf_printf(&b, "%s$%d", found ? "+" : "", i);
+				found++;
+			}
+			if (all)
+				buf_addstr(&b, ")");
+			if (!found)
+				rc = -1;
+			s = end;
+		} else if (*s == '[') {
+			const char *end = strchr(s, ']');
+			size_t len = (size_t)(end - s - 1);
+			int idx = -1;
+			for (size_t j = 0; j < ndefs; j++)
+				if (node_at[j] >= 0 && strlen(defs[j].name) == len &&
+				    !strncmp(defs[j].name, s + 1, len))
+					idx = node_at[j];
+			if (idx < 0)
+				rc = -1;
+			else
+				buf_printf(&b, "$%d", p->nevents + idx);
+			s = end;
+		} else {
+			buf_addch(&b, *s);
+		}
+	}
+	if (rc == 0 && b.len >= size)
+		rc = fth_error("topdown: formula too long");
+	if (rc == 0)
+		memcpy(out, b.data, b.len + 1);
+	buf_release(&b);
+	return rc;
+}
+
+static void add_event(struct tma_plan *p, const struct ev_def *d, uint8_t role, int group,
+		      const struct tma_request *req, unsigned sub)
+{
+	struct tma_event *e = &p->ev[p->nevents++];
+	memset(e, 0, sizeof(*e));
+	e->event = d->name;
+	e->key = d->key;
+	e->role = role;
+	e->group = (uint8_t)group;
+	e->type = PERF_TYPE_RAW;
+	e->config = d->config;
+	e->config1 = d->config1;
+	e->restricted = d->restricted;
+	e->exclude_kernel = req->exclude_kernel;
+	e->leader = p->group[group].n == 0;
+	e->sampling = role == TMA_ROLE_TRIGGER;
+	if (e->sampling) {
+		e->rate = req->rate[sub];
+		e->freq = req->freq[sub];
+	}
+	char gname[sizeof(p->group[0].name)];
+	memcpy(gname, p->group[group].name, sizeof(gname));
+	snprintf(e->name, sizeof(e->name), "%s[%s]", d->name, gname);
+	p->group[group].n++;
+}
+
+/* The request bit whose rate the trigger of SECTION takes (SEC_BASE..SEC_BE are bits 0-3). */
+static unsigned rate_index(const struct tma_request *req, uint8_t section)
+{
+	if (section <= SEC_BE && (req->subtrees & (1u << section)))
+		return section;
+	for (unsigned i = 0; i < 4; i++)
+		if (req->subtrees & (1u << i))
+			return i;
+	return 0;
+}
+
+int tma_plan(const struct tma_cpu *cpu, const struct tma_request *req,
+	     const struct tma_budget *budget, struct tma_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->cpu = cpu;
+	p->budget = *budget;
+	if (!req->subtrees)
+		return fth_error("topdown: no topdown event asked for");
+	struct buf notes = BUF_INIT;
+	struct planner pl;
+	memset(&pl, 0, sizeof(pl));
+	pl.cpu = cpu;
+	pl.watchdog = budget->watchdog;
+	memset(pl.atom_group, -1, sizeof(pl.atom_group));
+	bool intel = cpu->vendor == TMA_INTEL;
+	int metrics = intel ? cpu->metrics : 0;
+	if (intel && budget->metrics && budget->metrics < metrics)
+		metrics = budget->metrics;
+	/*
+	 * Intel: the cycles trigger takes fixed counter 1 unless the NMI watchdog holds it, then
+	 * a general counter.  AMD: no fixed counters; the trigger and the watchdog take general
+	 * counters.
+	 */
+	if (intel)
+		pl.avail = budget->gp - (budget->watchdog || budget->fixed < 2 ? 1 : 0);
+	else
+		pl.avail = budget->gp - 1 - (budget->watchdog ? 1 : 0);
+	if (pl.avail < 0 || (!intel && pl.avail < 3)) {
+		buf_release(&notes);
+		return fth_error("topdown: %u general-purpose counters%s are not enough for a "
+				 "top-down group", budget->gp,
+				 budget->watchdog ? " (one held by the NMI watchdog)" : "");
+	}
+	const struct atom *atoms = intel ? intel_atoms : amd_atoms;
+	size_t natoms = intel ? ARRAY_SIZE(intel_atoms) : ARRAY_SIZE(amd_atoms);
+	int rc = 0;
+	if (intel) {
+		unsigned subs = req->subtrees;
+		if (!cpu->level3 && (subs & TMA_SUB_ALL)) {
+			buf_printf(&notes, "levels 3 and 4 are not available on %s in this version: "
+					   "its PERF_METRICS has level 1 only; measuring level 1\n",
+				   cpu->product);
+			subs = TMA_SUB_BASE;
+		}
+		if (cpu->metrics < 8)
+			buf_printf(&notes, "level 2 is not measured: PERF_METRICS has level 1 only "
+					   "on %s\n", cpu->product);
+		else if (metrics < 8)
+			buf_printf(&notes, "level 2 is not measured: this kernel exposes the level-1 "
+					   "PERF_METRICS events only (a newer kernel has the others)\n");
+		if (!(subs & TMA_SUB_ALL))
+			rc = pack_section(&pl, atoms, natoms, SEC_BASE, &notes);
+		if (rc == 0 && (subs & TMA_SUB_RETIRING))
+			rc = pack_section(&pl, atoms, natoms, SEC_RET, &notes);
+		if (rc == 0 && (subs & TMA_SUB_FRONTEND))
+			rc = pack_section(&pl, atoms, natoms, SEC_FE, &notes);
+		if (rc == 0 && (subs & TMA_SUB_BACKEND))
+			rc = pack_section(&pl, atoms, natoms, SEC_BE, &notes);
+	} else {
+		if (req->subtrees & TMA_SUB_ALL)
+			buf_addstr(&notes, "AMD has no level 3 or 4 in its pipeline-utilization "
+					   "metrics: every topdown event measures levels 1 and 2\n");
+		for (uint8_t s = SEC_AP; s <= SEC_AR && rc == 0; s++)
+			rc = pack_section(&pl, atoms, natoms, s, &notes);
+	}
+	if (rc < 0) {
+		buf_release(&notes);
+		return -1;
+	}
+	if (pl.ng == 0) {
+		buf_release(&notes);
+		return fth_error("topdown: no group fits in %d general-purpose counters", pl.avail);
+	}
+
+	/* Groups and their events: Intel slots, metrics, trigger, general; AMD trigger first. */
+	int count[ARRAY_SIZE(section_prefix)] = { 0 };
+	int total_gp = 0;
+	for (int g = 0; g < pl.ng; g++) {
+		const struct pgroup *pg = &pl.g[g];
+		struct tma_group *tg = &p->group[g];
+		snprintf(tg->name, sizeof(tg->name), "%s%u", section_prefix[pg->section],
+			 (unsigned)(++count[pg->section] % 100));
+		tg->first = (uint16_t)p->nevents;
+		if (p->nevents + pg->n + 10 > TMA_MAX_EVENTS) {
+			buf_release(&notes);
+			return fth_error("topdown: more than %d events", TMA_MAX_EVENTS);
+		}
+		unsigned sub = rate_index(req, pg->section);
+		if (intel) {
+			add_event(p, &intel_slots, TMA_ROLE_SLOTS, g, req, sub);
+			for (int m = 0; m < metrics; m++)
+				add_event(p, &intel_metrics[m], TMA_ROLE_METRIC, g, req, sub);
+			add_event(p, &intel_cycles, TMA_ROLE_TRIGGER, g, req, sub);
+		} else {
+			add_event(p, &amd_cycles, TMA_ROLE_TRIGGER, g, req, sub);
+		}
+		for (int k = 0; k < pg->n; k++)
+			add_event(p, find_def(cpu, pg->keys[k]), TMA_ROLE_GENERAL, g, req, sub);
+		tg->gp = (uint8_t)(pg->n + (intel ? 0 : 1));
+		total_gp += tg->gp;
+		p->ngroups++;
+	}
+	p->multiplexed = intel ? p->ngroups > 1
+			       : total_gp > budget->gp - (budget->watchdog ? 1 : 0);
+
+	/* Nodes: the first eligible template of each name, then drop those with missing inputs. */
+	const struct node_def *defs = intel ? intel_nodes : amd_nodes;
+	size_t ndefs = intel ? ARRAY_SIZE(intel_nodes) : ARRAY_SIZE(amd_nodes);
+	int node_at[ARRAY_SIZE(intel_nodes)];
+	int def_group[ARRAY_SIZE(intel_nodes)];
+	for (size_t j = 0; j < ndefs; j++) {
+		const struct node_def *d = &defs[j];
+		node_at[j] = -1;
+		def_group[j] = -1;
+		bool taken = false;
+		for (size_t k = 0; k < j; k++)
+			taken |= node_at[k] >= 0 && !strcmp(defs[k].name, d->name);
+		if (taken || (intel && d->metrics > metrics))
+			continue;
+		if (d->atom) {
+			for (size_t a = 0; a < natoms; a++)
+				if (!strcmp(atoms[a].name, d->atom) && pl.atom_group[a] >= 0)
+					def_group[j] = pl.atom_group[a];
+			if (def_group[j] < 0)
+				continue;
+		}
+		node_at[j] = 0;
+	}
+	/* Iterate: a node whose formula or parent refers to an absent node is absent too. */
+	for (bool changed = true; changed;) {
+		changed = false;
+		int n = 0;
+		for (size_t j = 0; j < ndefs; j++)
+			if (node_at[j] >= 0)
+				node_at[j] = n++;
+		for (size_t j = 0; j < ndefs; j++) {
+			if (node_at[j] < 0)
+				continue;
+			char tmp[TMA_FORMULA_MAX];
+			bool parent_ok = !defs[j].parent;
+			for (size_t k = 0; k < ndefs && !parent_ok; k++)
+				parent_ok = node_at[k] >= 0 && !strcmp(defs[k].name, defs[j].parent);
+			if (!parent_ok || expand(p, defs[j].formula, def_group[j], node_at, defs,
+						 ndefs, tmp, sizeof(tmp)) < 0) {
+				node_at[j] = -1;
+				changed = true;
+				break;
+			}
+		}
+	}
+	for (size_t j = 0; j < ndefs; j++) {
+		if (node_at[j] < 0)
+			continue;
+		const struct node_def *d = &defs[j];
+		struct tma_node *n = &p->node[p->nnodes++];
+		memset(n, 0, sizeof(*n));
+		snprintf(n->name, sizeof(n->name), "%s", d->name);
+		n->parent = -1;
+		for (size_t k = 0; k < ndefs; k++)
+			if (d->parent && node_at[k] >= 0 && !strcmp(defs[k].name, d->parent))
+				n->parent = (int16_t)node_at[k];
+		n->level = d->level;
+		n->threshold = d->threshold < 0 ? NAN : d->threshold / 100.0;
+		n->approximate = d->approx != NULL;
+		if (expand(p, d->formula, def_group[j], node_at, defs, ndefs, n->formula,
+			   sizeof(n->formula)) < 0) {
+			buf_release(&notes);
+			return fth_error("topdown: node %s: formula too long", d->name);
+		}
+		char where[48] = "";
+		if (def_group[j] >= 0)
+			snprintf(where, sizeof(where), "; group %s", p->group[def_group[j]].name);
+		snprintf(n->description, sizeof(n->description), "TMA level %u, %s%s%s%s",
+			 d->level, d->what, where, d->approx ? "; approximate: " : "",
+			 d->approx ? d->approx : "");
+	}
+	if (p->multiplexed)
+		buf_printf(&notes, "the %d groups cannot count at once%s: the kernel multiplexes "
+				   "them, and each node is computed within the groups that hold "
+				   "its events\n", p->ngroups,
+			   intel ? " (each needs fixed counter 3 and PERF_METRICS)" : "");
+	if (budget->watchdog)
+		buf_addstr(&notes, "the NMI watchdog holds a counter (sysctl "
+				   "kernel.nmi_watchdog=0 frees it)\n");
+	snprintf(p->notes, sizeof(p->notes), "%s", notes.len ? (char *)notes.data : "");
+	buf_release(&notes);
+	return 0;
+}
+
+void tma_event_attr(const struct tma_plan *p, int i, struct perf_event_attr *a)
+{
+	const struct tma_event *e = &p->ev[i];
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = e->type;
+	a->config = e->config;
+	a->config1 = e->config1;
+	a->exclude_kernel = e->exclude_kernel;
+	a->exclude_hv = 1;
+	a->disabled = e->leader;
+	a->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |
+			 PERF_FORMAT_TOTAL_TIME_RUNNING;
+	if (e->sampling) {
+		a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				 PERF_SAMPLE_READ;
+		a->wakeup_events = 1;
+		if (e->freq) {
+			a->freq = 1;
+			a->sample_freq = e->rate;
+		} else {
+			a->sample_period = e->rate;
+		}
+	}
+}
+
+static const char *const role_names[] = { "", "slots", "metric", "trigger", "general" };
+
+void tma_plan_print(const struct tma_plan *p, struct buf *out)
+{
+	buf_printf(out, "topdown plan for %s: %u general-purpose and %u fixed counters%s; "
+			"%d group%s%s\n", p->cpu->product, p->budget.gp, p->budget.fixed,
+		   p->budget.watchdog ? ", the NMI watchdog holds one" : "", p->ngroups,
+		   p->ngroups == 1 ? "" : "s", p->multiplexed ? ", multiplexed" : "");
+	for (int g = 0; g < p->ngroups; g++) {
+		const struct tma_group *tg = &p->group[g];
+		buf_printf(out, "group %s: %u events, %u general-purpose counters\n", tg->name,
+			   tg->n, tg->gp);
+		for (int i = tg->first; i < tg->first + tg->n; i++) {
+			const struct tma_event *e = &p->ev[i];
+			buf_printf(out, "  %-8s %-50s type %u config %#llx", role_names[e->role],
+				   e->event, e->type, (unsigned long long)e->config);
+			if (e->config1)
+				buf_printf(out, " config1 %#llx", (unsigned long long)e->config1);
+			if (e->sampling)
+				buf_printf(out, " sample %s%llu", e->freq ? "freq " : "period ",
+					   (unsigned long long)e->rate);
+			buf_addch(out, '\n');
+		}
+	}
+	buf_printf(out, "nodes (%d):\n", p->nnodes);
+	for (int j = 0; j < p->nnodes; j++) {
+		const struct tma_node *n = &p->node[j];
+		int depth = 0;
+		for (int k = n->parent; k >= 0; k = p->node[k].parent)
+			depth++;
+		buf_printf(out, "  %*s%s%s", depth * 2, "", n->name, n->approximate ? " (approximate)"
+										     : "");
+		if (!isnan(n->threshold))
+			buf_printf(out, "  > %g%%", n->threshold * 100);
+		buf_addch(out, '\n');
+	}
+	if (p->notes[0]) {
+		buf_addstr(out, "notes:\n");
+		for (const char *s = p->notes; *s;) {
+			const char *nl = strchr(s, '\n');
+			size_t len = nl ? (size_t)(nl - s) : strlen(s);
+			buf_printf(out, "  %.*s\n", (int)len, s);
+			s += len + (nl != NULL);
+		}
+	}
+}
+
+/* ---- formulas ---- */
+
+struct parser {
+	const char *s;
+	double (*ref)(void *ctx, int k);
+	void *ctx;
+	bool bad;
+};
+
+static double parse_expr(struct parser *ps);
+
+static void skip_space(struct parser *ps)
+{
+	while (*ps->s == ' ')
+		ps->s++;
+}
+
+static bool accept(struct parser *ps, char c)
+{
+	skip_space(ps);
+	if (*ps->s != c)
+		return false;
+	ps->s++;
+	return true;
+}
+
+static void expect(struct parser *ps, char c)
+{
+	if (!accept(ps, c))
+		ps->bad = true;
+}
+
+static double parse_unary(struct parser *ps)
+{
+	skip_space(ps);
+	if (ps->bad)
+		return NAN;
+	if (accept(ps, '-'))
+		return -parse_unary(ps);
+	if (accept(ps, '(')) {
+		double v = parse_expr(ps);
+		expect(ps, ')');
+		return v;
+	}
+	if (*ps->s == '$') {
+		char *end;
+		long k = strtol(ps->s + 1, &end, 10);
+		if (end == ps->s + 1 || k < 0) {
+			ps->bad = true;
+			return NAN;
+		}
+		ps->s = end;
+		return ps->ref(ps->ctx, (int)k);
+	}
+	if (isdigit((unsigned char)*ps->s) || *ps->s == '.') {
+		/* By hand, not strtod(): formulas use '.' whatever the locale says. */
+		double v = 0, scale = 1;
+		while (isdigit((unsigned char)*ps->s))
+			v = v * 10 + (*ps->s++ - '0');
+		if (*ps->s == '.')
+			for (ps->s++; isdigit((unsigned char)*ps->s); ps->s++)
+				v += (*ps->s - '0') * (scale /= 10);
+		return v;
+	}
+	const char *fn = ps->s;
+	if (!strncmp(fn, "min(", 4) || !strncmp(fn, "max(", 4)) {
+		ps->s += 4;
+		double a = parse_expr(ps);
+		expect(ps, ',');
+		double b = parse_expr(ps);
+		expect(ps, ')');
+		if (isnan(a) || isnan(b))
+			return NAN;
+		return fn[1] == 'i' ? fmin(a, b) : fmax(a, b);
+	}
+	if (!strncmp(fn, "if(", 3)) {
+		ps->s += 3;
+		double c = parse_expr(ps);
+		expect(ps, ',');
+		double a = parse_expr(ps);
+		expect(ps, ',');
+		double b = parse_expr(ps);
+		expect(ps, ')');
+		if (isnan(c))
+			return NAN;
+		return c != 0 ? a : b;
+	}
+	ps->bad = true;
+	return NAN;
+}
+
+static double parse_prod(struct parser *ps)
+{
+	double v = parse_unary(ps);
+	for (;;) {
+		if (accept(ps, '*')) {
+			v *= parse_unary(ps);
+		} else if (accept(ps, '/')) {
+			double d = parse_unary(ps);
+			v = d == 0 ? NAN : v / d;
+		} else {
+			return v;
+		}
+	}
+}
+
+static double parse_sum(struct parser *ps)
+{
+	double v = parse_prod(ps);
+	for (;;) {
+		if (accept(ps, '+'))
+			v += parse_prod(ps);
+		else if (accept(ps, '-'))
+			v -= parse_prod(ps);
+		else
+			return v;
+	}
+}
+
+static double parse_expr(struct parser *ps)
+{
+	double v = parse_sum(ps);
+	if (accept(ps, '<')) {
+		double w = parse_sum(ps);
+		return isnan(v) || isnan(w) ? NAN : (double)(v < w);
+	}
+	return v;
+}
+
+double tma_eval(const char *formula, double (*ref)(void *ctx, int k), void *ctx, bool *bad)
+{
+	struct parser ps = { formula, ref, ctx, false };
+	double v = parse_expr(&ps);
+	skip_space(&ps);
+	if (*ps.s)
+		ps.bad = true;
+	if (bad)
+		*bad = ps.bad;
+	return ps.bad ? NAN : v;
+}
+
+int tma_formula_relocate(const char *in, int base, char *out, size_t size)
+{
+	size_t pos = 0;
+	for (const char *s = in; *s;) {
+		char piece[32];
+		size_t n;
+		if (*s == '$' && isdigit((unsigned char)s[1])) {
+			char *end;
+			long k = strtol(s + 1, &end, 10);
+			n = (size_t)snprintf(piece, sizeof(piece), "$%ld", k + base);
+			s = end;
+		} else {
+			piece[0] = *s++;
+			piece[1] = '\0';
+			n = 1;
+		}
+		if (pos + n >= size)
+			return fth_error("formula too long");
+		memcpy(out + pos, piece, n);
+		pos += n;
+	}
+	out[pos] = '\0';
+	return 0;
+}
+
+int tma_formula_max_ref(const char *formula)
+{
+	int max = -1;
+	for (const char *s = strchr(formula, '$'); s; s = strchr(s + 1, '$')) {
+		int k = atoi(s + 1);
+		if (k > max)
+			max = k;
+	}
+	return max;
+}
+
+/* ---- decoding ---- */
+
+uint64_t tma_kernel_metric_value(uint64_t slots, unsigned byte)
+{
+	return (uint64_t)((unsigned __int128)slots * byte / 0xff);
+}
+
+int tma_perf_metrics_fractions(uint64_t m, double frac[8], double norm[4], double derived[4])
+{
+	unsigned b[8], sum = 0;
+	for (int i = 0; i < 8; i++) {
+		b[i] = tma_metric_byte(m, i);
+		frac[i] = b[i] / 255.0;
+	}
+	for (int i = 0; i < 4; i++)
+		sum += b[i];
+	/* light = ret - heavy, clear = bad - mispredict, fetch bw = fe - fetch lat, core = be - mem */
+	for (int i = 0; i < 4; i++)
+		derived[i] = fmax(0, frac[i] - frac[4 + i]);
+	if (sum == 0) {
+		for (int i = 0; i < 4; i++)
+			norm[i] = NAN;
+		return -1;
+	}
+	for (int i = 0; i < 4; i++)
+		norm[i] = (double)b[i] / sum;
+	return 0;
+}
+
+double tma_rdpmc_interval(uint64_t sa, uint64_t ma, uint64_t sb, uint64_t mb, int i)
+{
+	double v = ((double)tma_metric_byte(mb, i) * (double)sb -
+		    (double)tma_metric_byte(ma, i) * (double)sa) / 255.0;
+	return v > 0 ? v : 0;
+}
+
+double tma_scale(uint64_t enabled, uint64_t running)
+{
+	if (running == 0)
+		return NAN;
+	double s = (double)enabled / (double)running;
+	return s < 1 ? 1 : s;
+}
+
+struct node_ctx {
+	const struct tma_plan *p;
+	const double *deltas;
+	double *nodes;
+	uint8_t state[TMA_MAX_NODES];
+};
+
+static double node_ref(void *vctx, int k)
+{
+	struct node_ctx *x = vctx;
+	if (k < 0)
+		return NAN;
+	if (k < x->p->nevents)
+		return x->deltas[k];
+	int j = k - x->p->nevents;
+	if (j >= x->p->nnodes || x->state[j] == 1)
+		return NAN; /* out of range, or a cycle */
+	if (x->state[j] == 0) {
+		x->state[j] = 1;
+		x->nodes[j] = tma_eval(x->p->node[j].formula, node_ref, x, NULL);
+		x->state[j] = 2;
+	}
+	return x->nodes[j];
+}
+
+void tma_nodes(const struct tma_plan *p, const double *deltas, double *nodes)
+{
+	struct node_ctx x;
+	memset(&x, 0, sizeof(x));
+	x.p = p;
+	x.deltas = deltas;
+	x.nodes = nodes;
+	for (int j = 0; j < p->nnodes; j++)
+		node_ref(&x, p->nevents + j);
+}
+
+int tma_decode(const struct tma_plan *p, const struct tma_group_read *prev,
+	       const struct tma_group_read *cur, double *deltas, double *nodes)
+{
+	int ran = 0;
+	for (int g = 0; g < p->ngroups; g++) {
+		const struct tma_group *tg = &p->group[g];
+		bool counted = cur[g].time_running > prev[g].time_running &&
+			       cur[g].nr >= tg->n && prev[g].nr >= tg->n;
+		ran += counted;
+		for (int k = 0; k < tg->n; k++) {
+			uint64_t a = prev[g].value[k], b = cur[g].value[k];
+			/* cumulative counts; a smaller value (never expected) counts as nothing */
+			deltas[tg->first + k] = counted && b > a ? (double)(b - a) : 0;
+		}
+	}
+	tma_nodes(p, deltas, nodes);
+	return ran;
+}
+
+int tma_node_index(const struct tma_plan *p, const char *name)
+{
+	for (int j = 0; j < p->nnodes; j++)
+		if (!strcmp(p->node[j].name, name))
+			return j;
+	return -1;
+}
