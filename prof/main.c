@@ -1,11 +1,640 @@
 /* SPDX-License-Identifier: MIT */
-/* prof: merge measurements and structure into a metric database (not landed yet). */
+/*
+ * prof: merge measurements and structure into a metric database.  main.c owns the command
+ * line, finding the measurement files, reading them in parallel (files are merged in a fixed
+ * order, so the output does not depend on -j), and writing the database atomically.
+ */
 #include "compat.h"
-#include "pending.h"
+#include "prof.h"
+#include "error.h"
+#include "xalloc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct options {
+	const char *output;
+	int jobs;
+	bool no_struct;
+	bool thread_values;
+	bool stats;
+	int level;	   /* zstd level of summary.fdb */
+	int thread_level; /* and of threads.fdb: faster by default, it is most of the bytes */
+	char **struct_paths;
+	size_t nstruct, astruct;
+};
+
+/* One measurement file in the pipeline. */
+struct slot {
+	struct mfile m;
+	int state; /* 0 free, 1 being read, 2 read, 3 failed */
+	char *err;
+	size_t file;
+};
+
+struct pipeline {
+	char **files;
+	size_t nfiles;
+	struct slot *slots;
+	size_t nslots;
+	size_t next;	 /* next file to hand to a reader */
+	bool stop;
+	double read_cpu; /* seconds of CPU the reader threads used */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
+/* CPU seconds this thread has used. */
+static double thread_cpu(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_THREAD, &ru) < 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+	       ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
+}
+
+/*
+ * The per-thread values go to threads.fdb through a writer thread (with -j2 and more), so that
+ * encoding and compressing them overlaps with merging the next thread.  A ring of buffers
+ * filled by main in order and emptied by the writer in the same order.
+ */
+#define NBUFS 4
+struct writer {
+	struct dbfile_thread_writer *tw;
+	struct dbfile_values bufs[NBUFS];
+	size_t filled, written; /* buffers handed over, and written, so far */
+	bool done;
+	char *err;
+	double cpu;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (!w->done && w->written == w->filled)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (w->written == w->filled)
+			break;
+		struct dbfile_values *v = &w->bufs[w->written % NBUFS];
+		pthread_mutex_unlock(&w->lock);
+		int rc = w->err ? 0 : dbfile_threads_add(w->tw, v);
+		pthread_mutex_lock(&w->lock);
+		if (rc < 0 && !w->err)
+			w->err = xstrdup(fth_errmsg());
+		w->written++;
+		pthread_cond_broadcast(&w->cond);
+	}
+	w->cpu = thread_cpu();
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* The next buffer for main to fill (waits until the writer has emptied it). */
+static struct dbfile_values *writer_buffer(struct writer *w)
+{
+	pthread_mutex_lock(&w->lock);
+	while (w->filled - w->written >= NBUFS)
+		pthread_cond_wait(&w->cond, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+	return &w->bufs[w->filled % NBUFS];
+}
+
+static void writer_post(struct writer *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->filled++;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Wait until everything handed over is written; returns -1 if a write failed. */
+static int writer_drain(struct writer *w)
+{
+	pthread_mutex_lock(&w->lock);
+	while (w->written != w->filled)
+		pthread_cond_wait(&w->cond, &w->lock);
+	int rc = w->err ? fth_error("%s", w->err) : 0;
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	interrupted = sig;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: prof [options] MEASUREMENTS_DIR...\n"
+		"Merge the measurement files of MEASUREMENTS_DIR... and the structure of their\n"
+		"binaries into a metric database for view.\n"
+		"  -o, --output DIR       write the database to DIR (default: PROGRAM-database)\n"
+		"  -j, --jobs N           read measurement files with N threads (default: all cores)\n"
+		"  -S, --structs PATH     also use the structure file PATH, or those in directory PATH\n"
+		"      --no-struct        ignore structure files: functions and lines from the binaries\n"
+		"      --metric-db=STYLE  what is kept per thread: 'threads' (default: every thread's\n"
+		"                         values) or 'summary' (statistics over threads only)\n"
+		"      --compression=N    zstd level of the database, 0 (stored) to 19 (default: 3\n"
+		"                         for the summary, 1 for the per-thread values)\n"
+		"      --stats            print time, CPU per stage and peak memory at the end\n"
+		"  -h, --help             this help;  --version  the version\n"
+		"Exit status: 0 when every input was used, 1 when some was skipped (listed at the\n"
+		"end) or no database could be written, 2 for a usage error.\n");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static char *join(const char *a, const char *b)
+{
+	size_t n = strlen(a) + strlen(b) + 2;
+	char *p = xmalloc(n);
+	snprintf(p, n, "%s/%s", a, b);
+	return p;
+}
+
+/* Append the measurement files of ARG (a directory, or one file) to FILES, sorted. */
+static int collect(const char *arg, char ***files, size_t *n, size_t *alloc)
+{
+	struct stat st;
+	if (stat(arg, &st) < 0)
+		return fth_error_errno(errno, "%s: cannot open", arg);
+	if (!S_ISDIR(st.st_mode)) {
+		ALLOC_GROW(*files, *n + 1, *alloc);
+		(*files)[(*n)++] = xstrdup(arg);
+		return 0;
+	}
+	DIR *d = opendir(arg);
+	if (!d)
+		return fth_error_errno(errno, "%s: cannot open", arg);
+	size_t start = *n;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!has_suffix(e->d_name, ".fthm"))
+			continue;
+		ALLOC_GROW(*files, *n + 1, *alloc);
+		(*files)[(*n)++] = join(arg, e->d_name);
+	}
+	closedir(d);
+	if (*n == start)
+		return fth_error("%s: no measurement files (*.fthm) in this directory", arg);
+	qsort(*files + start, *n - start, sizeof(char *), cmp_str);
+	return 0;
+}
+
+static void *reader(void *arg)
+{
+	struct pipeline *p = arg;
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (!p->stop && p->next < p->nfiles &&
+		       p->slots[p->next % p->nslots].state != 0)
+			pthread_cond_wait(&p->cond, &p->lock);
+		if (p->stop || p->next >= p->nfiles)
+			break;
+		size_t i = p->next++;
+		struct slot *s = &p->slots[i % p->nslots];
+		s->state = 1;
+		s->file = i;
+		pthread_mutex_unlock(&p->lock);
+		int rc = mfile_read(p->files[i], &s->m);
+		char *err = rc < 0 ? xstrdup(fth_errmsg()) : NULL;
+		pthread_mutex_lock(&p->lock);
+		s->err = err;
+		s->state = rc < 0 ? 3 : 2;
+		pthread_cond_broadcast(&p->cond);
+	}
+	p->read_cpu += thread_cpu();
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+static void remove_db_dir(const char *dir)
+{
+	char *a = join(dir, DBFILE_SUMMARY), *b = join(dir, DBFILE_THREADS);
+	unlink(a);
+	unlink(b);
+	free(a);
+	free(b);
+	rmdir(dir);
+}
+
+static char *default_output(const char *first_arg, const char *program)
+{
+	char *base = xstrdup(first_arg);
+	size_t n = strlen(base);
+	while (n > 1 && base[n - 1] == '/')
+		base[--n] = '\0';
+	const char *name = strrchr(base, '/');
+	name = name ? name + 1 : base;
+	char *out;
+	if (has_suffix(name, "-measurements")) {
+		size_t k = strlen(name) - strlen("-measurements");
+		out = xmalloc(k + sizeof("-database"));
+		memcpy(out, name, k);
+		strcpy(out + k, "-database");
+	} else {
+		const char *p = strrchr(program, '/');
+		p = p && p[1] ? p + 1 : (*program ? program : "fathom");
+		out = xmalloc(strlen(p) + sizeof("-database"));
+		strcpy(out, p);
+		strcat(out, "-database");
+	}
+	free(base);
+	return out;
+}
+
+/* Move TMP to FINAL, replacing an earlier database there (never anything else). */
+static int publish(const char *tmp, const char *final)
+{
+	struct stat st;
+	if (lstat(final, &st) == 0) {
+		char *old_summary = join(final, DBFILE_SUMMARY);
+		struct stat s2;
+		bool is_db = S_ISDIR(st.st_mode) && stat(old_summary, &s2) == 0;
+		free(old_summary);
+		if (!is_db)
+			return fth_error("%s exists and is not a fathom database; not replaced (the "
+					 "new one is in %s)",
+					 final, tmp);
+		size_t n = strlen(final) + 32;
+		char *aside = xmalloc(n);
+		snprintf(aside, n, "%s.old-%ld", final, (long)getpid());
+		if (rename(final, aside) < 0) {
+			int err = errno;
+			free(aside);
+			return fth_error_errno(err, "%s: cannot move the old database aside", final);
+		}
+		if (rename(tmp, final) < 0) {
+			int err = errno;
+			rename(aside, final);
+			free(aside);
+			return fth_error_errno(err, "%s: cannot rename to %s", tmp, final);
+		}
+		remove_db_dir(aside);
+		free(aside);
+		return 0;
+	}
+	if (rename(tmp, final) < 0)
+		return fth_error_errno(errno, "%s: cannot rename to %s", tmp, final);
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_NO_STRUCT = 256, OPT_METRIC_DB, OPT_VERSION, OPT_LEVEL, OPT_STATS };
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "structs", required_argument, NULL, 'S' },
+		{ "no-struct", no_argument, NULL, OPT_NO_STRUCT },
+		{ "metric-db", required_argument, NULL, OPT_METRIC_DB },
+		{ "compression", required_argument, NULL, OPT_LEVEL },
+		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	o->jobs = online > 0 ? (int)FTH_MIN(online, 256) : 1;
+	o->thread_values = true;
+	o->level = 3;
+	o->thread_level = 1;
+	while ((c = getopt_long(argc, argv, "o:j:S:h", opts, NULL)) != -1) {
+		char *end;
+		long v;
+		switch (c) {
+		case 'o': o->output = optarg; break;
+		case 'j':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || v < 1 || v > 1024) {
+				fprintf(stderr, "prof: -j: '%s' is not a number of threads (1-1024)\n",
+					optarg);
+				return 2;
+			}
+			o->jobs = (int)v;
+			break;
+		case 'S':
+			ALLOC_GROW(o->struct_paths, o->nstruct + 1, o->astruct);
+			o->struct_paths[o->nstruct++] = optarg;
+			break;
+		case OPT_NO_STRUCT: o->no_struct = true; break;
+		case OPT_STATS: o->stats = true; break;
+		case OPT_METRIC_DB:
+			if (strcmp(optarg, "threads") == 0) {
+				o->thread_values = true;
+			} else if (strcmp(optarg, "summary") == 0) {
+				o->thread_values = false;
+			} else {
+				fprintf(stderr, "prof: --metric-db: '%s' is neither 'threads' nor "
+						"'summary'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_LEVEL:
+			v = strtol(optarg, &end, 10);
+			if (*end || v < 0 || v > 19) {
+				fprintf(stderr, "prof: --compression: '%s' is not a level 0-19\n",
+					optarg);
+				return 2;
+			}
+			o->level = o->thread_level = (int)v;
+			break;
+		case 'h': usage(stdout); return 0;
+		case OPT_VERSION: printf("prof (fathom) %s\n", PACKAGE_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind == argc) {
+		usage(stderr);
+		return 2;
+	}
+	return -1;
+}
 
 int main(int argc, char **argv)
 {
-	return pending_main("prof", "[options] MEASUREMENTS_DIR...",
-			    "the database builder is a later milestone; no database was written",
-			    argc, argv);
+	fth_progname = "prof";
+	struct options o = { 0 };
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rc = parse_options(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	struct prof_problems probs = { 0 };
+	char **files = NULL;
+	size_t nfiles = 0, afiles = 0;
+	for (int i = optind; i < argc; i++)
+		if (collect(argv[i], &files, &nfiles, &afiles) < 0)
+			problem_add(&probs, fth_errmsg());
+
+	struct structs *ss = structs_new(true);
+	if (!o.no_struct) {
+		for (int i = optind; i < argc; i++) {
+			struct stat st;
+			if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+				char *d = join(argv[i], "structs");
+				structs_add_dir(ss, d, true, &probs);
+				free(d);
+			}
+		}
+	}
+	for (size_t i = 0; i < o.nstruct; i++) {
+		struct stat st;
+		if (stat(o.struct_paths[i], &st) == 0 && S_ISDIR(st.st_mode))
+			structs_add_dir(ss, o.struct_paths[i], false, &probs);
+		else if (structs_add_file(ss, o.struct_paths[i]) < 0)
+			problem_add(&probs, fth_errmsg());
+	}
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	struct pipeline p = { .files = files, .nfiles = nfiles };
+	p.nslots = (size_t)o.jobs * 2;
+	p.slots = xcalloc(p.nslots, sizeof(*p.slots));
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.cond, NULL);
+	int nworkers = o.jobs > 1 ? o.jobs : 0;
+	pthread_t *workers = xcalloc((size_t)nworkers + 1, sizeof(*workers));
+	for (int i = 0; i < nworkers; i++)
+		if (pthread_create(&workers[i], NULL, reader, &p) != 0)
+			die(1, "cannot start a reader thread");
+
+	struct unifier *u = unifier_new(ss, &probs);
+	struct dbfile_values vals = { 0 };
+	struct writer wr = { 0 };
+	pthread_t writer_thread;
+	bool writer_started = false;
+	pthread_mutex_init(&wr.lock, NULL);
+	pthread_cond_init(&wr.cond, NULL);
+	struct dbfile_thread_writer tw;
+	bool tw_open = false;
+	char *final = NULL, *tmp = NULL, *program = NULL;
+	int status = 0;
+	for (size_t i = 0; i < nfiles && !interrupted; i++) {
+		struct slot *s = &p.slots[i % p.nslots];
+		if (nworkers) {
+			pthread_mutex_lock(&p.lock);
+			while (!(s->file == i && s->state >= 2))
+				pthread_cond_wait(&p.cond, &p.lock);
+			pthread_mutex_unlock(&p.lock);
+		} else {
+			s->file = i;
+			s->state = mfile_read(files[i], &s->m) < 0 ? 3 : 2;
+			s->err = s->state == 3 ? xstrdup(fth_errmsg()) : NULL;
+		}
+		if (s->state == 3) {
+			problem_add(&probs, s->err);
+			fprintf(stderr, "prof: skipped: %s\n", s->err);
+		} else {
+			if (!tmp) {
+				program = xstrdup(s->m.id.program);
+				final = o.output ? xstrdup(o.output)
+						 : default_output(argv[optind], program);
+				size_t n = strlen(final) + 32;
+				tmp = xmalloc(n);
+				snprintf(tmp, n, "%s.tmp-%ld", final, (long)getpid());
+				if (mkdir(tmp, 0755) < 0) {
+					fprintf(stderr, "prof: %s: cannot create: %s\n", tmp,
+						strerror(errno));
+					FREE_AND_NULL(tmp);
+					status = 1;
+					break;
+				}
+				if (o.thread_values) {
+					if (dbfile_threads_open(&tw, tmp, (uint32_t)nfiles,
+								dbfile_thread_group((uint32_t)nfiles),
+								o.thread_level) < 0) {
+						fprintf(stderr, "prof: %s\n", fth_errmsg());
+						status = 1;
+						break;
+					}
+					tw_open = true;
+					wr.tw = &tw;
+					if (nworkers && pthread_create(&writer_thread, NULL,
+								       writer_main, &wr) == 0)
+						writer_started = true;
+				}
+			}
+			struct dbfile_values *out = !tw_open	    ? NULL
+						    : writer_started ? writer_buffer(&wr)
+								     : &vals;
+			if (unifier_add(u, &s->m, files[i], out) < 0) {
+				problem_add(&probs, fth_errmsg());
+			} else if (writer_started) {
+				writer_post(&wr);
+			} else if (tw_open && dbfile_threads_add(&tw, &vals) < 0) {
+				fprintf(stderr, "prof: %s\n", fth_errmsg());
+				status = 1;
+				mfile_release(&s->m);
+				break;
+			}
+			mfile_release(&s->m);
+		}
+		free(s->err);
+		s->err = NULL;
+		pthread_mutex_lock(&p.lock);
+		s->state = 0;
+		s->file = SIZE_MAX;
+		pthread_cond_broadcast(&p.cond);
+		pthread_mutex_unlock(&p.lock);
+	}
+	pthread_mutex_lock(&p.lock);
+	p.stop = true;
+	pthread_cond_broadcast(&p.cond);
+	pthread_mutex_unlock(&p.lock);
+	for (int i = 0; i < nworkers; i++)
+		pthread_join(workers[i], NULL);
+	if (writer_started) {
+		if (writer_drain(&wr) < 0) {
+			fprintf(stderr, "prof: %s\n", fth_errmsg());
+			status = 1;
+		}
+		pthread_mutex_lock(&wr.lock);
+		wr.done = true;
+		pthread_cond_broadcast(&wr.cond);
+		pthread_mutex_unlock(&wr.lock);
+		pthread_join(writer_thread, NULL);
+	}
+	for (size_t i = 0; i < p.nslots; i++) {
+		if (p.slots[i].state == 2)
+			mfile_release(&p.slots[i].m);
+		free(p.slots[i].err);
+	}
+
+	struct dbfile db;
+	memset(&db, 0, sizeof(db));
+	if (interrupted) {
+		fprintf(stderr, "prof: interrupted by signal %d; no database was written\n",
+			(int)interrupted);
+		status = 1;
+	} else if (status == 0 && unifier_nthreads(u) == 0) {
+		fprintf(stderr, "prof: no measurement file could be read; no database was written\n");
+		status = 1;
+	} else if (status == 0) {
+		unifier_finish(u, &db, program);
+		if (!o.thread_values)
+			db.flags |= DBFILE_FLAG_NO_THREADS;
+		db.thread_group = dbfile_thread_group((uint32_t)nfiles);
+		if (tw_open) {
+			tw_open = false;
+			if (dbfile_threads_finish(&tw) < 0) {
+				fprintf(stderr, "prof: %s\n", fth_errmsg());
+				status = 1;
+			}
+		}
+		if (status == 0 && dbfile_write_summary(tmp, &db, o.level) < 0) {
+			fprintf(stderr, "prof: %s\n", fth_errmsg());
+			status = 1;
+		}
+		if (status == 0 && publish(tmp, final) < 0) {
+			fprintf(stderr, "prof: %s\n", fth_errmsg());
+			status = 1;
+		}
+	}
+	if (tw_open)
+		dbfile_threads_abort(&tw);
+	if (status != 0 && tmp)
+		remove_db_dir(tmp);
+
+	for (size_t i = 0; i < probs.nnotes; i++)
+		fprintf(stderr, "prof: note: %s\n", probs.notes[i]);
+	if (status == 0) {
+		size_t missing = 0;
+		for (uint32_t i = 0; i < db.nmodules; i++)
+			if ((db.modules[i].flags & DBFILE_MODULE_SAMPLED) &&
+			    !(db.modules[i].flags & DBFILE_MODULE_LOOPS) &&
+			    dbfile_str(&db, db.modules[i].path)[0] != '[') {
+				if (!missing++)
+					fprintf(stderr, "prof: no structure file with loops for:\n");
+				fprintf(stderr, "prof:   %s\n", dbfile_str(&db, db.modules[i].path));
+			}
+		if (missing)
+			fprintf(stderr, "prof: their functions and lines come from the binaries "
+					"(ELF symbols, DWARF): loops are missing there (run 'struct "
+					"MEASUREMENTS_DIR' first)\n");
+		printf("prof: wrote %s: %u threads, %u contexts, %u metrics, %u functions\n", final,
+		       db.nthreads, db.ncontexts, db.nmetrics, db.nfunctions);
+	}
+	if (o.stats) {
+		struct timespec t1;
+		struct rusage ru;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		getrusage(RUSAGE_SELF, &ru);
+		double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		double merge = thread_cpu();
+		fprintf(stderr,
+			"prof: stats: wall %.2f s; cpu: merge (main thread) %.2f s, reading %.2f s in "
+			"%d thread%s, writing per-thread values %.2f s%s; peak memory %ld MB\n",
+			wall, merge, nworkers ? p.read_cpu : 0, nworkers, nworkers == 1 ? "" : "s",
+			wr.cpu, nworkers ? "" : " (-j1: reading and writing in the main thread)",
+			ru.ru_maxrss / 1024);
+	}
+	if (probs.n) {
+		fprintf(stderr, "prof: skipped %zu input%s:\n", probs.n, probs.n == 1 ? "" : "s");
+		for (size_t i = 0; i < probs.n; i++)
+			fprintf(stderr, "prof:   %s\n", probs.msgs[i]);
+		status = 1;
+	}
+	dbfile_close(&db);
+	dbfile_values_release(&vals);
+	for (int i = 0; i < NBUFS; i++)
+		dbfile_values_release(&wr.bufs[i]);
+	free(wr.err);
+	pthread_mutex_destroy(&wr.lock);
+	pthread_cond_destroy(&wr.cond);
+	unifier_free(u);
+	structs_free(ss);
+	for (size_t i = 0; i < nfiles; i++)
+		free(files[i]);
+	free(files);
+	for (size_t i = 0; i < probs.n; i++)
+		free(probs.msgs[i]);
+	free(probs.msgs);
+	for (size_t i = 0; i < probs.nnotes; i++)
+		free(probs.notes[i]);
+	free(probs.notes);
+	free(p.slots);
+	free(workers);
+	free(o.struct_paths);
+	free(final);
+	free(tmp);
+	free(program);
+	pthread_mutex_destroy(&p.lock);
+	pthread_cond_destroy(&p.cond);
+	return status;
 }

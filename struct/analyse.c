@@ -21,6 +21,7 @@
 
 struct func {
 	uint32_t scope; /* DWARF scope, or NONE32 */
+	uint64_t die;	/* its DIE offset */
 	struct span *ranges;
 	uint32_t nranges, ranges_cap;
 	uint64_t entry;
@@ -44,6 +45,7 @@ struct job {
 	uint32_t nfuncs;
 	uint32_t *scope_start, *scope_list; /* CSR: the DWARF scopes of each DWARF function */
 	struct fn_result *results;
+	struct hmap noreturn; /* entry addresses of functions that do not return */
 	bool decode;
 	atomic_uint next;
 };
@@ -61,7 +63,7 @@ static int span_order(const void *a, const void *b)
 /* Sort and merge SPANS in place; returns the new count. */
 static uint32_t normalise_spans(struct span *s, uint32_t n)
 {
-	qsort(s, n, sizeof(*s), span_order);
+	sort_array(s, n, sizeof(*s), span_order);
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		if (k && s[i].lo <= s[k - 1].hi) {
@@ -191,7 +193,7 @@ static void innermost_scopes(struct ctx *c)
 			nitems++;
 		}
 	}
-	qsort(items, nitems, sizeof(*items), item_order);
+	sort_array(items, nitems, sizeof(*items), item_order);
 	/* Elementary intervals between all boundaries, inside the function's ranges. */
 	uint64_t *cut = xmalloc((2 * (size_t)nitems + 2 * f->nranges + 1) * sizeof(uint64_t));
 	uint32_t ncut = 0;
@@ -203,7 +205,7 @@ static void innermost_scopes(struct ctx *c)
 		cut[ncut++] = f->ranges[i].lo;
 		cut[ncut++] = f->ranges[i].hi;
 	}
-	qsort(cut, ncut, sizeof(*cut), u64_order);
+	sort_array(cut, ncut, sizeof(*cut), u64_order);
 	struct item *heap = xmalloc((nitems ? nitems : 1) * sizeof(*heap));
 	uint32_t nheap = 0, next_item = 0, fr = 0;
 	for (uint32_t i = 0; i + 1 < ncut; i++) {
@@ -468,7 +470,9 @@ static void analyse_function(const struct job *job, const struct decoder *dec, u
 	struct cfg g = { 0 };
 	struct loop_forest lf = { 0 };
 	struct loop_info *li = NULL;
-	if (job->decode && !(f->flags & SFILE_NODE_PLT) && cfg_build(&g, dec, job->img, f->ranges, f->nranges, f->entry) == 0) {
+	bool decodable = job->decode && !(f->flags & SFILE_NODE_PLT);
+	if (decodable && cfg_build(&g, dec, job->img, f->ranges, f->nranges, f->entry,
+				   &job->noreturn) == 0) {
 		loops_find(&g.g, &lf);
 		li = xmalloc((lf.nloops ? lf.nloops : 1) * sizeof(*li));
 		place_loops(&c, &g, &lf, li);
@@ -570,6 +574,41 @@ static void *worker(void *arg)
 
 /* ---- functions from DWARF and symbols ---- */
 
+/* Functions that never return, by name (C library, C++ runtime, unwinder). */
+static const char *const noreturn_names[] = {
+	"abort", "exit", "_exit", "_Exit", "quick_exit", "__stack_chk_fail", "__assert_fail",
+	"__assert_perror_fail", "__fortify_fail", "__chk_fail", "longjmp", "siglongjmp",
+	"_longjmp", "__longjmp_chk", "pthread_exit", "err", "errx", "verr", "verrx",
+	"__cxa_throw", "__cxa_rethrow", "__cxa_bad_cast", "__cxa_bad_typeid",
+	"__cxa_call_unexpected", "__cxa_pure_virtual", "_Unwind_Resume", "_ZSt9terminatev",
+	"__ubsan_handle_builtin_unreachable", "_gfortran_stop_string", "_gfortran_error_stop_string",
+	"_gfortran_runtime_error", "_gfortran_runtime_error_at", "_gfortran_os_error",
+};
+
+static bool is_noreturn_name(const char *name)
+{
+	size_t n = strlen(name);
+	const char *at = strchr(name, '@');
+	if (at)
+		n = (size_t)(at - name);
+	if (n > 13 && !strncmp(name, "_ZSt", 4) && strstr(name, "__throw_"))
+		return true; /* std::__throw_logic_error and its kin */
+	for (size_t i = 0; i < ARRAY_SIZE(noreturn_names); i++)
+		if (strlen(noreturn_names[i]) == n && !strncmp(name, noreturn_names[i], n))
+			return true;
+	return false;
+}
+
+static void find_noreturn(const struct image *img, const struct dw_info *dw, struct hmap *out)
+{
+	for (uint32_t i = 0; i < img->nsyms; i++)
+		if (is_noreturn_name(img->syms[i].name))
+			hmap_put(out, img->syms[i].addr, 1);
+	for (uint32_t s = 0; s < dw->nscopes; s++)
+		if (dw->scopes[s].kind == SFILE_FUNCTION && dw->scopes[s].noreturn)
+			hmap_put(out, dw->scopes[s].entry, 1);
+}
+
 static const char *const clone_suffixes[] = { ".constprop.", ".isra.", ".part.", ".cold",
 					      ".clone.", ".lto_priv.", ".localalias" };
 
@@ -619,6 +658,29 @@ static uint32_t symbol_at(const struct image *img, uint64_t addr)
 	return lo < img->nsyms && img->syms[lo].addr == addr ? lo : NONE32;
 }
 
+static int func_order(const void *a, const void *b)
+{
+	const struct func *x = a, *y = b;
+	uint64_t xl = x->nranges ? x->ranges[0].lo : 0, yl = y->nranges ? y->ranges[0].lo : 0;
+	uint64_t xh = x->nranges ? x->ranges[x->nranges - 1].hi : 0;
+	uint64_t yh = y->nranges ? y->ranges[y->nranges - 1].hi : 0;
+	if (xl != yl)
+		return xl < yl ? -1 : 1;
+	if (xh != yh)
+		return xh < yh ? -1 : 1;
+	if (x->name != y->name)
+		return x->name < y->name ? -1 : 1;
+	if (x->entry != y->entry)
+		return x->entry < y->entry ? -1 : 1;
+	if (x->nranges != y->nranges)
+		return x->nranges < y->nranges ? -1 : 1;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->die < y->die ? -1 : x->die > y->die;
+}
+
 static struct func *collect_functions(const struct image *img, struct dw_info *dw,
 				      struct strtab *st, uint32_t *nfuncs)
 {
@@ -632,6 +694,7 @@ static struct func *collect_functions(const struct image *img, struct dw_info *d
 		struct func *f = &funcs[n++];
 		memset(f, 0, sizeof(*f));
 		f->scope = s;
+		f->die = ds->die;
 		for (uint32_t r = 0; r < ds->nranges; r++)
 			add_func_range(f, dw->ranges[ds->range_start + r].lo,
 				       dw->ranges[ds->range_start + r].hi);
@@ -641,7 +704,9 @@ static struct func *collect_functions(const struct image *img, struct dw_info *d
 		f->file = ds->file;
 		f->line = ds->line;
 	}
-	/* Give every address to one function: the first by address (then DWARF order) wins. */
+	/* A canonical order (not the order in which threads read units), then give every
+	 * address to one function: the first by address wins. */
+	sort_array(funcs, n, sizeof(*funcs), func_order);
 	struct owner *own = NULL;
 	uint32_t nown = 0, own_cap = 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -649,7 +714,7 @@ static struct func *collect_functions(const struct image *img, struct dw_info *d
 			ALLOC_GROW(own, nown + 1, own_cap);
 			own[nown++] = (struct owner){ funcs[i].ranges[r].lo, funcs[i].ranges[r].hi, i };
 		}
-	qsort(own, nown, sizeof(*own), owner_order);
+	sort_array(own, nown, sizeof(*own), owner_order);
 	for (uint32_t i = 0; i < n; i++)
 		funcs[i].nranges = 0;
 	uint64_t covered = 0;
@@ -665,7 +730,7 @@ static struct func *collect_functions(const struct image *img, struct dw_info *d
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t r = 0; r < funcs[i].nranges; r++)
 			own[nown++] = (struct owner){ funcs[i].ranges[r].lo, funcs[i].ranges[r].hi, i };
-	qsort(own, nown, sizeof(*own), owner_order);
+	sort_array(own, nown, sizeof(*own), owner_order);
 	uint32_t oi = 0;
 	uint32_t ndwarf = n;
 	uint32_t *sym_func = xmalloc((img->nsyms ? img->nsyms : 1) * sizeof(uint32_t));
@@ -680,10 +745,10 @@ static struct func *collect_functions(const struct image *img, struct dw_info *d
 			sym_func[i] = sym_func[i - 1]; /* an alias */
 			continue;
 		}
-		uint64_t end = sym->size ? sym->addr + sym->size : 0;
+		size_t avail;
+		image_code(img, sym->addr, &avail);
+		uint64_t end = sym->size ? sym->addr + FTH_MIN(sym->size, avail) : 0;
 		if (!end) { /* no size: up to the next symbol in the same section */
-			size_t avail;
-			image_code(img, sym->addr, &avail);
 			end = sym->addr + avail;
 			for (uint32_t j = i + 1; j < img->nsyms; j++)
 				if (img->syms[j].addr > sym->addr) {
@@ -786,11 +851,17 @@ static int range_order(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+static double seconds_between(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
 int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 		  struct analyse_stats *stats)
 {
-	struct timespec t0, t1;
+	struct timespec t0, t1, c0, c1, c2, c3;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	memset(sf, 0, sizeof(*sf));
 	memset(stats, 0, sizeof(*stats));
 	struct dw_info dw;
@@ -799,11 +870,16 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 		return -1;
 	}
 	struct strtab *st = &dw.strings;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	stats->dwarf_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	uint32_t nfuncs;
 	struct func *funcs = collect_functions(img, &dw, st, &nfuncs);
 
 	struct job job = { .img = img, .dw = &dw, .funcs = funcs, .nfuncs = nfuncs };
 	job.decode = img->machine == EM_X86_64;
+	hmap_init(&job.noreturn);
+	find_noreturn(img, &dw, &job.noreturn);
 	atomic_init(&job.next, 0);
 	job.results = xcalloc(nfuncs ? nfuncs : 1, sizeof(*job.results));
 	/* The DWARF scopes of each function, as CSR lists in scope order. */
@@ -832,6 +908,10 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 			pthread_join(tids[i], NULL);
 	free(tids);
 	free(started);
+	struct timespec t2;
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c2);
+	stats->cfg_seconds = (double)(t2.tv_sec - t1.tv_sec) + (double)(t2.tv_nsec - t1.tv_nsec) / 1e9;
 
 	/* Assemble: nodes function by function, then one sorted range table. */
 	uint32_t *first_node = xmalloc((nfuncs ? nfuncs : 1) * sizeof(uint32_t));
@@ -873,12 +953,13 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 		free(job.results[i].ranges);
 		free(funcs[i].ranges);
 	}
-	qsort(sf->ranges, sf->nranges, sizeof(*sf->ranges), range_order);
+	sort_array(sf->ranges, sf->nranges, sizeof(*sf->ranges), range_order);
 	stats->functions = nfuncs;
 	free(first_node);
 	free(job.results);
 	free(job.scope_start);
 	free(job.scope_list);
+	hmap_release(&job.noreturn);
 	free(funcs);
 
 	sf->path = xstrdup(img->path);
@@ -892,15 +973,33 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 	sf->machine = img->machine;
 	sf->text_bytes = img->text_bytes;
 	sf->flags = (dw.found ? SFILE_MODULE_DWARF : 0) | (dw.nlines ? SFILE_MODULE_LINES : 0) |
-		    (job.decode ? SFILE_MODULE_LOOPS : 0) | (img->has_symtab ? 0 : SFILE_MODULE_STRIPPED);
+		    (job.decode ? SFILE_MODULE_LOOPS : 0) |
+		    (img->has_symtab ? 0 : SFILE_MODULE_STRIPPED);
 	sf->lines = dw.lines;
 	sf->nlines = dw.nlines;
 	dw.lines = NULL;
 	dw.nlines = 0;
+	/* Strings in sorted order, so that the file does not depend on the thread count. */
+	uint32_t *rank;
+	strtab_sort(st, &rank);
+#define RANK(x) ((x) == SFILE_NONE ? SFILE_NONE : rank[x])
+	for (uint32_t i = 0; i < sf->nnodes; i++) {
+		sf->nodes[i].name = RANK(sf->nodes[i].name);
+		sf->nodes[i].symbol = RANK(sf->nodes[i].symbol);
+		sf->nodes[i].file = RANK(sf->nodes[i].file);
+	}
+	for (uint64_t i = 0; i < sf->nlines; i++)
+		sf->lines[i].file = RANK(sf->lines[i].file);
+#undef RANK
+	free(rank);
 	sf->strings = strtab_detach(st, &sf->nstrings);
 	dw_release(&dw);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c3);
 	stats->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	stats->dwarf_cpu = seconds_between(&c0, &c1);
+	stats->cfg_cpu = seconds_between(&c1, &c2);
+	stats->cpu_seconds = seconds_between(&c0, &c3);
 	if (rc < 0)
 		sfile_release(sf);
 	return rc;

@@ -33,10 +33,13 @@ struct table_edge {
 struct builder {
 	const struct decoder *d;
 	const struct image *img;
+	const struct hmap *noreturn;
 	const struct span *ranges;
 	uint32_t nranges;
 	uint64_t *range_off; /* offset of each range in MARK */
 	uint8_t *mark;
+	uint32_t *insn_at; /* index in INSNS of the instruction starting at each offset */
+	uint64_t total;
 	struct decoded *insns;
 	size_t ninsns, insns_cap;
 	uint64_t *stack;
@@ -85,11 +88,8 @@ static void follow_table(struct builder *b, const uint64_t *trace, unsigned ntra
 {
 	struct jump_table jt;
 	if (!decode_jump_table(b->d, trace, ntrace, read_code, b->img, &jt)) {
-		size_t avail;
-		uint64_t slot;
-		const uint8_t *p = image_code(b->img, jmp_addr, &avail);
-		/* "jmp [rip+X]" goes through a pointer (GOT): a tail call, not a switch. */
-		if (!p || !decode_memory_jump(b->d, jmp_addr, p, avail, &slot))
+		/* A jump through a function pointer is a tail call, not a switch. */
+		if (!decode_indirect_tail_call(b->d, trace, ntrace, read_code, b->img))
 			b->unresolved++;
 		return;
 	}
@@ -143,6 +143,7 @@ static void run(struct builder *b, uint64_t addr)
 		b->mark[off] |= MARK_START;
 		for (unsigned i = 1; i < in.len; i++)
 			b->mark[off + i] |= MARK_BODY;
+		b->insn_at[off] = (uint32_t)b->ninsns;
 		ALLOC_GROW(b->insns, b->ninsns + 1, b->insns_cap);
 		struct decoded *x = &b->insns[b->ninsns++];
 		x->addr = addr;
@@ -170,17 +171,18 @@ static void run(struct builder *b, uint64_t addr)
 		case INSN_RET:
 		case INSN_HALT:
 			return;
+		case INSN_CALL:
+			if (b->noreturn && hmap_get(b->noreturn, in.target, NULL)) {
+				x->kind = INSN_HALT; /* control does not come back */
+				return;
+			}
+			addr = next;
+			break;
 		default:
 			addr = next;
 			break;
 		}
 	}
-}
-
-static int by_insn_addr(const void *a, const void *b)
-{
-	const struct decoded *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
 static int by_edge(const void *a, const void *b)
@@ -224,8 +226,16 @@ static void add_succ(const struct cfg *c, uint32_t **succ, uint32_t *n, uint32_t
 
 static void make_blocks(struct builder *b, struct cfg *c)
 {
-	qsort(b->insns, b->ninsns, sizeof(*b->insns), by_insn_addr);
-	qsort(b->tedges, b->ntedges, sizeof(*b->tedges), by_edge);
+	/* Instructions in address order, from the marks: no sort needed. */
+	struct decoded *sorted = xmalloc((b->ninsns ? b->ninsns : 1) * sizeof(*sorted));
+	size_t k = 0;
+	for (uint64_t off = 0; off < b->total; off++)
+		if (b->mark[off] & MARK_START)
+			sorted[k++] = b->insns[b->insn_at[off]];
+	free(b->insns);
+	b->insns = sorted;
+	b->ninsns = k;
+	sort_array(b->tedges, b->ntedges, sizeof(*b->tedges), by_edge);
 	uint32_t cap = 0;
 	for (size_t i = 0; i < b->ninsns; i++) {
 		const struct decoded *x = &b->insns[i];
@@ -290,10 +300,12 @@ static void make_blocks(struct builder *b, struct cfg *c)
 }
 
 int cfg_build(struct cfg *c, const struct decoder *d, const struct image *img,
-	      const struct span *ranges, uint32_t nranges, uint64_t entry)
+	      const struct span *ranges, uint32_t nranges, uint64_t entry,
+	      const struct hmap *noreturn)
 {
 	memset(c, 0, sizeof(*c));
-	struct builder b = { .d = d, .img = img, .ranges = ranges, .nranges = nranges };
+	struct builder b = { .d = d, .img = img, .ranges = ranges, .nranges = nranges,
+			     .noreturn = noreturn };
 	uint64_t total = 0;
 	b.range_off = xmalloc((nranges ? nranges : 1) * sizeof(uint64_t));
 	for (uint32_t i = 0; i < nranges; i++) {
@@ -306,6 +318,8 @@ int cfg_build(struct cfg *c, const struct decoder *d, const struct image *img,
 				 (unsigned long long)entry, (unsigned long long)total);
 	}
 	b.mark = xcalloc(total ? total : 1, 1);
+	b.insn_at = xmalloc((total ? total : 1) * sizeof(uint32_t));
+	b.total = total;
 	for (uint32_t i = nranges; i-- > 0;)
 		push(&b, ranges[i].lo);
 	push(&b, entry);
@@ -319,6 +333,7 @@ int cfg_build(struct cfg *c, const struct decoder *d, const struct image *img,
 		c->g.entry = 0;
 	free(b.range_off);
 	free(b.mark);
+	free(b.insn_at);
 	free(b.insns);
 	free(b.stack);
 	free(b.tedges);

@@ -35,10 +35,12 @@ struct cfg {
  * Build the CFG of the function made of RANGES (sorted, disjoint) entered at ENTRY, by
  * recursive descent from the entry and the start of each range: only code that is reached is
  * decoded, so padding and data in .text make no blocks.  Jumps and calls that leave the
- * ranges are calls (tail calls included); jump tables are followed.
+ * ranges are calls (tail calls included); jump tables are followed.  A call to an address in
+ * NORETURN (abort, __stack_chk_fail, ...; may be NULL) ends its block like a halt.
  */
 int cfg_build(struct cfg *c, const struct decoder *d, const struct image *img,
-	      const struct span *ranges, uint32_t nranges, uint64_t entry);
+	      const struct span *ranges, uint32_t nranges, uint64_t entry,
+	      const struct hmap *noreturn);
 void cfg_release(struct cfg *c);
 /* Block holding ADDR, or NONE32. */
 uint32_t cfg_block_at(const struct cfg *c, uint64_t addr);
@@ -52,11 +54,14 @@ struct loop {
 struct loop_forest {
 	struct loop *loops; /* inner loops come before the loops that contain them */
 	uint32_t nloops;
-	uint32_t *innermost; /* per node: innermost loop, or NONE32 (also for unreachable nodes) */
+	uint32_t *innermost; /* per node: innermost loop, or NONE32 */
 	bool *is_back_source; /* per node: has an edge to the header of a loop containing it */
 };
 
-/* Havlak's loop-nesting forest of G (iterative DFS, union-find); irreducible loops kept. */
+/*
+ * Havlak's loop-nesting forest of G (iterative DFS, union-find); irreducible loops kept.  The
+ * DFS starts at the entry, then at nodes the entry does not reach, so no loop is lost.
+ */
 int loops_find(const struct graph *g, struct loop_forest *f);
 void loops_release(struct loop_forest *f);
 

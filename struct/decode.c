@@ -87,8 +87,9 @@ bool decode_memory_jump(const struct decoder *d, uint64_t addr, const uint8_t *p
 
 static ZydisRegister full_reg(ZydisRegister r)
 {
-	return r == ZYDIS_REGISTER_NONE ? r
-					: ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+	if (r == ZYDIS_REGISTER_NONE)
+		return r;
+	return ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
 }
 
 static bool writes_reg(const ZydisDecodedInstruction *zi, const ZydisDecodedOperand *ops,
@@ -96,7 +97,8 @@ static bool writes_reg(const ZydisDecodedInstruction *zi, const ZydisDecodedOper
 {
 	for (unsigned i = 0; i < zi->operand_count; i++)
 		if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
-		    (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) && full_reg(ops[i].reg.value) == r)
+		    (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
+		    full_reg(ops[i].reg.value) == r)
 			return true;
 	return false;
 }
@@ -108,42 +110,35 @@ struct sliced {
 	bool ok;
 };
 
-/* The bound from "cmp INDEX, imm; ja/jae" before the table load at K, or 0. */
-static uint32_t find_bound(const struct sliced *s, unsigned k, ZydisRegister index)
+/*
+ * The bound of a table from the "cmp REG, imm; ja/jae DEFAULT" that guards the straight-line
+ * path to the jump (S[0..K-1]): the nearest unsigned-above branch, then the nearest compare
+ * with an immediate before it.  0 when there is none.
+ */
+static uint32_t find_bound(const struct sliced *s, unsigned k)
 {
-	ZydisRegister alias[4] = { index };
-	unsigned naliases = 1;
-	int branch = 0; /* +1: ja (above N), 0: jae (above or equal N), -1 none seen yet */
-	branch = -1;
+	int branch = -1; /* 1: ja (entries 0..imm), 0: jae (entries 0..imm-1) */
 	for (unsigned j = k; j-- > 0;) {
 		const struct sliced *x = &s[j];
 		if (!x->ok)
 			return 0;
 		ZydisMnemonic m = x->zi.mnemonic;
-		if (m == ZYDIS_MNEMONIC_JNBE && branch < 0)
-			branch = 1;
-		else if (m == ZYDIS_MNEMONIC_JNB && branch < 0)
-			branch = 0;
-		if (m == ZYDIS_MNEMONIC_CMP && branch >= 0 &&
-		    x->ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		if (branch < 0) {
+			if (m == ZYDIS_MNEMONIC_JNBE)
+				branch = 1;
+			else if (m == ZYDIS_MNEMONIC_JNB)
+				branch = 0;
+			else if (x->zi.meta.category == ZYDIS_CATEGORY_COND_BR)
+				return 0;
+			continue;
+		}
+		if (m == ZYDIS_MNEMONIC_CMP && x->ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
 		    x->ops[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
-			ZydisRegister r = full_reg(x->ops[0].reg.value);
-			for (unsigned a = 0; a < naliases; a++)
-				if (alias[a] == r) {
-					uint64_t n = x->ops[1].imm.value.u + (uint64_t)branch;
-					return n > 0 && n <= 65536 ? (uint32_t)n : 0;
-				}
+			uint64_t n = x->ops[1].imm.value.u + (uint64_t)branch;
+			return n > 0 && n <= 65536 ? (uint32_t)n : 0;
 		}
-		if (m == ZYDIS_MNEMONIC_MOV && x->zi.operand_count >= 2 &&
-		    x->ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
-		    x->ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER && naliases < ARRAY_SIZE(alias)) {
-			ZydisRegister dst = full_reg(x->ops[0].reg.value);
-			for (unsigned a = 0; a < naliases; a++)
-				if (alias[a] == dst) {
-					alias[naliases++] = full_reg(x->ops[1].reg.value);
-					break;
-				}
-		}
+		if (x->zi.meta.category == ZYDIS_CATEGORY_COND_BR)
+			return 0;
 	}
 	return 0;
 }
@@ -178,46 +173,83 @@ bool decode_jump_table(const struct decoder *d, const uint64_t *trace, unsigned 
 			return false;
 		jt->table = (uint64_t)op->mem.disp.value;
 		jt->entry_size = 8;
-		jt->count = find_bound(s, n - 1, full_reg(op->mem.index));
+		jt->count = find_bound(s, n - 1);
 		return true;
 	}
 	if (op->type != ZYDIS_OPERAND_TYPE_REGISTER)
 		return false;
-	/* PIC: lea B,[rip+T]; movsxd R,[B+I*4]; add R,B; jmp R. */
+	/*
+	 * PIC: "add R, B; jmp R" where B was last set by "lea B, [rip+T]": T is the table of
+	 * 32-bit offsets from T (GCC and Clang at every level; the load between, movsxd or
+	 * mov + cltq, takes any form).
+	 */
 	ZydisRegister target = full_reg(op->reg.value), base = ZYDIS_REGISTER_NONE;
-	ZydisRegister index = ZYDIS_REGISTER_NONE;
-	enum { WANT_ADD, WANT_LOAD, WANT_LEA } want = WANT_ADD;
-	unsigned load_at = 0;
 	for (unsigned j = n - 1; j-- > 0;) {
 		const struct sliced *x = &s[j];
 		if (!x->ok)
 			return false;
 		ZydisMnemonic m = x->zi.mnemonic;
-		if (want == WANT_ADD && writes_reg(&x->zi, x->ops, target)) {
+		if (base == ZYDIS_REGISTER_NONE) {
+			if (!writes_reg(&x->zi, x->ops, target))
+				continue;
 			if (m != ZYDIS_MNEMONIC_ADD || x->ops[1].type != ZYDIS_OPERAND_TYPE_REGISTER)
 				return false;
 			base = full_reg(x->ops[1].reg.value);
-			want = WANT_LOAD;
-		} else if (want == WANT_LOAD && writes_reg(&x->zi, x->ops, target)) {
-			if (m != ZYDIS_MNEMONIC_MOVSXD || x->ops[1].type != ZYDIS_OPERAND_TYPE_MEMORY ||
-			    x->ops[1].mem.scale != 4 || full_reg(x->ops[1].mem.base) != base ||
-			    x->ops[1].mem.disp.value != 0)
-				return false;
-			index = full_reg(x->ops[1].mem.index);
-			load_at = j;
-			want = WANT_LEA;
-		} else if (want != WANT_ADD && writes_reg(&x->zi, x->ops, base)) {
-			if (want != WANT_LEA || m != ZYDIS_MNEMONIC_LEA ||
-			    x->ops[1].type != ZYDIS_OPERAND_TYPE_MEMORY ||
-			    x->ops[1].mem.base != ZYDIS_REGISTER_RIP ||
-			    x->ops[1].mem.index != ZYDIS_REGISTER_NONE)
-				return false;
-			jt->table = x->addr + x->zi.length + (uint64_t)x->ops[1].mem.disp.value;
-			jt->base = jt->table;
-			jt->entry_size = 4;
-			jt->count = find_bound(s, load_at, index);
-			return true;
+			continue;
 		}
+		if (!writes_reg(&x->zi, x->ops, base))
+			continue;
+		if (m != ZYDIS_MNEMONIC_LEA || x->ops[1].type != ZYDIS_OPERAND_TYPE_MEMORY ||
+		    x->ops[1].mem.base != ZYDIS_REGISTER_RIP ||
+		    x->ops[1].mem.index != ZYDIS_REGISTER_NONE)
+			return false;
+		jt->table = x->addr + x->zi.length + (uint64_t)x->ops[1].mem.disp.value;
+		jt->base = jt->table;
+		jt->entry_size = 4;
+		jt->count = find_bound(s, n - 1);
+		return true;
 	}
 	return false;
+}
+
+bool decode_indirect_tail_call(const struct decoder *d, const uint64_t *trace, unsigned n,
+			       code_reader code, const void *ctx)
+{
+	struct sliced s[MAX_SLICE];
+	if (n == 0)
+		return false;
+	if (n > MAX_SLICE) {
+		trace += n - MAX_SLICE;
+		n = MAX_SLICE;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		size_t avail;
+		const uint8_t *p = code(ctx, trace[i], &avail);
+		s[i].addr = trace[i];
+		s[i].ok = p && decode_full(d, p, avail, &s[i].zi, s[i].ops);
+	}
+	const struct sliced *jmp = &s[n - 1];
+	if (!jmp->ok)
+		return false;
+	const ZydisDecodedOperand *op = &jmp->ops[0];
+	if (op->type == ZYDIS_OPERAND_TYPE_MEMORY)
+		return op->mem.index == ZYDIS_REGISTER_NONE; /* through a pointer or the GOT */
+	if (op->type != ZYDIS_OPERAND_TYPE_REGISTER)
+		return false;
+	ZydisRegister target = full_reg(op->reg.value);
+	for (unsigned j = n - 1; j-- > 0;) {
+		const struct sliced *x = &s[j];
+		if (!x->ok)
+			return false;
+		if (!writes_reg(&x->zi, x->ops, target))
+			continue;
+		/* A function pointer: loaded from a slot (vtable, struct field) or copied. */
+		if (x->zi.mnemonic != ZYDIS_MNEMONIC_MOV)
+			return false;
+		if (x->ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER)
+			return true;
+		return x->ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+		       x->ops[1].mem.index == ZYDIS_REGISTER_NONE;
+	}
+	return true; /* the register came from the caller: an argument */
 }

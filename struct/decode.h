@@ -58,4 +58,11 @@ typedef const uint8_t *(*code_reader)(const void *ctx, uint64_t addr, size_t *av
 bool decode_jump_table(const struct decoder *d, const uint64_t *trace, unsigned n,
 		       code_reader code, const void *ctx, struct jump_table *jt);
 
+/*
+ * Whether the indirect jump at TRACE[N-1] is a tail call through a function pointer (loaded
+ * from a slot without an index, copied from a register, or passed in) rather than a switch.
+ */
+bool decode_indirect_tail_call(const struct decoder *d, const uint64_t *trace, unsigned n,
+			       code_reader code, const void *ctx);
+
 #endif

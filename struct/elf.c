@@ -259,7 +259,7 @@ static void read_fde_starts(struct image *img, uint32_t *cap)
 		if (count > (d->d_size - 12) / 8)
 			return;
 		uint32_t known = img->nsyms;
-		qsort(img->syms, img->nsyms, sizeof(*img->syms), addr_order);
+		sort_array(img->syms, img->nsyms, sizeof(*img->syms), addr_order);
 		for (uint32_t i = 0; i < count; i++) {
 			int32_t rel;
 			memcpy(&rel, p + 12 + 8 * (size_t)i, 4);
@@ -285,7 +285,7 @@ static void read_fde_starts(struct image *img, uint32_t *cap)
 	}
 }
 
-static int check_sections(struct image *img)
+static int check_sections(struct image *img, bool symbols)
 {
 	size_t shstrndx, nsec;
 	if (elf_getshdrnum(img->elf, &nsec) < 0 || elf_getshdrstrndx(img->elf, &shstrndx) < 0)
@@ -320,15 +320,17 @@ static int check_sections(struct image *img)
 		img->ntexts++;
 		img->text_bytes += sh.sh_size;
 	}
-	qsort(img->texts, img->ntexts, sizeof(*img->texts), by_address);
+	sort_array(img->texts, img->ntexts, sizeof(*img->texts), by_address);
 	for (uint32_t i = 1; i < img->ntexts; i++)
 		if (img->texts[i].addr < img->texts[i - 1].addr + img->texts[i - 1].size)
 			return fth_error("%s: executable sections overlap", img->path);
-	while ((scn = elf_nextscn(img->elf, scn))) {
+	while (symbols && (scn = elf_nextscn(img->elf, scn))) {
 		GElf_Shdr sh;
 		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
 			read_symbols(img, scn, &sh, &symcap);
 	}
+	if (!symbols)
+		return 0;
 	read_plt(img, &symcap);
 	read_fde_starts(img, &symcap);
 	/* Made-up names were stored as ids while the table could still move: resolve them. */
@@ -337,11 +339,11 @@ static int check_sections(struct image *img)
 			img->syms[i].name = img->names.v[(uintptr_t)img->syms[i].name];
 			img->syms[i].flags &= ~SYM_NAME_ID;
 		}
-	qsort(img->syms, img->nsyms, sizeof(*img->syms), symbol_order);
+	sort_array(img->syms, img->nsyms, sizeof(*img->syms), symbol_order);
 	return 0;
 }
 
-int image_open(struct image *img, const char *path)
+static int open_image(struct image *img, const char *path, bool symbols)
 {
 	memset(img, 0, sizeof(*img));
 	img->fd = -1;
@@ -401,12 +403,22 @@ int image_open(struct image *img, const char *path)
 			  ident[EI_CLASS] == ELFCLASS64 ? "64-bit" : "32-bit");
 		goto fail;
 	}
-	if (check_sections(img) < 0)
+	if (check_sections(img, symbols) < 0)
 		goto fail;
 	return 0;
 fail:
 	image_close(img);
 	return -1;
+}
+
+int image_open(struct image *img, const char *path)
+{
+	return open_image(img, path, true);
+}
+
+int image_open_headers(struct image *img, const char *path)
+{
+	return open_image(img, path, false);
 }
 
 void image_close(struct image *img)

@@ -70,24 +70,43 @@ int loops_find(const struct graph *g, struct loop_forest *f)
 	uint32_t *edge = xmalloc(n * sizeof(uint32_t));
 	for (uint32_t i = 0; i < n; i++)
 		num[i] = NONE32;
-	uint32_t count = 0, depth = 0;
-	num[g->entry] = count;
-	node[count++] = g->entry;
-	stack[depth] = g->entry;
-	edge[depth++] = g->succ_start[g->entry];
-	while (depth) {
-		uint32_t v = stack[depth - 1];
-		if (edge[depth - 1] < g->succ_start[v + 1]) {
-			uint32_t w = g->succ[edge[depth - 1]++];
-			if (num[w] == NONE32) {
-				num[w] = count;
-				node[count++] = w;
-				stack[depth] = w;
-				edge[depth++] = g->succ_start[w];
+	/*
+	 * A DFS forest: the entry first, then code the entry does not reach (the targets of an
+	 * unresolved jump table, say): nodes without predecessors first, then any left.
+	 */
+	uint32_t count = 0, next_root = 0;
+	int root_pass = 0;
+	for (uint32_t root = g->entry; root != NONE32;) {
+		uint32_t depth = 0;
+		num[root] = count;
+		node[count++] = root;
+		stack[depth] = root;
+		edge[depth++] = g->succ_start[root];
+		while (depth) {
+			uint32_t v = stack[depth - 1];
+			if (edge[depth - 1] < g->succ_start[v + 1]) {
+				uint32_t w = g->succ[edge[depth - 1]++];
+				if (num[w] == NONE32) {
+					num[w] = count;
+					node[count++] = w;
+					stack[depth] = w;
+					edge[depth++] = g->succ_start[w];
+				}
+			} else {
+				last[num[v]] = count - 1;
+				depth--;
 			}
-		} else {
-			last[num[v]] = count - 1;
-			depth--;
+		}
+		root = NONE32;
+		while (root == NONE32 && root_pass < 2) {
+			for (; next_root < n && root == NONE32; next_root++)
+				if (num[next_root] == NONE32 &&
+				    (root_pass == 1 || pred_start[next_root] == pred_start[next_root + 1]))
+					root = next_root;
+			if (root == NONE32) {
+				root_pass++;
+				next_root = 0;
+			}
 		}
 	}
 	/* Work on preorder numbers from here on. */

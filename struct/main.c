@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,42 @@ struct options {
 	char *cache_dir;     /* NULL: no cache */
 	bool dump, stats, quiet;
 };
+
+static char **saved_argv;   /* for use_huge_pages() */
+static bool said_something; /* anything printed yet (a re-execution would repeat it) */
+
+/*
+ * Page faults dominate the analysis of large binaries (libdw's decompressed sections, line
+ * tables, per-function arrays): let glibc's malloc back its memory with transparent huge pages
+ * (the glibc.malloc.hugetlb tunable, glibc 2.35 and later), which cuts them by an order of
+ * magnitude.  A tunable is read at start-up only, so the program re-executes itself once with
+ * it set, at its first real analysis (cache hits never pay for it) and only when it has
+ * printed nothing yet; any failure just continues without it.
+ */
+static void use_huge_pages(void)
+{
+	char **argv = saved_argv;
+	if (said_something || !argv)
+		return;
+	fflush(stdout);
+	const char *old = getenv("GLIBC_TUNABLES");
+	if ((old && strstr(old, "glibc.malloc.hugetlb")) || getenv("FATHOM_STRUCT_NO_REEXEC"))
+		return;
+	char mode[64] = "";
+	int fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, mode, sizeof(mode) - 1);
+	close(fd);
+	if (n <= 0 || strstr(mode, "[never]"))
+		return;
+	size_t len = (old ? strlen(old) + 1 : 0) + 32;
+	char *value = xmalloc(len);
+	snprintf(value, len, "%s%sglibc.malloc.hugetlb=1", old ? old : "", old ? ":" : "");
+	if (setenv("GLIBC_TUNABLES", value, 1) == 0 && setenv("FATHOM_STRUCT_NO_REEXEC", "1", 1) == 0)
+		execv("/proc/self/exe", argv);
+	free(value); /* exec failed: go on as we are */
+}
 
 static void usage(FILE *f)
 {
@@ -136,7 +173,7 @@ static int write_atomically(const struct sfile *sf, const char *path)
 	char *tmp = xmalloc(strlen(path) + 32);
 	sprintf(tmp, "%s.tmp%ld", path, (long)getpid());
 	unlink(tmp);
-	int rc = sfile_write(tmp, sf, 3);
+	int rc = sfile_write(tmp, sf, 1);
 	if (rc == 0 && rename(tmp, path) < 0) {
 		rc = fth_error_errno(errno, "%s: cannot rename to %s", tmp, path);
 		unlink(tmp);
@@ -203,6 +240,7 @@ static char *hex(const uint8_t *p, uint32_t n)
 static void report(const struct options *o, const struct sfile *sf,
 		   const struct analyse_stats *st, double seconds, bool cached)
 {
+	said_something = true;
 	if (!cached && !(sf->flags & SFILE_MODULE_LINES))
 		warn("%s: no line information (%s): functions and loops have no file:line", sf->path,
 		     (sf->flags & SFILE_MODULE_DWARF) ? "the DWARF has no line table"
@@ -220,9 +258,12 @@ static void report(const struct options *o, const struct sfile *sf,
 		double mb = (double)sf->text_bytes / 1e6;
 		fprintf(stderr,
 			"struct: stats: time %.3f s, text %.1f MB, %.1f MB/s, peak RSS %.0f MB, "
-			"%u threads, %u unresolved indirect jumps\n",
+			"%u threads, %u unresolved indirect jumps; phases (wall/CPU): DWARF "
+			"%.2f/%.2f s, functions and loops %.2f/%.2f s, the rest %.2f/%.2f s\n",
 			seconds, mb, seconds > 0 ? mb / seconds : 0.0, peak_rss_mb(), o->threads,
-			st->unresolved_jumps);
+			st->unresolved_jumps, st->dwarf_seconds, st->dwarf_cpu, st->cfg_seconds,
+			st->cfg_cpu, st->seconds - st->dwarf_seconds - st->cfg_seconds,
+			st->cpu_seconds - st->dwarf_cpu - st->cfg_cpu);
 	}
 }
 
@@ -237,7 +278,7 @@ static int process_binary(const struct options *o, const char *path, const uint8
 	if (o->dump && is_structure_file(path))
 		return dump_structure_file(path);
 	struct image img;
-	if (image_open(&img, path) < 0)
+	if (image_open_headers(&img, path) < 0)
 		return -1;
 	if (want_id && want_len && (want_len != img.build_id_len || memcmp(want_id, img.build_id, want_len))) {
 		char *a = hex(want_id, want_len), *b = hex(img.build_id, img.build_id_len);
@@ -276,6 +317,10 @@ static int process_binary(const struct options *o, const char *path, const uint8
 		}
 		goto out;
 	}
+	image_close(&img);
+	use_huge_pages();
+	if ((rc = image_open(&img, path)) < 0)
+		goto out;
 	rc = analyse_image(&img, o->threads, &sf, &st);
 	image_close(&img);
 	if (rc < 0)
@@ -349,6 +394,7 @@ static int process_directory(const struct options *o, const char *dir)
 			nfiles++;
 			if (mfile_read(p, &m) < 0) {
 				warn("%s", fth_errmsg());
+				said_something = true;
 			} else {
 				for (uint32_t k = 0; k < m.nmodules; k++) {
 					const struct mfile_module *mm = &m.modules[k];
@@ -385,9 +431,11 @@ static int process_directory(const struct options *o, const char *dir)
 			if (!o->quiet)
 				fprintf(stderr, "struct: note: skipping %s: not a file\n",
 					path[0] ? path : "(unnamed module)");
+			said_something = true;
 		} else if (process_binary(o, path, mods[i].build_id, mods[i].build_id_len,
 					  o->dump ? NULL : out_dir) < 0) {
 			warn("skipping %s: %s", path, fth_errmsg());
+			said_something = true;
 			failed++;
 		} else {
 			done++;
@@ -406,6 +454,11 @@ static int process_directory(const struct options *o, const char *dir)
 int main(int argc, char **argv)
 {
 	fth_progname = "struct";
+	/* Keep freed memory for reuse instead of returning it: page faults are costly, and
+	 * the analysis allocates and frees large arrays for every function. */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
+	saved_argv = argv;
 	struct options o = { 0 };
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	o.threads = ncpu > 0 ? (unsigned)ncpu : 1;
@@ -471,6 +524,7 @@ int main(int argc, char **argv)
 			if (process_binary(&o, argv[i], NULL, 0, out_dir) < 0) {
 				fflush(stdout);
 				fprintf(stderr, "struct: %s\n", fth_errmsg());
+				said_something = true;
 				status = 1;
 			}
 		}

@@ -66,3 +66,36 @@ char **strtab_detach(struct strtab *t, uint32_t *n)
 	strtab_init(t);
 	return v;
 }
+
+static int by_string(const void *a, const void *b)
+{
+	return strcmp(**(char *const *const *)a, **(char *const *const *)b);
+}
+
+void strtab_sort(struct strtab *t, uint32_t **rank)
+{
+	char ***order = xmalloc((t->n ? t->n : 1) * sizeof(*order));
+	for (uint32_t i = 0; i < t->n; i++)
+		order[i] = &t->v[i];
+	sort_array(order, t->n, sizeof(*order), by_string);
+	*rank = xmalloc((t->n ? t->n : 1) * sizeof(uint32_t));
+	char **sorted = xmalloc((t->n ? t->n : 1) * sizeof(char *));
+	for (uint32_t i = 0; i < t->n; i++) {
+		(*rank)[order[i] - t->v] = i;
+		sorted[i] = *order[i];
+	}
+	free(order);
+	uint32_t n = t->n;
+	free(t->v);
+	t->v = NULL;
+	t->n = t->cap = 0;
+	hmap_release(&t->by_hash);
+	hmap_release(&t->by_pointer);
+	hmap_init(&t->by_hash);
+	hmap_init(&t->by_pointer);
+	for (uint32_t i = 0; i < n; i++) {
+		strtab_intern(t, sorted[i]);
+		free(sorted[i]);
+	}
+	free(sorted);
+}

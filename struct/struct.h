@@ -11,12 +11,21 @@
 #include "sfile.h"
 
 #include <gelf.h>
+#include <stdlib.h>
 
 #define NONE32 UINT32_MAX
 
 struct span {
 	uint64_t lo, hi;
 };
+
+/* qsort() that accepts an empty array without a pointer. */
+static inline void sort_array(void *base, size_t n, size_t size,
+			      int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
 
 /* ---- strtab.c: interned strings ---- */
 
@@ -32,6 +41,11 @@ void strtab_release(struct strtab *t);
 uint32_t strtab_intern(struct strtab *t, const char *s);
 /* Like strtab_intern, cached by the address of S, which must not change for T's lifetime. */
 uint32_t strtab_intern_stable(struct strtab *t, const char *s);
+/*
+ * Sort the strings; *RANK (allocated, T->n entries) maps old ids to new ones.  The order is
+ * canonical: it does not depend on the order in which strings were interned.
+ */
+void strtab_sort(struct strtab *t, uint32_t **rank);
 /* Move the strings out (the table is empty afterwards). */
 char **strtab_detach(struct strtab *t, uint32_t *n);
 
@@ -72,6 +86,8 @@ struct image {
 
 /* Open and check PATH; -1 with a message naming the file for anything we cannot analyse. */
 int image_open(struct image *img, const char *path);
+/* The same checks, but without symbols (enough for the build-id and the cache key). */
+int image_open_headers(struct image *img, const char *path);
 void image_close(struct image *img);
 /* The bytes at ADDR and how many follow in its section, or NULL outside executable code. */
 const uint8_t *image_code(const struct image *img, uint64_t addr, size_t *avail);
@@ -91,6 +107,8 @@ struct dw_scope {
 	uint32_t name, file, line, column; /* strings of the strtab; declaration or call site */
 	uint64_t entry;
 	uint32_t range_start, nranges; /* in dw_info.ranges */
+	bool noreturn;		       /* DW_AT_noreturn */
+	uint64_t die;		       /* DIE offset: breaks ties between identical functions */
 };
 
 struct dw_info {
@@ -114,6 +132,8 @@ void dw_release(struct dw_info *d);
 
 struct analyse_stats {
 	double seconds;
+	double dwarf_seconds, cfg_seconds; /* phases: DWARF reading; CFG, loops and tree */
+	double cpu_seconds, dwarf_cpu, cfg_cpu; /* process CPU time: in all, and per phase */
 	uint32_t functions, loops, irreducible, unresolved_jumps;
 };
 

@@ -2,6 +2,7 @@
 /* fathom-dump: print any fathom file as text, every field; the format is told by its magic. */
 #include "compat.h"
 #include "buf.h"
+#include "dbfile.h"
 #include "error.h"
 #include "mfile.h"
 
@@ -10,18 +11,40 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: fathom-dump [-h] [--version] FILE...\n"
-		   "Print fathom measurement files as text.  Exit status: 0 when every file was\n"
+		   "Print fathom measurement files and databases (a database directory or its\n"
+		   "summary.fdb) as text.  Exit status: 0 when every file was\n"
 		   "read, 1 when one could not be read (the message names it and the problem).\n");
+}
+
+/* A database: its directory or its summary.fdb; every thread's values too. */
+static int dump_database(const char *path)
+{
+	struct dbfile db;
+	if (dbfile_open(path, &db) < 0)
+		return -1;
+	struct buf out = BUF_INIT;
+	int rc = dbfile_dump(&db, &out, true);
+	dbfile_close(&db);
+	fwrite(out.data, 1, out.len, stdout);
+	buf_release(&out);
+	return rc;
 }
 
 static int dump_one(const char *path)
 {
 	char magic[8] = { 0 };
+	/* A directory is a database when it holds a summary.fdb. */
+	struct stat st;
+	char summary[4096];
+	snprintf(summary, sizeof(summary), "%s/%s", path, DBFILE_SUMMARY);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(summary, &st) == 0)
+		return dump_database(path);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return fth_error_errno(errno, "%s: cannot open", path);
@@ -41,6 +64,8 @@ static int dump_one(const char *path)
 		buf_release(&out);
 		return 0;
 	}
+	if (n == (ssize_t)sizeof(magic) && memcmp(magic, DBFILE_MAGIC, 8) == 0)
+		return dump_database(path);
 	if (n == (ssize_t)sizeof(magic) && memcmp(magic, "FTHM", 4) == 0)
 		return fth_error("%s: fathom '%.8s' files cannot be dumped by this version", path,
 				 magic);

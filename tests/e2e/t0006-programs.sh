@@ -4,7 +4,7 @@
 # milestone lands say plainly that they are not implemented (exit 2) instead of doing nothing.
 . "$top_srcdir/tests/lib/test-lib.sh"
 
-for prog in struct prof view; do
+for prog in view; do
 	test_expect_success "$prog --help and --version" "
 		$prog --help | grep -q '^usage: $prog ' &&
 		$prog --version | grep -q '^$prog (fathom) '

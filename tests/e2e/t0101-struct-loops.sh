@@ -3,7 +3,8 @@
 # t0101-struct-loops.sh: struct --dump of a program with known loop nests, built at -O0, -O2
 # and -O3, gives exactly the loops that the source marks (LOOP comments), with their header
 # lines and nesting, the always_inline function's loop under its inline call site inside the
-# caller's loop, and the goto loop reported as irreducible.
+# caller's loop, the cases of a switch (a jump table) inside its loop, and the goto loop
+# reported as irreducible.
 . "$top_srcdir/tests/lib/test-lib.sh"
 
 src="$top_srcdir/tests/struct-workloads/loops.c"
@@ -56,6 +57,16 @@ for o in 0 2 3; do
 		read fn line parent inl kind <irr-$o && test \"\$fn\" = irreducible &&
 		test \"\$line\" -ge $irr_lo && test \"\$line\" -le $irr_hi &&
 		grep -q 'loop at .*loops.c:.* entries=2 flags=irreducible' dump-$o
+	"
+	test_expect_success "-O$o: the switch's jump table is followed, its cases in the loop" "
+		grep '^    function switcher ' dump-$o >sw-$o && ! grep -q unresolved-jump sw-$o &&
+		case_line=\$(grep -n 'case 4: sink += i' '$src' | cut -d: -f1) &&
+		awk -v want=\"loops.c:\$case_line:\" '
+			/^    function / { infn = (\$2 == \"switcher\") }
+			infn && /^      loop / { inloop = 1; next }
+			infn && /^      [a-z]/ { inloop = 0 }
+			infn && inloop && /^        stmt / && index(\$2, want) { found = 1 }
+			END { exit !found }' dump-$o
 	"
 	test_expect_success "-O$o: every address of a loop maps to a line" "
 		awk '{ match(\$0, /^ */); ind = RLENGTH }

@@ -8,8 +8,11 @@
 good="$top_builddir/tests/struct-workloads/loops-O2"
 # patch FILE OFFSET HEXBYTES: overwrite bytes in place.
 patch() {
-	printf "$(echo "$3" | sed 's/\(..\)/\\x\1/g')" |
-		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+	bytes=""
+	for byte in $(echo "$3" | sed 's/../& /g'); do
+		bytes="$bytes\\$(printf '%03o' "0x$byte")"
+	done
+	printf "$bytes" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
 
 echo 'just some text' >text

@@ -210,8 +210,8 @@ static uint64_t interesting_value(void)
 }
 
 /* Replace the bytes [AT, AT + OLD) with NEW_LEN bytes from SRC; returns the new length. */
-static size_t replace_range(uint8_t *buf, size_t len, size_t at, size_t old, const uint8_t *src,
-		     size_t new_len)
+static size_t replace_range(uint8_t *buf, size_t len, size_t at, size_t old,
+			    const uint8_t *src, size_t new_len)
 {
 	if (len - old + new_len > capacity)
 		return len;

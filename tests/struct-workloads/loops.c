@@ -52,6 +52,24 @@ __attribute__((noinline)) static void calls_in_body(long n)
 		work(i);
 }
 
+/* A dense switch compiles to a jump table: its cases must be found and lie inside the loop. */
+__attribute__((noinline)) static void switcher(long n)
+{
+	for (long i = 0; i < n; i++) { /* LOOP sw - */
+		switch ((i * 7 + n) % 9) {
+		case 0: sink += 3; break;
+		case 1: sink ^= 5; break;
+		case 2: sink -= 7; break;
+		case 3: sink *= 3; break;
+		case 4: sink += i; break;
+		case 5: sink ^= i; break;
+		case 6: sink -= i * 2; break;
+		case 7: sink += 11; break;
+		default: sink = 0; break;
+		}
+	}
+}
+
 __attribute__((noinline)) static void irreducible(long n, int start_in_b)
 {
 	long i = 0;
@@ -75,6 +93,7 @@ int main(int argc, char **argv)
 	siblings(n);
 	calls_inlined(n);
 	calls_in_body(n);
+	switcher(n);
 	irreducible(n, argc > 2);
 	printf("%ld\n", (long)sink);
 	return 0;

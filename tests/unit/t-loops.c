@@ -96,7 +96,8 @@ static void test_irreducible(void)
 
 static void test_unreachable_and_deep(void)
 {
-	/* Node 1 is unreachable and loops on itself; 0 -> 2 -> ... chain of 200000 with a back edge. */
+	/* Node 1 is not reached from the entry and loops on itself; 0 -> 2 -> ... a chain of
+	 * 200000 nodes with a back edge to 2. */
 	const uint32_t n = 200000;
 	uint32_t (*e)[2] = xmalloc((n + 2) * sizeof(*e));
 	uint32_t ne = 0;
@@ -109,13 +110,32 @@ static void test_unreachable_and_deep(void)
 	struct loop_forest f;
 	make_graph(&g, n, (const uint32_t(*)[2])e, ne);
 	loops_find(&g, &f);
-	is_uint(f.nloops, 1, "deep chain: one loop, the unreachable self loop ignored");
-	is_uint(f.innermost[1], NONE32, "unreachable node is in no loop");
-	ok(f.nloops == 1 && f.loops[0].header == 2, "header is the chain's first node");
-	is_uint(f.innermost[n - 1], 0, "last node in the loop");
+	is_uint(f.nloops, 2, "deep chain: its loop, and the self loop the entry does not reach");
+	uint32_t chain = loop_headed_by(&f, 2), self = loop_headed_by(&f, 1);
+	ok(chain != NONE32 && self != NONE32, "headers 2 and 1");
+	is_uint(f.innermost[1], self, "the unreached node is in its own loop");
+	is_uint(f.innermost[n - 1], chain, "last node in the chain's loop");
+	is_uint(f.innermost[0], NONE32, "entry in no loop");
 	loops_release(&f);
 	free_graph(&g);
 	free(e);
+}
+
+static void test_unreached_region(void)
+{
+	/* 0 -> 1 -> 2 (exit); 3 -> 4 -> 5 -> 4: a region without predecessors (the target of an
+	 * unresolved jump table) still yields its loop, reducible, with 3 outside it. */
+	static const uint32_t e[][2] = { { 0, 1 }, { 1, 2 }, { 3, 4 }, { 4, 5 }, { 5, 4 } };
+	struct graph g;
+	struct loop_forest f;
+	make_graph(&g, 6, e, ARRAY_SIZE(e));
+	loops_find(&g, &f);
+	is_uint(f.nloops, 1, "one loop in the unreached region");
+	ok(f.nloops == 1 && f.loops[0].header == 4 && f.loops[0].entries == 1,
+	   "headed by 4, reducible");
+	is_uint(f.innermost[3], NONE32, "its entry is outside");
+	loops_release(&f);
+	free_graph(&g);
 }
 
 static void test_empty(void)
@@ -133,6 +153,7 @@ int main(void)
 	test_nested_and_siblings();
 	test_irreducible();
 	test_unreachable_and_deep();
+	test_unreached_region();
 	test_empty();
 	return done_testing();
 }

@@ -121,9 +121,10 @@ static void test_lookup_and_dump(void)
 	like(text, "      loop at /src/t.c:5:7 header=0x1010 entries=2 flags=irreducible "
 		   "[0x1010-0x1100)\n", "loop line");
 	like(text, "        inline k called at /src/t.c:6:9 [0x1020-0x1030)\n", "inline line");
-	like(text, "          stmt ? [0x1020-0x1030)\n", "statement without a line");
+	like(text, "          stmt ?:0 [0x1020-0x1030)\n", "statement without a line");
 	like(text, "      stmt /src/t.c:3 [0x1000-0x1010)\n", "statement with a line");
-	like(text, "tab\\there origin=main flags=symbol-only,clone [0x2000-0x2010)", "clone, escaped");
+	like(text, "function tab\\there entry=0x2000 origin=main flags=symbol-only,clone "
+		   "[0x2000-0x2010)", "clone, escaped");
 	free(text);
 	sfile_release(&sf);
 }

@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * structure.c: what prof knows of a binary's static structure.  Structure files written by
+ * struct (functions, inline chains, loops, lines) are matched to the load map by build-id;
+ * without one prof falls back to the binary itself: ELF symbols for functions and DWARF line
+ * tables (libdw) for lines, without loops.
+ */
+#include "compat.h"
+#include "prof.h"
+#include "error.h"
+#include "sfile.h"
+#include "xalloc.h"
+
+#include <dirent.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct structs {
+	struct sfile *files;
+	char **paths;
+	size_t n, alloc;
+	bool use_dwarf;
+};
+
+struct symbol {
+	uint64_t lo, hi; /* hi == lo: size unknown */
+	char *name;
+};
+
+/* The fallback for one binary: its function symbols, and DWARF for lines. */
+struct elfinfo {
+	int fd;
+	Elf *elf;
+	Dwarf *dw;
+	struct symbol *syms;
+	size_t nsyms;
+};
+
+void problem_add(struct prof_problems *p, const char *msg)
+{
+	ALLOC_GROW(p->msgs, p->n + 1, p->alloc);
+	p->msgs[p->n++] = xstrdup(msg);
+}
+
+void note_add(struct prof_problems *p, const char *msg)
+{
+	ALLOC_GROW(p->notes, p->nnotes + 1, p->anotes);
+	p->notes[p->nnotes++] = xstrdup(msg);
+}
+
+struct structs *structs_new(bool use_dwarf)
+{
+	struct structs *ss = xcalloc(1, sizeof(*ss));
+	ss->use_dwarf = use_dwarf;
+	elf_version(EV_CURRENT);
+	return ss;
+}
+
+void structs_free(struct structs *ss)
+{
+	if (!ss)
+		return;
+	for (size_t i = 0; i < ss->n; i++) {
+		sfile_release(&ss->files[i]);
+		free(ss->paths[i]);
+	}
+	free(ss->files);
+	free(ss->paths);
+	free(ss);
+}
+
+int structs_add_file(struct structs *ss, const char *path)
+{
+	struct sfile sf;
+	if (sfile_read(path, &sf) < 0)
+		return -1;
+	if (ss->n == ss->alloc) {
+		ss->alloc = ss->alloc ? ss->alloc * 2 : 8;
+		ss->files = xreallocarray(ss->files, ss->alloc, sizeof(*ss->files));
+		ss->paths = xreallocarray(ss->paths, ss->alloc, sizeof(*ss->paths));
+	}
+	ss->files[ss->n] = sf;
+	ss->paths[ss->n] = xstrdup(path);
+	ss->n++;
+	return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void structs_add_dir(struct structs *ss, const char *dir, bool quiet_missing,
+		     struct prof_problems *p)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		if (!quiet_missing || errno != ENOENT) {
+			fth_error_errno(errno, "%s: cannot open structure directory", dir);
+			problem_add(p, fth_errmsg());
+		}
+		return;
+	}
+	char **names = NULL;
+	size_t n = 0, alloc = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len > 6 && strcmp(e->d_name + len - 6, ".fthst") == 0) {
+			ALLOC_GROW(names, n + 1, alloc);
+			names[n++] = xstrdup(e->d_name);
+		}
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), cmp_name);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(dir) + strlen(names[i]) + 2;
+		char *path = xmalloc(len);
+		snprintf(path, len, "%s/%s", dir, names[i]);
+		if (structs_add_file(ss, path) < 0)
+			problem_add(p, fth_errmsg());
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+}
+
+static void hex(char *out, const uint8_t *b, uint32_t n)
+{
+	for (uint32_t i = 0; i < n && i < 64; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+	if (!n)
+		strcpy(out, "none");
+}
+
+/* The GNU build-id note of ELF, or length 0. */
+static uint32_t elf_build_id(Elf *elf, const uint8_t **id)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) == 0) {
+				*id = (const uint8_t *)data->d_buf + desc_off;
+				return nh.n_descsz;
+			}
+		}
+	}
+	return 0;
+}
+
+static int cmp_symbol(const void *a, const void *b)
+{
+	const struct symbol *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	/* Prefer the sized symbol, then the shorter name, then by bytes: deterministic. */
+	if ((x->hi > x->lo) != (y->hi > y->lo))
+		return x->hi > x->lo ? -1 : 1;
+	size_t lx = strlen(x->name), ly = strlen(y->name);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void read_symbols(struct elfinfo *ei)
+{
+	size_t alloc = 0;
+	for (int pass = 0; pass < 2 && ei->nsyms == 0; pass++) {
+		Elf_Scn *scn = NULL;
+		while ((scn = elf_nextscn(ei->elf, scn))) {
+			GElf_Shdr sh;
+			if (!gelf_getshdr(scn, &sh) ||
+			    sh.sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM))
+				continue;
+			Elf_Data *data = elf_getdata(scn, NULL);
+			if (!data || !sh.sh_entsize)
+				continue;
+			size_t count = sh.sh_size / sh.sh_entsize;
+			for (size_t i = 0; i < count; i++) {
+				GElf_Sym sym;
+				if (!gelf_getsym(data, (int)i, &sym))
+					continue;
+				unsigned type = GELF_ST_TYPE(sym.st_info);
+				if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !sym.st_value ||
+				    sym.st_shndx == SHN_UNDEF)
+					continue;
+				const char *name = elf_strptr(ei->elf, sh.sh_link, sym.st_name);
+				if (!name || !*name)
+					continue;
+				ALLOC_GROW(ei->syms, ei->nsyms + 1, alloc);
+				ei->syms[ei->nsyms++] = (struct symbol){
+					sym.st_value, sym.st_value + sym.st_size, xstrdup(name)
+				};
+			}
+		}
+	}
+	qsort(ei->syms, ei->nsyms, sizeof(*ei->syms), cmp_symbol);
+	/* Drop aliases (same start): the first, by cmp_symbol's order, stays. */
+	size_t k = 0;
+	for (size_t i = 0; i < ei->nsyms; i++) {
+		if (k && ei->syms[k - 1].lo == ei->syms[i].lo) {
+			free(ei->syms[i].name);
+			continue;
+		}
+		ei->syms[k++] = ei->syms[i];
+	}
+	ei->nsyms = k;
+}
+
+static void elfinfo_free(struct elfinfo *ei)
+{
+	if (!ei)
+		return;
+	for (size_t i = 0; i < ei->nsyms; i++)
+		free(ei->syms[i].name);
+	free(ei->syms);
+	if (ei->dw)
+		dwarf_end(ei->dw);
+	if (ei->elf)
+		elf_end(ei->elf);
+	if (ei->fd >= 0)
+		close(ei->fd);
+	free(ei);
+}
+
+static struct elfinfo *elfinfo_open(struct structs *ss, struct module_info *m,
+				    struct prof_problems *p)
+{
+	char msg[1024];
+	struct elfinfo *ei = xcalloc(1, sizeof(*ei));
+	ei->fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (ei->fd < 0) {
+		snprintf(msg, sizeof(msg), "%s: cannot open (%s): its samples are shown by address",
+			 m->path, strerror(errno));
+		goto fail;
+	}
+	ei->elf = elf_begin(ei->fd, ELF_C_READ_MMAP, NULL);
+	if (!ei->elf || elf_kind(ei->elf) != ELF_K_ELF) {
+		snprintf(msg, sizeof(msg), "%s: not an ELF file: its samples are shown by address",
+			 m->path);
+		goto fail;
+	}
+	const uint8_t *id = NULL;
+	uint32_t idlen = elf_build_id(ei->elf, &id);
+	if (m->build_id_len && (idlen != m->build_id_len || memcmp(id, m->build_id, idlen))) {
+		char want[130], got[130];
+		hex(want, m->build_id, m->build_id_len);
+		hex(got, id, idlen);
+		snprintf(msg, sizeof(msg),
+			 "%s: the binary changed since it was measured (build-id %s, measured %s): "
+			 "its samples are shown by address",
+			 m->path, got, want);
+		goto fail;
+	}
+	read_symbols(ei);
+	if (ss->use_dwarf)
+		ei->dw = dwarf_begin_elf(ei->elf, DWARF_C_READ, NULL);
+	return ei;
+fail:
+	note_add(p, msg);
+	elfinfo_free(ei);
+	return NULL;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+void structs_attach(struct structs *ss, struct module_info *m, struct prof_problems *p)
+{
+	char msg[1024];
+	m->tried = true;
+	for (size_t i = 0; i < ss->n; i++) {
+		const struct sfile *sf = &ss->files[i];
+		bool same_id = m->build_id_len && sf->build_id_len == m->build_id_len &&
+			       memcmp(sf->build_id, m->build_id, m->build_id_len) == 0;
+		bool same_path = sf->path && strcmp(sf->path, m->path) == 0;
+		if (same_id || (same_path && !m->build_id_len && !sf->build_id_len)) {
+			m->sf = sf;
+			m->loops = (sf->flags & SFILE_MODULE_LOOPS) != 0;
+			return;
+		}
+	}
+	/* A structure file for a binary of the same name but another build: say so. */
+	for (size_t i = 0; i < ss->n; i++) {
+		const struct sfile *sf = &ss->files[i];
+		if (sf->path && strcmp(base_name(sf->path), base_name(m->path)) == 0) {
+			char want[130], got[130];
+			hex(want, m->build_id, m->build_id_len);
+			hex(got, sf->build_id, sf->build_id_len);
+			snprintf(msg, sizeof(msg),
+				 "%s: structure file does not match %s (build-id %s, measured %s); "
+				 "not used",
+				 ss->paths[i], m->path, got, want);
+			problem_add(p, msg);
+		}
+	}
+	/* "[kernel.kallsyms]", "[vdso]": not files; their samples are shown by address. */
+	if (m->path[0] != '[')
+		m->elf = elfinfo_open(ss, m, p);
+}
+
+void structs_release_module(struct module_info *m)
+{
+	elfinfo_free(m->elf);
+	m->elf = NULL;
+}
+
+static const struct symbol *find_symbol(const struct elfinfo *ei, uint64_t a)
+{
+	size_t lo = 0, hi = ei->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ei->syms[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	const struct symbol *s = &ei->syms[lo - 1];
+	if (s->hi > s->lo && a >= s->hi)
+		return NULL;
+	return s;
+}
+
+static size_t resolve_elf(struct elfinfo *ei, uint64_t addr, bool is_call, struct scope *out)
+{
+	size_t n = 0;
+	const struct symbol *s = ei ? find_symbol(ei, addr) : NULL;
+	if (s)
+		out[n++] = (struct scope){ .kind = DBFILE_FUNCTION, .name = s->name, .addr = s->lo };
+	struct scope leaf = { .kind = is_call ? DBFILE_CALL : DBFILE_LINE, .addr = addr };
+	if (ei && ei->dw) {
+		Dwarf_Die cu;
+		if (dwarf_addrdie(ei->dw, addr, &cu)) {
+			Dwarf_Line *l = dwarf_getsrc_die(&cu, addr);
+			int line;
+			const char *file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+			if (file && dwarf_lineno(l, &line) == 0 && line > 0) {
+				leaf.file = file;
+				leaf.line = (uint32_t)line;
+				leaf.addr = 0;
+			}
+		}
+	}
+	out[n++] = leaf;
+	return n;
+}
+
+size_t structs_resolve(struct structs *ss, struct module_info *m, uint64_t addr, bool is_call,
+		       struct scope *out, size_t cap)
+{
+	(void)ss;
+	const struct sfile *sf = m->sf;
+	if (!sf || cap < 3)
+		return resolve_elf(m->elf, addr, is_call, out);
+	uint32_t node = sfile_lookup(sf, addr);
+	if (node == SFILE_NONE)
+		return resolve_elf(NULL, addr, is_call, out);
+	/* The chain innermost first, then reversed; keep the innermost CAP - 1 levels. */
+	size_t n = 0;
+	uint32_t chain[256];
+	for (uint32_t k = node; k != SFILE_NONE && n < ARRAY_SIZE(chain); k = sf->nodes[k].parent)
+		chain[n++] = k;
+	if (n > cap - 1)
+		n = cap - 1;
+	size_t o = 0;
+	for (size_t i = n; i-- > 0;) {
+		const struct sfile_node *sn = &sf->nodes[chain[i]];
+		struct scope *s = &out[o++];
+		memset(s, 0, sizeof(*s));
+		switch (sn->kind) {
+		case SFILE_FUNCTION:
+			s->kind = DBFILE_FUNCTION;
+			s->name = sfile_str(sf, sn->name);
+			s->decl_file = sn->file == SFILE_NONE ? NULL : sfile_str(sf, sn->file);
+			s->decl_line = sn->line;
+			s->addr = sn->addr;
+			break;
+		case SFILE_INLINE:
+			s->kind = DBFILE_INLINE;
+			s->name = sfile_str(sf, sn->name);
+			s->file = sn->file == SFILE_NONE ? NULL : sfile_str(sf, sn->file);
+			s->line = sn->line;
+			break;
+		default:
+			s->kind = DBFILE_LOOP;
+			s->file = sn->file == SFILE_NONE ? NULL : sfile_str(sf, sn->file);
+			s->line = sn->line;
+			s->addr = sn->addr;
+			break;
+		}
+	}
+	struct scope *leaf = &out[o++];
+	memset(leaf, 0, sizeof(*leaf));
+	leaf->kind = is_call ? DBFILE_CALL : DBFILE_LINE;
+	leaf->addr = addr;
+	const struct sfile_line *l = sfile_line_at(sf, addr);
+	if (l && l->line && l->file != SFILE_NONE) {
+		leaf->file = sfile_str(sf, l->file);
+		leaf->line = l->line;
+		leaf->addr = 0;
+	}
+	return o;
+}

@@ -1,0 +1,824 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unify.c: merges the calling context trees of all threads into one tree of static contexts,
+ * and computes each thread's exclusive and inclusive values and the statistics over threads.
+ *
+ * A measured node (module, offset) becomes a chain of contexts: function > inlined call sites
+ * > loops > line (a sample) or call site (a caller frame, the call at offset - 1).  Contexts
+ * are keyed by (parent, kind, function, file, line, module, address), so the same context in
+ * two threads is one node.  Contexts get their ids in the order they are first seen, threads
+ * in the order they are added: the output depends only on the input files and their order.
+ */
+#include "compat.h"
+#include "prof.h"
+#include "error.h"
+#include "hmap.h"
+#include "xalloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SCOPES 64
+
+/* Running statistics of one (context, metric) and variant (Welford's mean and M2). */
+struct acc {
+	uint32_t count;
+	double sum, min, max, mean, m2;
+};
+
+struct gmetric {
+	struct dbfile_metric d;
+	struct acc *incl, *excl;   /* per context */
+	bool remap;		   /* FORMULA still has the first file's metric indices */
+};
+
+/*
+ * A cached step: from context PARENT, measured node (KIND, MODULE, OFFSET) leads to CTX.  An
+ * open-addressing table of these (one cache line holds two), as every measured node of every
+ * thread looks one up.  CTX == DBFILE_NONE marks a free slot.
+ */
+struct edge {
+	uint64_t offset;
+	uint32_t parent, module;
+	uint32_t ctx;
+	uint8_t kind;
+};
+
+struct unifier {
+	struct structs *ss;
+	struct prof_problems *problems;
+	/* strings */
+	char **strs;
+	uint32_t nstrs, astrs;
+	uint32_t *str_next;
+	struct hmap str_map;
+	/* modules */
+	struct module_info *mods;
+	uint32_t nmods, amods;
+	uint32_t *mod_flags;
+	/* functions */
+	struct dbfile_function *funcs;
+	uint32_t nfuncs, afuncs;
+	uint32_t *func_next;
+	struct hmap func_map;
+	/* contexts */
+	struct dbfile_context *ctx;
+	uint32_t nctx, actx;
+	uint32_t *ctx_next;
+	struct hmap ctx_map;
+	uint32_t *stamp, *local; /* per context: last thread that touched it, its local index */
+	/* edges */
+	struct edge *edges;
+	size_t nedges, edge_mask;
+	/* metrics */
+	struct gmetric *metrics;
+	uint32_t nmetrics, ametrics;
+	/* threads */
+	struct dbfile_thread *threads;
+	uint32_t nthreads, athreads;
+	/* per-thread scratch */
+	uint32_t *lctx, *lparent;
+	size_t alocal;
+	double *lexcl, *lincl;
+	size_t aval;
+	uint32_t *top;
+	size_t atop;
+	/*
+	 * The step each measured node index took in the previous thread: threads of one program
+	 * have much the same tree in much the same order, so this is read in sequence and usually
+	 * right, sparing a random access into the edge table.
+	 */
+	struct edge *pred;
+	size_t apred;
+};
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return hmap_mix(h);
+}
+
+static uint64_t hash_str(const char *s)
+{
+	return hash_bytes(s, strlen(s));
+}
+
+static uint32_t intern_str(struct unifier *u, const char *s)
+{
+	if (!s)
+		return DBFILE_NONE;
+	uint64_t h = hash_str(s), first;
+	if (hmap_get(&u->str_map, h, &first))
+		for (uint32_t i = (uint32_t)first; i != DBFILE_NONE; i = u->str_next[i])
+			if (strcmp(u->strs[i], s) == 0)
+				return i;
+	if (u->nstrs == u->astrs) {
+		u->astrs = u->astrs ? u->astrs * 2 : 256;
+		u->strs = xreallocarray(u->strs, u->astrs, sizeof(*u->strs));
+		u->str_next = xreallocarray(u->str_next, u->astrs, sizeof(*u->str_next));
+	}
+	uint32_t id = u->nstrs++;
+	u->strs[id] = xstrdup(s);
+	u->str_next[id] = hmap_get(&u->str_map, h, &first) ? (uint32_t)first : DBFILE_NONE;
+	hmap_put(&u->str_map, h, id);
+	return id;
+}
+
+static uint64_t hash_func(const struct dbfile_function *f)
+{
+	uint64_t h = hmap_mix(f->name ^ ((uint64_t)f->module << 32));
+	h = hmap_mix(h ^ f->file ^ ((uint64_t)f->line << 32));
+	return hmap_mix(h ^ f->addr);
+}
+
+static uint32_t intern_func(struct unifier *u, const struct dbfile_function *f)
+{
+	uint64_t h = hash_func(f), first;
+	bool have = hmap_get(&u->func_map, h, &first);
+	if (have)
+		for (uint32_t i = (uint32_t)first; i != DBFILE_NONE; i = u->func_next[i])
+			if (!memcmp(&u->funcs[i], f, sizeof(*f)))
+				return i;
+	if (u->nfuncs == u->afuncs) {
+		u->afuncs = u->afuncs ? u->afuncs * 2 : 256;
+		u->funcs = xreallocarray(u->funcs, u->afuncs, sizeof(*u->funcs));
+		u->func_next = xreallocarray(u->func_next, u->afuncs, sizeof(*u->func_next));
+	}
+	uint32_t id = u->nfuncs++;
+	u->funcs[id] = *f;
+	u->func_next[id] = have ? (uint32_t)first : DBFILE_NONE;
+	hmap_put(&u->func_map, h, id);
+	return id;
+}
+
+static uint64_t hash_ctx(const struct dbfile_context *c)
+{
+	uint64_t h = hmap_mix(c->parent ^ ((uint64_t)c->kind << 32));
+	h = hmap_mix(h ^ c->function ^ ((uint64_t)c->file << 32));
+	h = hmap_mix(h ^ c->line ^ ((uint64_t)c->module << 32));
+	return hmap_mix(h ^ c->addr);
+}
+
+static bool same_ctx(const struct dbfile_context *a, const struct dbfile_context *b)
+{
+	return a->parent == b->parent && a->kind == b->kind && a->function == b->function &&
+	       a->file == b->file && a->line == b->line && a->module == b->module &&
+	       a->addr == b->addr;
+}
+
+static void grow_metric_arrays(struct unifier *u, struct gmetric *g, uint32_t from)
+{
+	g->incl = xreallocarray(g->incl, u->actx, sizeof(*g->incl));
+	g->excl = xreallocarray(g->excl, u->actx, sizeof(*g->excl));
+	memset(g->incl + from, 0, (u->actx - from) * sizeof(*g->incl));
+	memset(g->excl + from, 0, (u->actx - from) * sizeof(*g->excl));
+}
+
+static uint32_t intern_ctx(struct unifier *u, const struct dbfile_context *c)
+{
+	uint64_t h = hash_ctx(c), first;
+	bool have = hmap_get(&u->ctx_map, h, &first);
+	if (have)
+		for (uint32_t i = (uint32_t)first; i != DBFILE_NONE; i = u->ctx_next[i])
+			if (same_ctx(&u->ctx[i], c))
+				return i;
+	if (u->nctx == u->actx) {
+		uint32_t old = u->actx;
+		u->actx = u->actx ? u->actx * 2 : 1024;
+		u->ctx = xreallocarray(u->ctx, u->actx, sizeof(*u->ctx));
+		u->ctx_next = xreallocarray(u->ctx_next, u->actx, sizeof(*u->ctx_next));
+		u->stamp = xreallocarray(u->stamp, u->actx, sizeof(*u->stamp));
+		u->local = xreallocarray(u->local, u->actx, sizeof(*u->local));
+		memset(u->stamp + old, 0xff, (u->actx - old) * sizeof(*u->stamp));
+		for (uint32_t m = 0; m < u->nmetrics; m++)
+			grow_metric_arrays(u, &u->metrics[m], old);
+	}
+	uint32_t id = u->nctx++;
+	u->ctx[id] = *c;
+	u->ctx_next[id] = have ? (uint32_t)first : DBFILE_NONE;
+	hmap_put(&u->ctx_map, h, id);
+	return id;
+}
+
+struct unifier *unifier_new(struct structs *ss, struct prof_problems *p)
+{
+	struct unifier *u = xcalloc(1, sizeof(*u));
+	u->ss = ss;
+	u->problems = p;
+	hmap_init(&u->str_map);
+	hmap_init(&u->func_map);
+	hmap_init(&u->ctx_map);
+	struct dbfile_context root = { .parent = DBFILE_NONE, .kind = DBFILE_ROOT,
+				       .function = DBFILE_NONE, .file = DBFILE_NONE,
+				       .module = DBFILE_NONE };
+	intern_ctx(u, &root);
+	return u;
+}
+
+void unifier_free(struct unifier *u)
+{
+	if (!u)
+		return;
+	for (uint32_t i = 0; i < u->nstrs; i++)
+		free(u->strs[i]);
+	free(u->strs);
+	free(u->str_next);
+	hmap_release(&u->str_map);
+	for (uint32_t i = 0; i < u->nmods; i++) {
+		structs_release_module(&u->mods[i]);
+		free(u->mods[i].path);
+		free(u->mods[i].build_id);
+	}
+	free(u->mods);
+	free(u->mod_flags);
+	free(u->funcs);
+	free(u->func_next);
+	hmap_release(&u->func_map);
+	free(u->ctx);
+	free(u->ctx_next);
+	free(u->stamp);
+	free(u->local);
+	hmap_release(&u->ctx_map);
+	free(u->edges);
+	for (uint32_t m = 0; m < u->nmetrics; m++) {
+		free(u->metrics[m].d.name);
+		free(u->metrics[m].d.description);
+		free(u->metrics[m].d.formula);
+		free(u->metrics[m].incl);
+		free(u->metrics[m].excl);
+	}
+	free(u->metrics);
+	for (uint32_t t = 0; t < u->nthreads; t++) {
+		free(u->threads[t].file);
+		free(u->threads[t].host);
+		free(u->threads[t].program);
+	}
+	free(u->threads);
+	free(u->lctx);
+	free(u->lparent);
+	free(u->lexcl);
+	free(u->lincl);
+	free(u->top);
+	free(u->pred);
+	free(u);
+}
+
+uint32_t unifier_nthreads(const struct unifier *u)
+{
+	return u->nthreads;
+}
+
+static uint32_t map_module(struct unifier *u, const struct mfile_module *mm)
+{
+	for (uint32_t i = 0; i < u->nmods; i++) {
+		struct module_info *g = &u->mods[i];
+		if (strcmp(g->path, mm->path) == 0 && g->build_id_len == mm->build_id_len &&
+		    (!mm->build_id_len || !memcmp(g->build_id, mm->build_id, mm->build_id_len)))
+			return i;
+	}
+	if (u->nmods == u->amods) {
+		u->amods = u->amods ? u->amods * 2 : 16;
+		u->mods = xreallocarray(u->mods, u->amods, sizeof(*u->mods));
+		u->mod_flags = xreallocarray(u->mod_flags, u->amods, sizeof(*u->mod_flags));
+	}
+	uint32_t id = u->nmods++;
+	struct module_info *g = &u->mods[id];
+	memset(g, 0, sizeof(*g));
+	g->path = xstrdup(mm->path);
+	if (mm->build_id_len) {
+		g->build_id = xmalloc(mm->build_id_len);
+		memcpy(g->build_id, mm->build_id, mm->build_id_len);
+		g->build_id_len = mm->build_id_len;
+	}
+	u->mod_flags[id] = 0;
+	intern_str(u, g->path);
+	return id;
+}
+
+static uint32_t map_metric(struct unifier *u, const struct mfile *m, uint32_t i,
+			   const uint32_t *gm)
+{
+	const struct mfile_metric *x = &m->metrics[i];
+	for (uint32_t k = 0; k < u->nmetrics; k++)
+		if (strcmp(u->metrics[k].d.name, x->name) == 0 && u->metrics[k].d.unit == x->unit)
+			return k;
+	if (u->nmetrics == u->ametrics) {
+		u->ametrics = u->ametrics ? u->ametrics * 2 : 8;
+		u->metrics = xreallocarray(u->metrics, u->ametrics, sizeof(*u->metrics));
+	}
+	uint32_t id = u->nmetrics++;
+	struct gmetric *g = &u->metrics[id];
+	memset(g, 0, sizeof(*g));
+	g->d.name = xstrdup(x->name);
+	g->d.description = xstrdup(x->description);
+	g->d.formula = xstrdup(x->formula);
+	g->d.unit = x->unit;
+	g->d.rate_kind = x->rate_kind;
+	g->d.rate = x->rate;
+	g->d.kind = DBFILE_METRIC_RAW;
+	g->d.threshold = x->threshold;
+	/* Parents come earlier or later in the table: GM holds those mapped so far. */
+	g->d.parent = x->parent >= 0 && (uint32_t)x->parent < i ? (int32_t)gm[x->parent] : -1;
+	g->d.scale = 1;
+	/* A TMA node with a formula has no values of its own: view computes it. */
+	if ((x->flags & MFILE_METRIC_TMA) && x->formula[0]) {
+		g->d.kind = DBFILE_METRIC_DERIVED;
+		g->remap = true;
+	}
+	if (u->actx)
+		grow_metric_arrays(u, g, 0);
+	return id;
+}
+
+static void acc_add(struct acc *a, double x)
+{
+	if (a->count == 0) {
+		a->min = a->max = x;
+	} else {
+		if (x < a->min)
+			a->min = x;
+		if (x > a->max)
+			a->max = x;
+	}
+	a->count++;
+	a->sum += x;
+	double d = x - a->mean;
+	a->mean += d / a->count;
+	a->m2 += d * (x - a->mean);
+}
+
+static uint64_t edge_hash(uint32_t parent, uint8_t kind, uint32_t module, uint64_t offset)
+{
+	return hmap_mix(hmap_mix(parent ^ ((uint64_t)kind << 32) ^ ((uint64_t)module << 40)) ^
+			offset);
+}
+
+static void edges_grow(struct unifier *u)
+{
+	size_t old = u->edges ? u->edge_mask + 1 : 0, cap = old ? old * 2 : 4096;
+	struct edge *e = xreallocarray(NULL, cap, sizeof(*e));
+	for (size_t i = 0; i < cap; i++)
+		e[i].ctx = DBFILE_NONE;
+	for (size_t i = 0; i < old; i++) {
+		const struct edge *x = &u->edges[i];
+		if (x->ctx == DBFILE_NONE)
+			continue;
+		size_t h = edge_hash(x->parent, x->kind, x->module, x->offset) & (cap - 1);
+		while (e[h].ctx != DBFILE_NONE)
+			h = (h + 1) & (cap - 1);
+		e[h] = *x;
+	}
+	free(u->edges);
+	u->edges = e;
+	u->edge_mask = cap - 1;
+}
+
+/* The context where a measured node's children and values go, given its parent's. */
+static uint32_t node_context(struct unifier *u, uint32_t parent, uint8_t kind, uint32_t gmod,
+			     uint64_t offset)
+{
+	if (!u->edges || (u->nedges + 1) * 2 > u->edge_mask + 1)
+		edges_grow(u);
+	size_t slot = edge_hash(parent, kind, gmod, offset) & u->edge_mask;
+	for (;; slot = (slot + 1) & u->edge_mask) {
+		const struct edge *e = &u->edges[slot];
+		if (e->ctx == DBFILE_NONE)
+			break;
+		if (e->parent == parent && e->offset == offset && e->module == gmod &&
+		    e->kind == kind)
+			return e->ctx;
+	}
+	uint32_t ctx = parent;
+	struct dbfile_context c = { .function = DBFILE_NONE, .file = DBFILE_NONE,
+				    .module = DBFILE_NONE };
+	if (kind == MFILE_NODE_PARTIAL || kind == MFILE_NODE_SYNTHETIC) {
+		c.parent = parent;
+		c.kind = DBFILE_ENTRY;
+		c.line = kind == MFILE_NODE_PARTIAL ? DBFILE_ENTRY_PARTIAL : DBFILE_ENTRY_SYNTHETIC;
+		c.addr = kind == MFILE_NODE_SYNTHETIC ? offset : 0;
+		ctx = intern_ctx(u, &c);
+	} else {
+		bool is_call = kind == MFILE_NODE_FRAME;
+		uint64_t addr = is_call && offset ? offset - 1 : offset;
+		struct scope sc[MAX_SCOPES];
+		size_t n;
+		if (gmod == DBFILE_NONE) {
+			sc[0] = (struct scope){ .kind = is_call ? DBFILE_CALL : DBFILE_LINE,
+						.addr = addr };
+			n = 1;
+		} else {
+			struct module_info *mi = &u->mods[gmod];
+			if (!mi->tried) {
+				structs_attach(u->ss, mi, u->problems);
+				u->mod_flags[gmod] = (mi->sf ? DBFILE_MODULE_STRUCT : 0) |
+						     (mi->loops ? DBFILE_MODULE_LOOPS : 0) |
+						     DBFILE_MODULE_SAMPLED;
+			}
+			n = structs_resolve(u->ss, mi, addr, is_call, sc, MAX_SCOPES);
+		}
+		uint32_t func = DBFILE_NONE;
+		for (size_t i = 0; i < n; i++) {
+			const struct scope *s = &sc[i];
+			memset(&c, 0, sizeof(c));
+			c.parent = ctx;
+			c.kind = s->kind;
+			c.module = gmod;
+			c.file = intern_str(u, s->file);
+			c.line = s->line;
+			c.addr = s->addr;
+			if (s->kind == DBFILE_FUNCTION || s->kind == DBFILE_INLINE) {
+				struct dbfile_function f = {
+					.name = intern_str(u, s->name), .module = gmod,
+					.file = intern_str(u, s->decl_file), .line = s->decl_line,
+					.addr = s->kind == DBFILE_FUNCTION ? s->addr : 0
+				};
+				func = intern_func(u, &f);
+				if (s->kind == DBFILE_FUNCTION)
+					c.addr = 0; /* the entry is in the function table */
+			}
+			c.function = func;
+			ctx = intern_ctx(u, &c);
+		}
+	}
+	/* Interning above does not touch the edge table: SLOT is still free. */
+	u->edges[slot] = (struct edge){ offset, parent, gmod, ctx, kind };
+	u->nedges++;
+	return ctx;
+}
+
+/* Give CTX and its untouched ancestors local indices in this thread, parents first. */
+static void touch(struct unifier *u, uint32_t ctx, uint32_t seq, uint32_t *nlocal)
+{
+	uint32_t chain[MAX_SCOPES + 2], n = 0;
+	while (ctx != DBFILE_NONE && u->stamp[ctx] != seq) {
+		if (n == ARRAY_SIZE(chain)) {
+			/* Deeper than one expansion: go up recursively (never in practice). */
+			touch(u, ctx, seq, nlocal);
+			break;
+		}
+		chain[n++] = ctx;
+		ctx = u->ctx[ctx].parent;
+	}
+	while (n--) {
+		uint32_t c = chain[n];
+		if (*nlocal == u->alocal) {
+			u->alocal = u->alocal ? u->alocal * 2 : 4096;
+			u->lctx = xreallocarray(u->lctx, u->alocal, sizeof(*u->lctx));
+			u->lparent = xreallocarray(u->lparent, u->alocal, sizeof(*u->lparent));
+		}
+		u->stamp[c] = seq;
+		u->local[c] = *nlocal;
+		u->lctx[*nlocal] = c;
+		u->lparent[*nlocal] = c ? u->local[u->ctx[c].parent] : DBFILE_NONE;
+		(*nlocal)++;
+	}
+}
+
+/* Rewrite "$N" (metric N of this file) in FORMULA as the database's metric indices. */
+static char *remap_formula(const char *formula, const uint32_t *gm, uint32_t n)
+{
+	size_t len = strlen(formula), cap = len * 2 + 16, o = 0;
+	char *out = xmalloc(cap);
+	for (const char *p = formula; *p;) {
+		if (o + 16 >= cap) {
+			cap *= 2;
+			out = xrealloc(out, cap);
+		}
+		if (*p == '$' && p[1] >= '0' && p[1] <= '9') {
+			char *end;
+			unsigned long k = strtoul(p + 1, &end, 10);
+			if (k < n) {
+				o += (size_t)snprintf(out + o, cap - o, "$%u", gm[k]);
+				p = end;
+				continue;
+			}
+		}
+		out[o++] = *p++;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+int unifier_add(struct unifier *u, const struct mfile *m, const char *name,
+		struct dbfile_values *out)
+{
+	const struct mfile_cct *cct = &m->cct;
+	uint32_t seq = u->nthreads;
+	uint32_t *gmod = xcalloc(m->nmodules ? m->nmodules : 1, sizeof(*gmod));
+	uint32_t *gm = xcalloc(m->nmetrics ? m->nmetrics : 1, sizeof(*gm));
+	double *scale = xcalloc(m->nmetrics ? m->nmetrics : 1, sizeof(*scale));
+	for (uint32_t i = 0; i < m->nmodules; i++)
+		gmod[i] = map_module(u, &m->modules[i]);
+	for (uint32_t i = 0; i < m->nmetrics; i++) {
+		const struct mfile_metric *x = &m->metrics[i];
+		gm[i] = map_metric(u, m, i, gm);
+		struct dbfile_metric *d = &u->metrics[gm[i]].d;
+		d->flags |= x->flags;
+		d->time_enabled += x->time_enabled;
+		d->time_running += x->time_running;
+		d->samples += x->samples;
+		d->nthreads++;
+		scale[i] = 1;
+		if (x->time_running && x->time_running < x->time_enabled)
+			scale[i] = (double)x->time_enabled / (double)x->time_running;
+	}
+	/* Late parents (a parent after its child in the table). */
+	for (uint32_t i = 0; i < m->nmetrics; i++) {
+		struct gmetric *g = &u->metrics[gm[i]];
+		int32_t p = m->metrics[i].parent;
+		if (g->d.parent < 0 && p >= 0)
+			g->d.parent = (int32_t)gm[p];
+		if (g->remap) {
+			char *f = remap_formula(g->d.formula, gm, m->nmetrics);
+			free(g->d.formula);
+			g->d.formula = f;
+			g->remap = false;
+		}
+	}
+	if (cct->nnodes > u->atop) {
+		u->atop = cct->nnodes;
+		u->top = xreallocarray(u->top, u->atop, sizeof(*u->top));
+	}
+	if (cct->nnodes > u->apred) {
+		u->pred = xreallocarray(u->pred, cct->nnodes, sizeof(*u->pred));
+		for (size_t i = u->apred; i < cct->nnodes; i++)
+			u->pred[i].ctx = DBFILE_NONE;
+		u->apred = cct->nnodes;
+	}
+	/* The stamp of this thread is its sequence number: mark the root first. */
+	uint32_t nlocal = 0;
+	touch(u, 0, seq, &nlocal);
+	u->top[0] = 0;
+	for (uint32_t i = 1; i < cct->nnodes; i++) {
+		uint32_t mod = cct->module[i];
+		uint32_t g = mod == MFILE_NO_MODULE ? DBFILE_NONE : gmod[mod];
+		uint32_t parent = u->top[cct->parent[i]];
+		struct edge *p = &u->pred[i];
+		uint32_t c;
+		if (p->ctx != DBFILE_NONE && p->parent == parent && p->offset == cct->offset[i] &&
+		    p->module == g && p->kind == cct->kind[i]) {
+			c = p->ctx;
+		} else {
+			c = node_context(u, parent, cct->kind[i], g, cct->offset[i]);
+			*p = (struct edge){ cct->offset[i], parent, g, c, cct->kind[i] };
+		}
+		u->top[i] = c;
+		touch(u, c, seq, &nlocal);
+	}
+	uint32_t nm = m->nmetrics;
+	size_t need = (size_t)nlocal * (nm ? nm : 1);
+	if (need > u->aval) {
+		u->aval = need;
+		u->lexcl = xreallocarray(u->lexcl, need, sizeof(double));
+		u->lincl = xreallocarray(u->lincl, need, sizeof(double));
+	}
+	memset(u->lexcl, 0, need * sizeof(double));
+	for (uint32_t i = 0; i < cct->nnodes; i++) {
+		size_t base = (size_t)u->local[u->top[i]] * nm;
+		for (uint32_t v = cct->val_start[i]; v < cct->val_start[i + 1]; v++) {
+			uint16_t k = cct->val_metric[v];
+			u->lexcl[base + k] += (double)cct->val[v] * scale[k];
+		}
+	}
+	memcpy(u->lincl, u->lexcl, need * sizeof(double));
+	for (uint32_t l = nlocal; l-- > 1;) {
+		size_t a = (size_t)l * nm, b = (size_t)u->lparent[l] * nm;
+		for (uint32_t k = 0; k < nm; k++)
+			u->lincl[b + k] += u->lincl[a + k];
+	}
+	if (out)
+		dbfile_values_reset(out);
+	for (uint32_t l = 0; l < nlocal; l++) {
+		uint32_t c = u->lctx[l];
+		for (uint32_t k = 0; k < nm; k++) {
+			double in = u->lincl[(size_t)l * nm + k], ex = u->lexcl[(size_t)l * nm + k];
+			if (in == 0 && ex == 0)
+				continue;
+			struct gmetric *g = &u->metrics[gm[k]];
+			if (in != 0)
+				acc_add(&g->incl[c], in);
+			if (ex != 0)
+				acc_add(&g->excl[c], ex);
+			if (out)
+				dbfile_values_push(out, c, (uint16_t)gm[k], in, ex);
+		}
+	}
+	free(gmod);
+	free(gm);
+	free(scale);
+	if (u->nthreads == u->athreads) {
+		u->athreads = u->athreads ? u->athreads * 2 : 64;
+		u->threads = xreallocarray(u->threads, u->athreads, sizeof(*u->threads));
+	}
+	struct dbfile_thread *t = &u->threads[u->nthreads++];
+	const char *base = strrchr(name, '/');
+	t->file = xstrdup(base ? base + 1 : name);
+	t->host = xstrdup(m->id.host);
+	t->program = xstrdup(m->id.program);
+	t->pid = m->id.pid;
+	t->tid = m->id.tid;
+	t->thread_index = m->id.thread_index;
+	t->rank = m->id.rank;
+	t->start_ns = m->id.start_ns;
+	t->end_ns = m->id.end_ns;
+	return 0;
+}
+
+static void finish_stat(const struct acc *a, struct dbfile_stat *s)
+{
+	s->count = a->count;
+	s->sum = a->sum;
+	s->min = a->min;
+	s->max = a->max;
+	s->stddev = a->count ? sqrt(a->m2 / a->count) : 0;
+}
+
+/* Flat profile: per function, inclusive once per call path, exclusive of its own code. */
+static void build_flat(struct unifier *u, struct dbfile *db)
+{
+	uint32_t nf = u->nfuncs, nm = u->nmetrics, n = u->nctx;
+	double *incl = xcalloc((size_t)nf * nm + 1, sizeof(double));
+	double *excl = xcalloc((size_t)nf * nm + 1, sizeof(double));
+	uint32_t *active = xcalloc(nf + 1, sizeof(*active));
+	uint32_t *first = xcalloc((size_t)n + 1, sizeof(*first));
+	uint32_t *child = xcalloc(n, sizeof(*child));
+	for (uint32_t i = 1; i < n; i++)
+		first[u->ctx[i].parent + 1]++;
+	for (uint32_t i = 0; i < n; i++)
+		first[i + 1] += first[i];
+	uint32_t *fill = xmalloc(((size_t)n + 1) * sizeof(*fill));
+	memcpy(fill, first, ((size_t)n + 1) * sizeof(*fill));
+	for (uint32_t i = 1; i < n; i++)
+		child[fill[u->ctx[i].parent]++] = i;
+	free(fill);
+	/* Depth-first with explicit enter/leave: entries are ctx * 2 + leaving. */
+	uint64_t *stack = xmalloc(((size_t)n * 2 + 1) * sizeof(*stack));
+	size_t sp = 0;
+	stack[sp++] = 0;
+	while (sp) {
+		uint64_t e = stack[--sp];
+		uint32_t c = (uint32_t)(e >> 1);
+		const struct dbfile_context *x = &u->ctx[c];
+		bool counts = (x->kind == DBFILE_FUNCTION || x->kind == DBFILE_INLINE) &&
+			      x->function != DBFILE_NONE;
+		if (e & 1) {
+			if (counts)
+				active[x->function]--;
+			continue;
+		}
+		if (x->function != DBFILE_NONE)
+			for (uint32_t k = 0; k < nm; k++) {
+				const struct acc *ai = &u->metrics[k].incl[c];
+				const struct acc *ae = &u->metrics[k].excl[c];
+				if (counts && !active[x->function])
+					incl[(size_t)x->function * nm + k] += ai->sum;
+				excl[(size_t)x->function * nm + k] += ae->sum;
+			}
+		if (counts)
+			active[x->function]++;
+		stack[sp++] = e | 1;
+		for (uint32_t k = first[c + 1]; k > first[c]; k--)
+			stack[sp++] = (uint64_t)child[k - 1] << 1;
+	}
+	free(stack);
+	free(first);
+	free(child);
+	free(active);
+	db->flat_start = xcalloc((size_t)nf + 1, sizeof(*db->flat_start));
+	uint64_t cnt = 0;
+	for (uint32_t f = 0; f < nf; f++)
+		for (uint32_t k = 0; k < nm; k++)
+			cnt += incl[(size_t)f * nm + k] != 0 || excl[(size_t)f * nm + k] != 0;
+	db->nflat = cnt;
+	db->flat_metric = xcalloc(cnt ? cnt : 1, sizeof(*db->flat_metric));
+	db->flat_incl = xcalloc(cnt ? cnt : 1, sizeof(double));
+	db->flat_excl = xcalloc(cnt ? cnt : 1, sizeof(double));
+	uint64_t j = 0;
+	for (uint32_t f = 0; f < nf; f++) {
+		db->flat_start[f] = (uint32_t)j;
+		for (uint32_t k = 0; k < nm; k++) {
+			double a = incl[(size_t)f * nm + k], b = excl[(size_t)f * nm + k];
+			if (a == 0 && b == 0)
+				continue;
+			db->flat_metric[j] = (uint16_t)k;
+			db->flat_incl[j] = a;
+			db->flat_excl[j] = b;
+			j++;
+		}
+	}
+	db->flat_start[nf] = (uint32_t)j;
+	free(incl);
+	free(excl);
+}
+
+void unifier_finish(struct unifier *u, struct dbfile *db, const char *program)
+{
+	memset(db, 0, sizeof(*db));
+	db->major = DBFILE_MAJOR;
+	db->minor = DBFILE_MINOR;
+	db->program = xstrdup(program ? program : "");
+	db->nstrings = u->nstrs;
+	db->strings = xcalloc(u->nstrs ? u->nstrs : 1, sizeof(char *));
+	for (uint32_t i = 0; i < u->nstrs; i++)
+		db->strings[i] = xstrdup(u->strs[i]);
+	db->nmodules = u->nmods;
+	db->modules = xcalloc(u->nmods ? u->nmods : 1, sizeof(*db->modules));
+	for (uint32_t i = 0; i < u->nmods; i++) {
+		struct dbfile_module *d = &db->modules[i];
+		const struct module_info *g = &u->mods[i];
+		d->path = intern_str(u, g->path);
+		if (g->build_id_len) {
+			d->build_id = xmalloc(g->build_id_len);
+			memcpy(d->build_id, g->build_id, g->build_id_len);
+			d->build_id_len = g->build_id_len;
+		}
+		d->flags = u->mod_flags[i];
+		if (g->tried && !g->loops && g->path[0] != '[')
+			db->flags |= DBFILE_FLAG_NO_LOOPS;
+	}
+	db->nfunctions = u->nfuncs;
+	db->functions = xcalloc(u->nfuncs ? u->nfuncs : 1, sizeof(*db->functions));
+	memcpy(db->functions, u->funcs, (size_t)u->nfuncs * sizeof(*db->functions));
+	/* Raw metrics, then one derived "NAME (s)" per metric in nanoseconds (time in seconds). */
+	uint32_t ntime = 0;
+	for (uint32_t i = 0; i < u->nmetrics; i++)
+		ntime += u->metrics[i].d.unit == MFILE_UNIT_NANOSECONDS;
+	if (u->nmetrics + ntime > MFILE_MAX_METRICS)
+		ntime = 0;
+	db->nmetrics = u->nmetrics + ntime;
+	db->metrics = xcalloc(db->nmetrics ? db->nmetrics : 1, sizeof(*db->metrics));
+	uint32_t derived = u->nmetrics;
+	for (uint32_t i = 0; i < u->nmetrics; i++) {
+		struct dbfile_metric *d = &db->metrics[i];
+		*d = u->metrics[i].d;
+		d->name = xstrdup(d->name);
+		d->description = xstrdup(d->description);
+		d->formula = xstrdup(d->formula);
+		d->scale = d->time_running && d->time_running < d->time_enabled
+				   ? (double)d->time_enabled / (double)d->time_running
+				   : 1;
+		if (!ntime || d->unit != MFILE_UNIT_NANOSECONDS)
+			continue;
+		struct dbfile_metric *t = &db->metrics[derived++];
+		size_t n = strlen(d->name) + 8;
+		t->name = xmalloc(n);
+		snprintf(t->name, n, "%s (s)", d->name);
+		t->description = xstrdup("time in seconds");
+		t->unit = MFILE_UNIT_COUNT;
+		t->kind = DBFILE_METRIC_DERIVED;
+		t->parent = -1;
+		t->threshold = NAN;
+		char f[32];
+		snprintf(f, sizeof(f), "$%u / 1e9", i);
+		t->formula = xstrdup(f);
+		t->scale = 1;
+	}
+	db->nthreads = u->nthreads;
+	db->thread_group = dbfile_thread_group(u->nthreads);
+	db->threads = xcalloc(u->nthreads ? u->nthreads : 1, sizeof(*db->threads));
+	for (uint32_t t = 0; t < u->nthreads; t++) {
+		db->threads[t] = u->threads[t];
+		db->threads[t].file = xstrdup(u->threads[t].file);
+		db->threads[t].host = xstrdup(u->threads[t].host);
+		db->threads[t].program = xstrdup(u->threads[t].program);
+	}
+	db->ncontexts = u->nctx;
+	db->contexts = xcalloc(u->nctx, sizeof(*db->contexts));
+	memcpy(db->contexts, u->ctx, (size_t)u->nctx * sizeof(*db->contexts));
+	/* Strings added above (module paths) must be in the table too. */
+	if (db->nstrings != u->nstrs) {
+		db->strings = xreallocarray(db->strings, u->nstrs, sizeof(char *));
+		for (uint32_t i = db->nstrings; i < u->nstrs; i++)
+			db->strings[i] = xstrdup(u->strs[i]);
+		db->nstrings = u->nstrs;
+	}
+	uint64_t cnt = 0;
+	for (uint32_t c = 0; c < u->nctx; c++)
+		for (uint32_t k = 0; k < u->nmetrics; k++)
+			cnt += u->metrics[k].incl[c].count || u->metrics[k].excl[c].count;
+	db->nsum = cnt;
+	db->sum_start = xcalloc((size_t)u->nctx + 1, sizeof(*db->sum_start));
+	db->sum_metric = xcalloc(cnt ? cnt : 1, sizeof(*db->sum_metric));
+	db->sum_incl = xcalloc(cnt ? cnt : 1, sizeof(*db->sum_incl));
+	db->sum_excl = xcalloc(cnt ? cnt : 1, sizeof(*db->sum_excl));
+	uint64_t j = 0;
+	for (uint32_t c = 0; c < u->nctx; c++) {
+		db->sum_start[c] = (uint32_t)j;
+		for (uint32_t k = 0; k < u->nmetrics; k++) {
+			const struct acc *ai = &u->metrics[k].incl[c], *ae = &u->metrics[k].excl[c];
+			if (!ai->count && !ae->count)
+				continue;
+			db->sum_metric[j] = (uint16_t)k;
+			finish_stat(ai, &db->sum_incl[j]);
+			finish_stat(ae, &db->sum_excl[j]);
+			j++;
+		}
+	}
+	db->sum_start[u->nctx] = (uint32_t)j;
+	build_flat(u, db);
+}

@@ -1,0 +1,98 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# t0503-prof-bad-input.sh: corrupt, truncated and altered-header measurement files, an empty
+# directory and a structure file of another build: each is named in a clear message, prof
+# goes on with the good files, ends with status 1 and a summary, and never crashes.
+. "$top_srcdir/tests/lib/test-lib.sh"
+
+setup() {
+	mkdir -p m &&
+	test-tool make-mfile m/a-1.fthm &&
+	test-tool make-mfile --nodes 500 m/b-2.fthm &&
+	head -c 300 m/b-2.fthm >m/c-truncated.fthm &&
+	cp m/a-1.fthm m/d-version.fthm &&
+	printf "\011" | dd of=m/d-version.fthm bs=1 seek=8 conv=notrunc 2>/dev/null &&
+	cp m/a-1.fthm m/e-flipped.fthm &&
+	printf "\377\377\377\377" | dd of=m/e-flipped.fthm bs=1 seek=40 conv=notrunc 2>/dev/null &&
+	: >m/f-empty.fthm &&
+	mkdir -p empty
+}
+
+test_expect_success 'prof --help and --version' '
+	prof --help | grep -q "^usage: prof " && prof --version | grep -q "^prof (fathom) "
+'
+test_expect_success 'setup' 'setup'
+test_expect_error 'an empty directory is named; nothing is written' 1 \
+	"empty: no measurement files" prof -o none empty
+test_expect_success '... and no database or temporary directory is left' '
+	! test -e none && ! ls -d none.tmp-* 2>/dev/null
+'
+test_expect_error 'a truncated file is named' 1 "m/c-truncated.fthm" prof -o db m
+test_expect_success 'each bad file is named, the good ones are used, status 1' '
+	prof -o db2 m >out 2>err; test $? -eq 1 &&
+	grep -q "skipped 4 inputs" err &&
+	grep -q "m/c-truncated.fthm" err && grep -q "m/d-version.fthm" err &&
+	grep -q "m/e-flipped.fthm" err && grep -q "m/f-empty.fthm" err &&
+	grep -q "^prof: wrote db2: 2 threads" out && fathom-dump db2 >dump &&
+	grep -q "^threads 2 " dump && ! grep -q Sanitizer err
+'
+test_expect_success 'the empty directory is reported next to good input' '
+	prof -o db3 m empty >out 2>err; test $? -eq 1 &&
+	grep -q "empty: no measurement files" err && test -f db3/summary.fdb
+'
+# A well-formed file of format version 2.0: the header's major version and checksum rewritten.
+if command -v python3 >/dev/null 2>&1; then
+	test_expect_success 'a measurement file of another format version is named' '
+		mkdir v && cp m/a-1.fthm v/a.fthm && cp m/a-1.fthm v/b.fthm &&
+		python3 -c "
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, \"rb\").read())
+b[8:10] = (2).to_bytes(2, \"little\")
+crc = 0xffffffff
+for x in b[0:28]:
+    crc ^= x
+    for _ in range(8):
+        crc = (crc >> 1) ^ (0x82f63b78 if crc & 1 else 0)
+b[28:32] = (crc ^ 0xffffffff).to_bytes(4, \"little\")
+open(p, \"wb\").write(b)
+" v/b.fthm &&
+		prof -o vdb v >out 2>err; test $? -eq 1 &&
+		grep -q "v/b.fthm: .*version 2.0 is not supported" err &&
+		grep -q "^prof: wrote vdb: 1 threads" out
+	'
+fi
+test_expect_success 'an interrupted run leaves no partial database and no temporary directory' '
+	mkdir big || exit 1
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		test-tool make-mfile --nodes 20000 big/t-$i.fthm || exit 1
+	done
+	prof -j1 -o bigdb big >out 2>err &
+	pid=$!
+	sleep 0.5
+	kill -TERM $pid
+	wait $pid
+	rc=$?
+	cat err
+	! ls -d bigdb.tmp-* 2>/dev/null &&
+	if test $rc -eq 0; then fathom-dump bigdb >/dev/null; else
+		test $rc -eq 1 && grep -q "interrupted by signal 15; no database was written" err &&
+		! test -e bigdb; fi
+'
+test_expect_error 'a missing directory is named' 1 "nonexistent-dir: cannot open" \
+	prof -o db4 nonexistent-dir
+test_expect_error 'usage errors exit 2' 2 "not a number of threads" prof -j x m
+test_expect_error 'an unknown --metric-db style' 2 "--metric-db" prof --metric-db=x m
+
+W="$top_builddir/tests/measure-workloads"
+if struct --help >/dev/null 2>&1 && cp "$W/split" ./app 2>/dev/null &&
+	measure -o sm -e task-clock ./app 0.3 >/dev/null 2>&1 && struct sm >/dev/null 2>&1; then
+	test_expect_success 'a structure file of another build of the binary is refused by name' '
+		cp "$W/threads" ./app && mkdir -p other && struct -o other ./app >/dev/null 2>&1 &&
+		rm -rf sm/structs &&
+		prof -S other -o sdb sm >out 2>err; test $? -eq 1 &&
+		grep -q "other/.*structure file does not match .*/app" err &&
+		test -f sdb/summary.fdb
+	'
+fi
+test_done

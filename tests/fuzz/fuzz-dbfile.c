@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* fuzz-dbfile.c: the fuzz target of the database reader: read a summary, check, dump. */
+#include "compat.h"
+#include "buf.h"
+#include "dbfile.h"
+#include "error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* What dbfile_read_summary_file() promises about a file it accepted; abort when it fails. */
+static void check_accepted(const struct dbfile *db)
+{
+	if (!db->program || db->ncontexts == 0 || db->thread_group == 0)
+		abort();
+	for (uint32_t i = 0; i < db->nstrings; i++)
+		if (!db->strings[i])
+			abort();
+	for (uint32_t i = 0; i < db->nmodules; i++)
+		if ((db->modules[i].path != DBFILE_NONE && db->modules[i].path >= db->nstrings) ||
+		    (db->modules[i].build_id_len && !db->modules[i].build_id))
+			abort();
+	for (uint32_t i = 0; i < db->nfunctions; i++)
+		if (db->functions[i].name >= db->nstrings ||
+		    (db->functions[i].module != DBFILE_NONE && db->functions[i].module >= db->nmodules))
+			abort();
+	for (uint32_t i = 0; i < db->nmetrics; i++)
+		if (!db->metrics[i].name || !db->metrics[i].description || !db->metrics[i].formula ||
+		    db->metrics[i].parent >= (int32_t)db->nmetrics)
+			abort();
+	for (uint32_t i = 0; i < db->ncontexts; i++) {
+		const struct dbfile_context *c = &db->contexts[i];
+		if ((i == 0) != (c->parent == DBFILE_NONE) || (i && c->parent >= i) ||
+		    c->kind >= DBFILE_KIND_COUNT ||
+		    (c->function != DBFILE_NONE && c->function >= db->nfunctions) ||
+		    (c->file != DBFILE_NONE && c->file >= db->nstrings) ||
+		    (c->module != DBFILE_NONE && c->module >= db->nmodules))
+			abort();
+		if (db->sum_start[i] > db->sum_start[i + 1])
+			abort();
+		for (uint32_t j = db->sum_start[i]; j < db->sum_start[i + 1]; j++)
+			if (db->sum_metric[j] >= db->nmetrics ||
+			    (j > db->sum_start[i] && db->sum_metric[j] <= db->sum_metric[j - 1]))
+				abort();
+	}
+	if (db->sum_start[db->ncontexts] != db->nsum)
+		abort();
+	for (uint32_t f = 0; f < db->nfunctions; f++)
+		for (uint32_t j = db->flat_start[f]; j < db->flat_start[f + 1]; j++)
+			if (db->flat_metric[j] >= db->nmetrics)
+				abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	static char path[64];
+	if (fd < 0) {
+		fd = memfd_create("fuzz-dbfile", 0);
+		if (fd < 0) {
+			perror("memfd_create");
+			abort();
+		}
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	}
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, data, size, 0) != (ssize_t)size) {
+		perror("fuzz input");
+		abort();
+	}
+	fth_error_clear();
+	struct dbfile db;
+	if (dbfile_read_summary_file(path, &db) == 0) {
+		check_accepted(&db);
+		struct buf out = BUF_INIT;
+		dbfile_dump(&db, &out, false);
+		buf_release(&out);
+		dbfile_close(&db);
+	} else if (!fth_errmsg()[0]) {
+		abort(); /* every failure must say why */
+	}
+	return 0;
+}

@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t-prof-unify.c: prof's unification on synthetic measurement files with exactly known values:
+ * a 3:1 split between two functions called from two call sites, a loop and an inlined call
+ * (from a structure file built through lib/), four threads with known statistics, recursion,
+ * and the additivity of inclusive and exclusive values at every context and in every view.
+ */
+#include "compat.h"
+#include "tap.h"
+#include "buf.h"
+#include "dbfile.h"
+#include "error.h"
+#include "mfile.h"
+#include "prof.h"
+#include "sfile.h"
+#include "xalloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MODPATH "/nonexistent/split"
+
+static const uint8_t build_id[4] = { 0xde, 0xad, 0xbe, 0xef };
+
+/* The structure of "split": main calls work_three (line 41) and work_one (line 42);
+ * work_three has a loop (line 20) that calls the inlined helper (line 21). */
+static void make_sfile(const char *path)
+{
+	static const char *strs[] = { "helper", "main", "split.c", "work_one", "work_three" };
+	struct sfile sf;
+	memset(&sf, 0, sizeof(sf));
+	sf.path = xstrdup(MODPATH);
+	sf.build_id = xmalloc(sizeof(build_id));
+	memcpy(sf.build_id, build_id, sizeof(build_id));
+	sf.build_id_len = sizeof(build_id);
+	sf.machine = 62;
+	sf.flags = 7; /* dwarf, lines, loops */
+	sf.nstrings = 5;
+	sf.strings = xcalloc(5, sizeof(char *));
+	for (int i = 0; i < 5; i++)
+		sf.strings[i] = xstrdup(strs[i]);
+	sf.nnodes = 5;
+	sf.nodes = xcalloc(5, sizeof(*sf.nodes));
+	sf.nodes[0] = (struct sfile_node){ SFILE_FUNCTION, SFILE_NONE, 1, SFILE_NONE, 2, 39, 0, 0,
+					   0x100, SFILE_NONE, 0 };
+	sf.nodes[1] = (struct sfile_node){ SFILE_FUNCTION, SFILE_NONE, 4, SFILE_NONE, 2, 17, 0, 0,
+					   0x200, SFILE_NONE, 0 };
+	sf.nodes[2] = (struct sfile_node){ SFILE_LOOP, 1, SFILE_NONE, SFILE_NONE, 2, 20, 0, 0,
+					   0x210, SFILE_NONE, 1 };
+	sf.nodes[3] = (struct sfile_node){ SFILE_INLINE, 2, 0, SFILE_NONE, 2, 21, 0, 0,
+					   0, SFILE_NONE, 0 };
+	sf.nodes[4] = (struct sfile_node){ SFILE_FUNCTION, SFILE_NONE, 3, SFILE_NONE, 2, 29, 0, 0,
+					   0x300, SFILE_NONE, 0 };
+	static const struct sfile_range ranges[] = {
+		{ 0x100, 0x140, 0 }, { 0x200, 0x210, 1 }, { 0x210, 0x220, 2 },
+		{ 0x220, 0x230, 3 }, { 0x230, 0x240, 1 }, { 0x300, 0x340, 4 },
+	};
+	sf.nranges = ARRAY_SIZE(ranges);
+	sf.ranges = xcalloc(sf.nranges, sizeof(*sf.ranges));
+	memcpy(sf.ranges, ranges, sizeof(ranges));
+	static const struct sfile_line lines[] = {
+		{ 0x100, 0x110, 2, 40, 0 }, { 0x110, 0x118, 2, 41, 0 }, { 0x118, 0x120, 2, 42, 0 },
+		{ 0x120, 0x140, 2, 43, 0 }, { 0x200, 0x210, 2, 18, 0 }, { 0x210, 0x220, 2, 20, 0 },
+		{ 0x220, 0x230, 2, 10, 0 }, { 0x230, 0x240, 2, 25, 0 }, { 0x300, 0x340, 2, 30, 0 },
+	};
+	sf.nlines = ARRAY_SIZE(lines);
+	sf.lines = xcalloc(sf.nlines, sizeof(*sf.lines));
+	memcpy(sf.lines, lines, sizeof(lines));
+	if (sfile_write(path, &sf, 0) < 0)
+		diag("sfile_write: %s", fth_errmsg());
+	sfile_release(&sf);
+}
+
+struct node {
+	uint32_t parent;
+	uint8_t kind;
+	uint64_t offset;
+	uint64_t value; /* metric 0; 0 = none */
+};
+
+static void make_mfile(struct mfile *m, const struct node *nodes, uint32_t n, uint32_t tid)
+{
+	memset(m, 0, sizeof(*m));
+	m->id.host = xstrdup("host");
+	m->id.program = xstrdup(MODPATH);
+	m->id.cwd = xstrdup("/");
+	m->id.end_reason = xstrdup("exit");
+	m->id.pid = 100;
+	m->id.tid = tid;
+	m->id.thread_index = tid - 100;
+	m->id.rank = -1;
+	m->id.parent_thread = -1;
+	m->nmodules = 1;
+	m->modules = xcalloc(1, sizeof(*m->modules));
+	m->modules[0].path = xstrdup(MODPATH);
+	m->modules[0].build_id = xmalloc(sizeof(build_id));
+	memcpy(m->modules[0].build_id, build_id, sizeof(build_id));
+	m->modules[0].build_id_len = sizeof(build_id);
+	m->nmetrics = 1;
+	m->metrics = xcalloc(1, sizeof(*m->metrics));
+	m->metrics[0] = (struct mfile_metric){ .name = xstrdup("cpu-clock"),
+					       .description = xstrdup("CPU time"),
+					       .unit = MFILE_UNIT_NANOSECONDS,
+					       .rate_kind = MFILE_RATE_PERIOD, .rate = 1000,
+					       .parent = -1, .threshold = NAN,
+					       .formula = xstrdup(""), .samples = 10 };
+	struct mfile_cct *c = &m->cct;
+	uint32_t nv = 0;
+	for (uint32_t i = 0; i < n; i++)
+		nv += nodes[i].value != 0;
+	c->nnodes = n;
+	c->nvalues = nv;
+	c->parent = xcalloc(n, sizeof(*c->parent));
+	c->kind = xcalloc(n, sizeof(*c->kind));
+	c->module = xcalloc(n, sizeof(*c->module));
+	c->offset = xcalloc(n, sizeof(*c->offset));
+	c->val_start = xcalloc(n + 1, sizeof(*c->val_start));
+	c->val_metric = xcalloc(nv + 1, sizeof(*c->val_metric));
+	c->val = xcalloc(nv + 1, sizeof(*c->val));
+	uint32_t v = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		c->parent[i] = nodes[i].parent;
+		c->kind[i] = nodes[i].kind;
+		c->module[i] = i ? 0 : MFILE_NO_MODULE;
+		c->offset[i] = nodes[i].offset;
+		c->val_start[i] = v;
+		if (nodes[i].value) {
+			c->val_metric[v] = 0;
+			c->val[v++] = nodes[i].value;
+		}
+	}
+	c->val_start[n] = v;
+}
+
+/* Thread with weight K: line 40 of main 500K; work_three 3000K (loop 2000K, inline 1000K);
+ * work_one 1000K. */
+static void split_thread(struct mfile *m, uint64_t k, uint32_t tid)
+{
+	const struct node nodes[] = {
+		{ MFILE_NO_PARENT, MFILE_NODE_ROOT, 0, 0 },
+		{ 0, MFILE_NODE_FRAME, 0x112, 0 },	    /* main, call at 0x111 (line 41) */
+		{ 1, MFILE_NODE_SAMPLE, 0x215, 2000 * k }, /* work_three, loop line 20 */
+		{ 1, MFILE_NODE_SAMPLE, 0x225, 1000 * k }, /* helper inlined in the loop */
+		{ 0, MFILE_NODE_FRAME, 0x119, 0 },	    /* main, call at 0x118 (line 42) */
+		{ 4, MFILE_NODE_SAMPLE, 0x305, 600 * k },  /* work_one line 30 */
+		{ 4, MFILE_NODE_SAMPLE, 0x306, 400 * k },  /* same line, another address */
+		{ 0, MFILE_NODE_SAMPLE, 0x105, 500 * k },  /* main line 40 */
+	};
+	make_mfile(m, nodes, ARRAY_SIZE(nodes), tid);
+}
+
+static uint32_t find_ctx(const struct dbfile *db, uint8_t kind, const char *fname,
+			 uint32_t line, uint32_t nth)
+{
+	for (uint32_t i = 0; i < db->ncontexts; i++) {
+		const struct dbfile_context *c = &db->contexts[i];
+		if (c->kind != kind || (line && c->line != line))
+			continue;
+		if (fname && (c->function == DBFILE_NONE ||
+			      strcmp(dbfile_str(db, db->functions[c->function].name), fname)))
+			continue;
+		if (nth-- == 0)
+			return i;
+	}
+	return DBFILE_NONE;
+}
+
+static struct dbfile_stat incl_of(const struct dbfile *db, uint32_t ctx)
+{
+	struct dbfile_stat none = { 0 };
+	int64_t j = dbfile_find_summary(db, ctx, 0);
+	return j < 0 ? none : db->sum_incl[j];
+}
+
+static double excl_sum(const struct dbfile *db, uint32_t ctx)
+{
+	int64_t j = dbfile_find_summary(db, ctx, 0);
+	return j < 0 || !db->sum_excl[j].count ? 0 : db->sum_excl[j].sum;
+}
+
+static double incl_sum(const struct dbfile *db, uint32_t ctx)
+{
+	struct dbfile_stat s = incl_of(db, ctx);
+	return s.count ? s.sum : 0;
+}
+
+/* At every context: exclusive + the children's inclusive = inclusive, exactly. */
+static bool additive(const struct dbfile *db)
+{
+	double *kids = xcalloc(db->ncontexts, sizeof(double));
+	for (uint32_t i = 1; i < db->ncontexts; i++)
+		kids[db->contexts[i].parent] += incl_sum(db, i);
+	bool good = true;
+	for (uint32_t i = 0; i < db->ncontexts; i++)
+		if (excl_sum(db, i) + kids[i] != incl_sum(db, i)) {
+			diag("context %u: %.17g + %.17g != %.17g", i, excl_sum(db, i), kids[i],
+			     incl_sum(db, i));
+			good = false;
+		}
+	free(kids);
+	return good;
+}
+
+static bool thread_additive(const struct dbfile *db, const struct dbfile_values *v)
+{
+	double *in = xcalloc(db->ncontexts, sizeof(double));
+	double *ex = xcalloc(db->ncontexts, sizeof(double));
+	double *kids = xcalloc(db->ncontexts, sizeof(double));
+	for (uint64_t i = 0; i < v->nvalues; i++) {
+		in[v->ctx[i]] = v->incl[i];
+		ex[v->ctx[i]] = v->excl[i];
+	}
+	for (uint32_t i = 1; i < db->ncontexts; i++)
+		kids[db->contexts[i].parent] += in[i];
+	bool good = true;
+	for (uint32_t i = 0; i < db->ncontexts; i++)
+		if (ex[i] + kids[i] != in[i])
+			good = false;
+	free(in);
+	free(ex);
+	free(kids);
+	return good;
+}
+
+static double flat(const struct dbfile *db, const char *fname, bool incl)
+{
+	for (uint32_t f = 0; f < db->nfunctions; f++) {
+		if (strcmp(dbfile_str(db, db->functions[f].name), fname))
+			continue;
+		for (uint32_t j = db->flat_start[f]; j < db->flat_start[f + 1]; j++)
+			if (db->flat_metric[j] == 0)
+				return incl ? db->flat_incl[j] : db->flat_excl[j];
+	}
+	return -1;
+}
+
+/* Merge THREADS into a database in DIR (written and read back). */
+static void build(const char *dir, struct mfile *threads, int n, struct structs *ss,
+		  struct dbfile *out)
+{
+	struct prof_problems probs = { 0 };
+	struct unifier *u = unifier_new(ss, &probs);
+	struct dbfile_thread_writer tw;
+	struct dbfile_values v = { 0 };
+	if (dbfile_threads_open(&tw, dir, (uint32_t)n, 1, 3) < 0)
+		diag("%s", fth_errmsg());
+	for (int i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "t%d.fthm", i);
+		if (unifier_add(u, &threads[i], name, &v) < 0 || dbfile_threads_add(&tw, &v) < 0)
+			diag("%s", fth_errmsg());
+	}
+	if (dbfile_threads_finish(&tw) < 0)
+		diag("%s", fth_errmsg());
+	struct dbfile db;
+	unifier_finish(u, &db, MODPATH);
+	if (dbfile_write_summary(dir, &db, 3) < 0)
+		diag("%s", fth_errmsg());
+	dbfile_close(&db);
+	unifier_free(u);
+	dbfile_values_release(&v);
+	for (size_t i = 0; i < probs.n; i++)
+		diag("problem: %s", probs.msgs[i]);
+	for (size_t i = 0; i < probs.n; i++)
+		free(probs.msgs[i]);
+	free(probs.msgs);
+	for (size_t i = 0; i < probs.nnotes; i++)
+		free(probs.notes[i]);
+	free(probs.notes);
+	if (dbfile_open(dir, out) < 0)
+		diag("dbfile_open: %s", fth_errmsg());
+}
+
+static void test_split(struct structs *ss)
+{
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/split-db", tap_tmpdir());
+	if (mkdir(dir, 0755) < 0)
+		diag("mkdir %s failed", dir);
+	struct mfile t[4];
+	static const uint64_t k[4] = { 1, 2, 3, 6 };
+	for (int i = 0; i < 4; i++)
+		split_thread(&t[i], k[i], 100 + (uint32_t)i);
+	struct dbfile db;
+	build(dir, t, 4, ss, &db);
+	is_uint(db.nthreads, 4, "4 threads");
+
+	uint32_t fmain = find_ctx(&db, DBFILE_FUNCTION, "main", 0, 0);
+	uint32_t call41 = find_ctx(&db, DBFILE_CALL, "main", 41, 0);
+	uint32_t call42 = find_ctx(&db, DBFILE_CALL, "main", 42, 0);
+	uint32_t f3 = find_ctx(&db, DBFILE_FUNCTION, "work_three", 0, 0);
+	uint32_t f1 = find_ctx(&db, DBFILE_FUNCTION, "work_one", 0, 0);
+	uint32_t loop = find_ctx(&db, DBFILE_LOOP, "work_three", 20, 0);
+	uint32_t inl = find_ctx(&db, DBFILE_INLINE, "helper", 21, 0);
+	uint32_t l30 = find_ctx(&db, DBFILE_LINE, "work_one", 30, 0);
+	uint32_t l40 = find_ctx(&db, DBFILE_LINE, "main", 40, 0);
+	ok(fmain != DBFILE_NONE && call41 != DBFILE_NONE && call42 != DBFILE_NONE &&
+		   f3 != DBFILE_NONE && f1 != DBFILE_NONE && loop != DBFILE_NONE &&
+		   inl != DBFILE_NONE && l30 != DBFILE_NONE && l40 != DBFILE_NONE,
+	   "main, both call sites, both functions, the loop, the inline and the lines exist");
+	if (fmain == DBFILE_NONE || f3 == DBFILE_NONE || f1 == DBFILE_NONE || loop == DBFILE_NONE ||
+	    call41 == DBFILE_NONE || call42 == DBFILE_NONE || inl == DBFILE_NONE ||
+	    l30 == DBFILE_NONE || l40 == DBFILE_NONE) {
+		struct buf b = BUF_INIT;
+		dbfile_dump(&db, &b, false);
+		diag("%s", (char *)b.data);
+		buf_release(&b);
+		dbfile_close(&db);
+		return;
+	}
+	is_uint(db.contexts[f3].parent, call41, "work_three is under the call site at line 41");
+	is_uint(db.contexts[f1].parent, call42, "work_one is under the call site at line 42");
+	is_uint(db.contexts[call41].parent, fmain, "call site 41 is in main");
+	is_uint(db.contexts[inl].parent, loop, "the inlined helper is inside the loop");
+	is_uint(db.contexts[loop].parent, f3, "the loop is in work_three");
+	ok(find_ctx(&db, DBFILE_FUNCTION, "main", 0, 1) == DBFILE_NONE,
+	   "main is one context for all threads");
+	ok(find_ctx(&db, DBFILE_LINE, "work_one", 30, 1) == DBFILE_NONE,
+	   "two addresses of line 30 are one context");
+	/* Weights 1 + 2 + 3 + 6 = 12. */
+	ok(incl_sum(&db, 0) == 4500 * 12, "root inclusive %.17g", incl_sum(&db, 0));
+	ok(incl_sum(&db, fmain) == 4500 * 12, "main inclusive");
+	ok(excl_sum(&db, fmain) == 0 && excl_sum(&db, l40) == 500 * 12,
+	   "main's own time is on its line 40");
+	ok(incl_sum(&db, call41) == 3000 * 12 && incl_sum(&db, f3) == 3000 * 12,
+	   "call site 41 and work_three: 36000");
+	ok(incl_sum(&db, call42) == 1000 * 12 && incl_sum(&db, f1) == 1000 * 12,
+	   "call site 42 and work_one: 12000");
+	ok(incl_sum(&db, f3) == 3 * incl_sum(&db, f1), "work_three : work_one = 3 : 1");
+	ok(incl_sum(&db, loop) == 3000 * 12 && incl_sum(&db, inl) == 1000 * 12,
+	   "loop 36000, inlined helper 12000");
+	ok(excl_sum(&db, l30) == 1000 * 12, "line 30 exclusive");
+	ok(additive(&db), "exclusive + children's inclusive = inclusive at every context");
+
+	/* Statistics over the 4 threads at work_three: 3000, 6000, 9000, 18000. */
+	struct dbfile_stat s = incl_of(&db, f3);
+	is_uint(s.count, 4, "work_three: 4 threads");
+	ok(s.sum == 36000 && s.min == 3000 && s.max == 18000, "sum, min, max by hand");
+	ok(s.sum / s.count == 9000, "mean 9000");
+	double sd = 3000 * sqrt(3.5);
+	ok(fabs(s.stddev - sd) < 1e-9 * sd, "standard deviation %.17g (by hand %.17g)", s.stddev,
+	   sd);
+	ok(fabs(s.stddev / (s.sum / s.count) - sqrt(3.5) / 3) < 1e-12, "coefficient of variation");
+
+	/* Per-thread values, read on demand. */
+	struct dbfile_values v = { 0 };
+	bool all = true;
+	for (uint32_t th = 0; th < 4; th++) {
+		if (dbfile_read_thread(&db, th, &v) < 0) {
+			diag("%s", fth_errmsg());
+			all = false;
+			continue;
+		}
+		double f3v = -1;
+		for (uint64_t i = 0; i < v.nvalues; i++)
+			if (v.ctx[i] == f3)
+				f3v = v.incl[i];
+		if (f3v != 3000.0 * (double)k[th] || !thread_additive(&db, &v))
+			all = false;
+	}
+	ok(all, "each thread's values: work_three = 3000 x weight, additive at every context");
+	dbfile_values_release(&v);
+
+	/* Flat view: work_three's exclusive excludes the inlined helper's code. */
+	ok(flat(&db, "work_three", true) == 36000, "flat: work_three inclusive");
+	ok(flat(&db, "work_three", false) == 24000, "flat: work_three exclusive (not helper)");
+	ok(flat(&db, "helper", false) == 12000 && flat(&db, "helper", true) == 12000,
+	   "flat: helper");
+	ok(flat(&db, "main", true) == 54000 && flat(&db, "main", false) == 6000, "flat: main");
+	/* The flat view adds up too: a function = its own code + what it calls or inlines. */
+	ok(flat(&db, "main", true) == flat(&db, "main", false) + flat(&db, "work_three", true) +
+					      flat(&db, "work_one", true),
+	   "flat: main = main's own + work_three + work_one");
+	ok(flat(&db, "work_three", true) ==
+		   flat(&db, "work_three", false) + flat(&db, "helper", true),
+	   "flat: work_three = its own + the inlined helper");
+	/* Bottom-up: work_three's only caller is main through call site 41, with all of it. */
+	uint32_t callers = 0;
+	double from_main = 0;
+	for (uint32_t i = 0; i < db.ncontexts; i++) {
+		const struct dbfile_context *c = &db.contexts[i];
+		if (c->kind != DBFILE_FUNCTION || c->function != db.contexts[f3].function)
+			continue;
+		uint32_t up = c->parent;
+		while (up != DBFILE_NONE && db.contexts[up].kind != DBFILE_FUNCTION)
+			up = db.contexts[up].parent;
+		callers++;
+		if (up == fmain)
+			from_main += incl_sum(&db, i);
+	}
+	ok(callers == 1 && from_main == flat(&db, "work_three", true),
+	   "bottom-up: work_three <- main carries all of work_three");
+	dbfile_close(&db);
+	for (int i = 0; i < 4; i++)
+		mfile_release(&t[i]);
+}
+
+static void test_recursion(struct structs *ss)
+{
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/rec-db", tap_tmpdir());
+	if (mkdir(dir, 0755) < 0)
+		diag("mkdir %s failed", dir);
+	/* work_one calls itself at 0x310 (line 30) twice, then a sample: recursion as measured. */
+	const struct node nodes[] = {
+		{ MFILE_NO_PARENT, MFILE_NODE_ROOT, 0, 0 }, { 0, MFILE_NODE_FRAME, 0x119, 0 },
+		{ 1, MFILE_NODE_FRAME, 0x311, 0 },	    { 2, MFILE_NODE_FRAME, 0x311, 0 },
+		{ 3, MFILE_NODE_SAMPLE, 0x305, 7 },	    { 1, MFILE_NODE_SAMPLE, 0x305, 5 },
+	};
+	struct mfile m;
+	make_mfile(&m, nodes, ARRAY_SIZE(nodes), 100);
+	struct dbfile db;
+	build(dir, &m, 1, ss, &db);
+	ok(find_ctx(&db, DBFILE_FUNCTION, "work_one", 0, 2) != DBFILE_NONE &&
+		   find_ctx(&db, DBFILE_FUNCTION, "work_one", 0, 3) == DBFILE_NONE,
+	   "three levels of work_one: recursion stays as measured");
+	ok(incl_sum(&db, find_ctx(&db, DBFILE_FUNCTION, "work_one", 0, 0)) == 12,
+	   "outer work_one inclusive 12");
+	ok(flat(&db, "work_one", true) == 12, "flat: recursion counted once per path (12, not 26)");
+	ok(flat(&db, "work_one", false) == 12, "flat: exclusive 12");
+	ok(additive(&db), "additive with recursion");
+	dbfile_close(&db);
+	mfile_release(&m);
+}
+
+static void test_deterministic(struct structs *ss)
+{
+	struct buf a = BUF_INIT, b = BUF_INIT;
+	for (int run = 0; run < 2; run++) {
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s/det-%d", tap_tmpdir(), run);
+		if (mkdir(dir, 0755) < 0)
+			diag("mkdir %s failed", dir);
+		struct mfile t[3];
+		for (int i = 0; i < 3; i++)
+			split_thread(&t[i], (uint64_t)i + 1, 100 + (uint32_t)i);
+		struct dbfile db;
+		build(dir, t, 3, ss, &db);
+		dbfile_dump(&db, run ? &b : &a, true);
+		dbfile_close(&db);
+		for (int i = 0; i < 3; i++)
+			mfile_release(&t[i]);
+	}
+	ok(a.len > 0 && a.len == b.len && !memcmp(a.data, b.data, a.len),
+	   "two builds from the same input dump the same");
+	buf_release(&a);
+	buf_release(&b);
+}
+
+static void test_no_structure(void)
+{
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/nostruct", tap_tmpdir());
+	if (mkdir(dir, 0755) < 0)
+		diag("mkdir %s failed", dir);
+	struct structs *none = structs_new(true);
+	struct mfile t;
+	split_thread(&t, 1, 100);
+	struct dbfile db;
+	build(dir, &t, 1, none, &db);
+	ok(db.flags & DBFILE_FLAG_NO_LOOPS, "without structure the database says loops are missing");
+	ok(find_ctx(&db, DBFILE_LOOP, NULL, 0, 0) == DBFILE_NONE, "and has no loops");
+	ok(incl_sum(&db, 0) == 4500 && additive(&db), "values still add up by address");
+	dbfile_close(&db);
+	mfile_release(&t);
+	structs_free(none);
+}
+
+static void test_multiplexing(struct structs *ss)
+{
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/mux", tap_tmpdir());
+	if (mkdir(dir, 0755) < 0)
+		diag("mkdir %s failed", dir);
+	struct mfile t[2];
+	split_thread(&t[0], 1, 100);
+	split_thread(&t[1], 1, 101);
+	/* Thread 1 counted a quarter of the time it was enabled: its values count 4 times. */
+	t[1].metrics[0].flags |= MFILE_METRIC_MULTIPLEXED;
+	t[1].metrics[0].time_enabled = 4000;
+	t[1].metrics[0].time_running = 1000;
+	t[0].metrics[0].time_enabled = t[0].metrics[0].time_running = 4000;
+	struct dbfile db;
+	build(dir, t, 2, ss, &db);
+	ok(incl_sum(&db, 0) == 4500 + 4 * 4500, "multiplexed values are scaled by enabled/running");
+	const struct dbfile_metric *m = &db.metrics[0];
+	ok(m->time_enabled == 8000 && m->time_running == 5000 && m->scale == 8000.0 / 5000 &&
+		   (m->flags & MFILE_METRIC_MULTIPLEXED),
+	   "coverage kept: enabled 8000, running 5000");
+	ok(db.nmetrics == 2 && db.metrics[1].kind == DBFILE_METRIC_DERIVED &&
+		   !strcmp(db.metrics[1].name, "cpu-clock (s)") &&
+		   !strcmp(db.metrics[1].formula, "$0 / 1e9"),
+	   "a derived metric gives the time in seconds");
+	ok(additive(&db), "additive after scaling");
+	dbfile_close(&db);
+	mfile_release(&t[0]);
+	mfile_release(&t[1]);
+}
+
+static void test_tma_formulas(struct structs *ss)
+{
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/tma", tap_tmpdir());
+	if (mkdir(dir, 0755) < 0)
+		diag("mkdir %s failed", dir);
+	struct mfile t[2];
+	split_thread(&t[0], 1, 100);
+	split_thread(&t[1], 1, 101);
+	/* Thread 1: metrics slots, cpu-clock, and the TMA node Retiring = $0 / $1 (its file). */
+	struct mfile *b = &t[1];
+	b->metrics = xreallocarray(b->metrics, 3, sizeof(*b->metrics));
+	b->metrics[1] = b->metrics[0];
+	b->metrics[0] = (struct mfile_metric){ .name = xstrdup("slots"), .description = xstrdup(""),
+					       .parent = -1, .threshold = NAN,
+					       .formula = xstrdup("") };
+	b->metrics[2] = (struct mfile_metric){ .name = xstrdup("Retiring"),
+					       .description = xstrdup("TMA level 1"),
+					       .flags = MFILE_METRIC_TMA, .parent = 0,
+					       .threshold = 0.7, .formula = xstrdup("$0/$1") };
+	b->nmetrics = 3;
+	struct dbfile db;
+	build(dir, t, 2, ss, &db);
+	ok(db.nmetrics == 4 && !strcmp(db.metrics[1].name, "slots") &&
+		   !strcmp(db.metrics[2].name, "Retiring"),
+	   "metrics: cpu-clock, slots, Retiring, then the derived time");
+	ok(db.metrics[2].kind == DBFILE_METRIC_DERIVED && db.metrics[2].parent == 1 &&
+		   !strcmp(db.metrics[2].formula, "$1/$0"),
+	   "the TMA node is derived; its formula and parent use database indices (%s)",
+	   db.metrics[2].formula);
+	ok(additive(&db), "additive");
+	dbfile_close(&db);
+	mfile_release(&t[0]);
+	mfile_release(&t[1]);
+}
+
+int main(void)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/split.fthst", tap_tmpdir());
+	make_sfile(path);
+	struct structs *ss = structs_new(true);
+	ok(structs_add_file(ss, path) == 0, "structure file loads");
+	test_split(ss);
+	test_recursion(ss);
+	test_deterministic(ss);
+	test_no_structure();
+	test_multiplexing(ss);
+	test_tma_formulas(ss);
+	structs_free(ss);
+	return done_testing();
+}
