@@ -4,6 +4,7 @@
 #include "buf.h"
 #include "dbfile.h"
 #include "error.h"
+#include "fuzz-input.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,21 +58,7 @@ static void check_accepted(const struct dbfile *db)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static int fd = -1;
-	static char path[64];
-	if (fd < 0) {
-		fd = memfd_create("fuzz-dbfile", 0);
-		if (fd < 0) {
-			perror("memfd_create");
-			abort();
-		}
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	}
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, data, size, 0) != (ssize_t)size) {
-		perror("fuzz input");
-		abort();
-	}
-	fth_error_clear();
+	const char *path = fuzz_input_path(data, size);
 	struct dbfile db;
 	if (dbfile_read_summary_file(path, &db) == 0) {
 		check_accepted(&db);

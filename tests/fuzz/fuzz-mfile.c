@@ -3,6 +3,7 @@
 #include "compat.h"
 #include "buf.h"
 #include "error.h"
+#include "fuzz-input.h"
 #include "mfile.h"
 
 #include <stdio.h>
@@ -65,22 +66,7 @@ static void check_accepted(const struct mfile *m)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static int fd = -1;
-	static char path[64];
-	if (fd < 0) {
-		fd = memfd_create("fuzz-mfile", 0);
-		if (fd < 0) {
-			perror("memfd_create");
-			abort();
-		}
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	}
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, data, size, 0) != (ssize_t)size) {
-		perror("fuzz input");
-		abort();
-	}
-	/* A message left over from the previous input must not hide a silent failure. */
-	fth_error_clear();
+	const char *path = fuzz_input_path(data, size);
 	struct mfile m;
 	if (mfile_read(path, &m) == 0) {
 		check_accepted(&m);

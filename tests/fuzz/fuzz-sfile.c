@@ -3,6 +3,7 @@
 #include "compat.h"
 #include "buf.h"
 #include "error.h"
+#include "fuzz-input.h"
 #include "sfile.h"
 
 #include <stdio.h>
@@ -48,21 +49,7 @@ static void check_accepted(const struct sfile *sf)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static int fd = -1;
-	static char path[64];
-	if (fd < 0) {
-		fd = memfd_create("fuzz-sfile", 0);
-		if (fd < 0) {
-			perror("memfd_create");
-			abort();
-		}
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	}
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, data, size, 0) != (ssize_t)size) {
-		perror("fuzz input");
-		abort();
-	}
-	fth_error_clear();
+	const char *path = fuzz_input_path(data, size);
 	struct sfile sf;
 	if (sfile_read(path, &sf) == 0) {
 		check_accepted(&sf);
