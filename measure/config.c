@@ -12,6 +12,7 @@
 #include "config.h"
 #include "error.h"
 
+#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -272,4 +273,29 @@ int mconfig_mpi_rank(void)
 			return atoi(v);
 	}
 	return -1;
+}
+
+void mconfig_perf_attr(const struct mevent *e, struct perf_event_attr *a, bool leader)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = e->type;
+	a->config = e->config;
+	a->config1 = e->config1;
+	a->config2 = e->config2;
+	a->exclude_kernel = e->exclude_kernel;
+	a->exclude_hv = 1;
+	a->precise_ip = e->precise;
+	a->disabled = leader;
+	/* Groups are read whole, as the TMA metric events require: nr, enabled, running, ... */
+	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
+			 (e->group >= 0 ? PERF_FORMAT_GROUP : 0);
+	if (e->sampling) {
+		if (e->freq) {
+			a->freq = 1;
+			a->sample_freq = e->rate;
+		} else {
+			a->sample_period = e->rate;
+		}
+	}
 }

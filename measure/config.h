@@ -86,6 +86,10 @@ int mconfig_decode(struct mconfig *c, const char *events, const char *outdir, co
 /* Append a TMA node; returns 0, or -1 when the table or its text is full. */
 int mconfig_add_tma(struct mconfig *c, const char *name, int32_t parent, int32_t threshold_ppm,
 		    const char *formula, const char *description);
+struct perf_event_attr;
+/* The perf_event_attr of event E (LEADER: created disabled, the group starts with it), as
+ * both the launcher's check and the preloaded library open it. */
+void mconfig_perf_attr(const struct mevent *e, struct perf_event_attr *a, bool leader);
 /* The MPI rank from the environment (Open MPI, PMI, PMIx, Slurm, MVAPICH), or -1. */
 int mconfig_mpi_rank(void);
 

@@ -486,31 +486,6 @@ int events_add(struct mconfig *c, const char *spec, const struct event_defaults 
 	return add_one(c, spec, len, at ? at + 1 : NULL, d, -1, true);
 }
 
-static void fill_attr(const struct mevent *e, struct perf_event_attr *a, bool leader)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = e->type;
-	a->config = e->config;
-	a->config1 = e->config1;
-	a->config2 = e->config2;
-	a->exclude_kernel = e->exclude_kernel;
-	a->exclude_hv = 1;
-	a->precise_ip = e->precise;
-	a->disabled = leader;
-	/* Groups are read whole, as the TMA metric events require: nr, enabled, running, ... */
-	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
-			 (e->group >= 0 ? PERF_FORMAT_GROUP : 0);
-	if (e->sampling) {
-		if (e->freq) {
-			a->freq = 1;
-			a->sample_freq = e->rate;
-		} else {
-			a->sample_period = e->rate;
-		}
-	}
-}
-
 /* A sentence saying why EVENT could not be opened (errno ERR). */
 static int open_failure(const struct mevent *e, int err)
 {
@@ -570,12 +545,12 @@ static int check_group(struct mconfig *c, int first)
 		if (e->source != MSOURCE_PERF || (i != first && (g < 0 || e->group != g)))
 			continue;
 		struct perf_event_attr a;
-		fill_attr(e, &a, n == 0);
+		mconfig_perf_attr(e, &a, n == 0);
 		long fd = perf_open(&a, n ? fds[0] : -1);
 		if (fd < 0 && (errno == EACCES || errno == EPERM) && !e->exclude_kernel) {
 			/* Kernel counting is not allowed here: count user space only, say so later. */
 			e->exclude_kernel = true;
-			fill_attr(e, &a, n == 0);
+			mconfig_perf_attr(e, &a, n == 0);
 			fd = perf_open(&a, n ? fds[0] : -1);
 		}
 		if (fd < 0) {

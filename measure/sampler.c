@@ -60,20 +60,11 @@ static int leader_of(const struct mconfig *c, int i)
 	return i;
 }
 
-static void fill_attr(const struct mevent *e, struct perf_event_attr *a, bool leader, bool group)
+/* mconfig_perf_attr() plus what the preloaded library needs: a wakeup (and so a signal) per
+ * sample, and the kernel part of the call chain when allowed. */
+static void fill_attr(const struct mevent *e, struct perf_event_attr *a, bool leader)
 {
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = e->type;
-	a->config = e->config;
-	a->config1 = e->config1;
-	a->config2 = e->config2;
-	a->exclude_kernel = e->exclude_kernel;
-	a->exclude_hv = 1;
-	a->precise_ip = e->precise;
-	a->disabled = leader;
-	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
-			 (group ? PERF_FORMAT_GROUP : 0);
+	mconfig_perf_attr(e, a, leader);
 	if (e->sampling) {
 		a->wakeup_events = 1;
 		if (!e->exclude_kernel && (rt.cfg.flags & MCONFIG_KERNEL)) {
@@ -81,12 +72,6 @@ static void fill_attr(const struct mevent *e, struct perf_event_attr *a, bool le
 			a->sample_type = PERF_SAMPLE_CALLCHAIN;
 			a->exclude_callchain_user = 1;
 			a->sample_max_stack = RT_MAX_KERNEL_FRAMES - 2;
-		}
-		if (e->freq) {
-			a->freq = 1;
-			a->sample_freq = e->rate;
-		} else {
-			a->sample_period = e->rate;
 		}
 	}
 }
@@ -407,7 +392,7 @@ static int start_perf(struct mthread *t, int i)
 		if (k > i && (!group || c->ev[k].group != c->ev[i].group))
 			break;
 		struct perf_event_attr a;
-		fill_attr(&c->ev[k], &a, k == i, group);
+		fill_attr(&c->ev[k], &a, k == i);
 		long fd = syscall(SYS_perf_event_open, &a, 0, -1, k == i ? -1 : t->fd[leader],
 				  PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0 && errno == EMFILE && raise_fd_limit() == 0)
