@@ -42,7 +42,10 @@ static bool said_something; /* anything printed yet (a re-execution would repeat
  * (the glibc.malloc.hugetlb tunable, glibc 2.35 and later), which cuts them by an order of
  * magnitude.  A tunable is read at start-up only, so the program re-executes itself once with
  * it set, at its first real analysis (cache hits never pay for it) and only when it has
- * printed nothing yet; any failure just continues without it.
+ * printed nothing yet; any failure just continues without it.  Memory is also kept rather
+ * than trimmed or unmapped after each binary's large arrays are freed (trim and mmap
+ * thresholds raised), so the next allocation does not fault and zero fresh pages again: this
+ * took system time on PETSc's debug library from 0.6-0.9 s to about 0.1 s here.
  */
 static void use_huge_pages(void)
 {
@@ -61,9 +64,11 @@ static void use_huge_pages(void)
 	close(fd);
 	if (n <= 0 || strstr(mode, "[never]"))
 		return;
-	size_t len = (old ? strlen(old) + 1 : 0) + 32;
+	static const char tunables[] = "glibc.malloc.hugetlb=1:glibc.malloc.trim_threshold="
+				       "4294967295:glibc.malloc.mmap_threshold=33554432";
+	size_t len = (old ? strlen(old) + 1 : 0) + sizeof(tunables);
 	char *value = xmalloc(len);
-	snprintf(value, len, "%s%sglibc.malloc.hugetlb=1", old ? old : "", old ? ":" : "");
+	snprintf(value, len, "%s%s%s", old ? old : "", old ? ":" : "", tunables);
 	if (setenv("GLIBC_TUNABLES", value, 1) == 0 && setenv("FATHOM_STRUCT_NO_REEXEC", "1", 1) == 0)
 		execv("/proc/self/exe", argv);
 	free(value); /* exec failed: go on as we are */
