@@ -1,9 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # run-demo.sh: from a fresh Debian 12 machine to a profile of examples/matmul.c: installs what
-# is missing, builds, then runs the pipeline  measure -> struct -> prof -> view  as far as it
-# exists in this version, and says plainly where it stops.  view opens when stdout is a
-# terminal; otherwise its batch output is printed.
+# is missing, builds, then runs the pipeline  measure -> struct -> prof -> view.  view opens
+# when stdout is a terminal; otherwise its batch output (hot path, flat view) is printed.
 set -u
 cd "$(dirname "$0")"
 sh scripts/deps.sh || exit 1
@@ -32,14 +31,11 @@ rm -rf matmul-measurements matmul-database
 stage measure -o matmul-measurements ./matmul 400
 stage struct matmul-measurements
 stage prof -o matmul-database matmul-measurements
-# view has not landed yet: until it does, show the database as text.
-if "$B/view/view" --help >/dev/null 2>&1 && ! "$B/view/view" --help | grep -q "not implemented"; then
-	if [ -t 1 ]; then
-		stage view matmul-database
-	else
-		stage view --batch matmul-database
-	fi
+# view: interactive on a terminal; otherwise the same trees in batch mode.
+if [ -t 1 ]; then
+	stage view matmul-database
 else
-	echo "run-demo.sh: 'view' has not landed yet; the database as text (fathom-dump):"
-	"$B/tools/fathom-dump" matmul-database | head -n 80
+	echo "run-demo.sh: (not a terminal: view's batch mode; run '_build/view/view _demo/matmul-database' to browse)"
+	stage view --batch --hot-path matmul-database
+	stage view --batch --view flat --depth 4 matmul-database
 fi

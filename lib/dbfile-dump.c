@@ -238,6 +238,9 @@ int dbfile_dump(struct dbfile *db, struct buf *out, bool threads)
 			   i, t->file, t->host, t->pid, t->tid, t->thread_index, t->rank,
 			   (unsigned long long)t->start_ns, (unsigned long long)t->end_ns);
 	}
+	/* The statistics of every context: read them all (the dump is of the whole file). */
+	if (dbfile_load_stats(db) < 0)
+		return -1;
 	dump_contexts(db, out);
 	dump_flat(db, out);
 	if (!threads || (db->flags & DBFILE_FLAG_NO_THREADS))

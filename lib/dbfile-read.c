@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dbfile-read.c: reads and validates a database: the whole summary.fdb at open, one thread's
- * values from threads.fdb on demand.  Nothing is trusted: counts are checked against the
- * chunk's size before anything is allocated, every index against its table.
+ * dbfile-read.c: reads and validates a database: summary.fdb at open but for its STAT chunks,
+ * one block of statistics or one thread's values (threads.fdb) on demand.  Nothing is trusted:
+ * counts are checked against the chunk's size before anything is allocated, every index
+ * against its table.
  */
 #include "compat.h"
 #include "dbfile.h"
@@ -16,9 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
-enum { INFO_PROGRAM = 1, INFO_FLAGS = 2, INFO_GROUP = 3 };
+enum { INFO_PROGRAM = 1, INFO_FLAGS = 2, INFO_GROUP = 3, INFO_STAT_BLOCK = 4 };
 enum { MODS_PATH = 1, MODS_BUILD_ID = 2, MODS_FLAGS = 3 };
 enum { METR_NAME = 1, METR_DESCRIPTION, METR_UNIT, METR_RATE_KIND, METR_RATE, METR_FLAGS,
        METR_PARENT, METR_THRESHOLD, METR_FORMULA, METR_KIND, METR_ENABLED, METR_RUNNING,
@@ -128,6 +130,7 @@ static int read_info(struct cf_reader *r, struct dbfile *db)
 	if (open_chunk(r, DBFILE_CHUNK_INFO, &s) < 0)
 		return -1;
 	db->thread_group = 1;
+	db->stat_block = DBFILE_STAT_BLOCK;
 	for (;;) {
 		unsigned f, wire;
 		uint64_t v;
@@ -138,18 +141,20 @@ static int read_info(struct cf_reader *r, struct dbfile *db)
 		if (f == INFO_PROGRAM) {
 			if (get_str(&s, wire, &db->program) < 0)
 				goto fail;
-		} else if (f == INFO_FLAGS || f == INFO_GROUP) {
+		} else if (f == INFO_FLAGS || f == INFO_GROUP || f == INFO_STAT_BLOCK) {
 			if (get_varint(&s, wire, &v) < 0)
 				goto fail;
-			if (v > UINT32_MAX || (f == INFO_GROUP && v == 0)) {
+			if (v > UINT32_MAX || (f != INFO_FLAGS && v == 0)) {
 				cf_stream_error(&s, "field %u: %llu out of range", f,
 						(unsigned long long)v);
 				goto fail;
 			}
 			if (f == INFO_FLAGS)
 				db->flags = (uint32_t)v;
-			else
+			else if (f == INFO_GROUP)
 				db->thread_group = (uint32_t)v;
+			else
+				db->stat_block = (uint32_t)v;
 		} else if (cf_skip_field(&s, wire) < 0) {
 			goto fail;
 		}
@@ -515,30 +520,36 @@ static int get_metric(struct cf_stream *s, uint64_t j, uint64_t start, const uin
 	return 0;
 }
 
-static int get_stat(struct cf_stream *s, struct dbfile_stat *st, uint32_t nthreads)
+/*
+ * Large arrays (the summary of a database with millions of contexts): backed by huge pages
+ * where the kernel allows, so that filling them costs few page faults.
+ */
+static void *big_calloc(size_t n, size_t size)
 {
-	if (get_u32(s, &st->count, nthreads, "thread count") < 0)
-		return -1;
-	if (!st->count)
-		return 0;
-	return get_f64(s, &st->sum) < 0 || get_f64(s, &st->min) < 0 || get_f64(s, &st->max) < 0 ||
-			       get_f64(s, &st->stddev) < 0
-		       ? -1
-		       : 0;
+	void *p = xcalloc(n, size);
+	size_t bytes = n * size, huge = 2u << 20;
+	if (bytes >= 4 * huge) {
+		uintptr_t a = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1);
+		uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)(huge - 1);
+		if (e > a)
+			madvise((void *)a, e - a, MADV_HUGEPAGE);
+	}
+	return p;
 }
 
+/* SUMM: the sums of every (context, metric). */
 static int read_summary(struct cf_reader *r, struct dbfile *db)
 {
 	struct cf_stream s;
 	uint64_t n;
 	if (open_chunk(r, DBFILE_CHUNK_SUMMARY, &s) < 0)
 		return -1;
-	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 3, "summary values") < 0)
+	if (cf_get_varint(&s, &n) < 0 ||
+	    check_count(&s, n, UINT32_MAX - 1, 17, "summary values") < 0)
 		goto fail;
-	db->sum_start = xcalloc((size_t)db->ncontexts + 1, sizeof(*db->sum_start));
-	db->sum_metric = xcalloc(n ? n : 1, sizeof(*db->sum_metric));
-	db->sum_incl = xcalloc(n ? n : 1, sizeof(*db->sum_incl));
-	db->sum_excl = xcalloc(n ? n : 1, sizeof(*db->sum_excl));
+	db->sum_start = big_calloc((size_t)db->ncontexts + 1, sizeof(*db->sum_start));
+	db->sum_metric = big_calloc(n ? n : 1, sizeof(*db->sum_metric));
+	db->sum_val = big_calloc(2 * (n ? n : 1), sizeof(*db->sum_val));
 	uint64_t j = 0;
 	for (uint32_t i = 0; i < db->ncontexts; i++) {
 		uint64_t k;
@@ -550,12 +561,20 @@ static int read_summary(struct cf_reader *r, struct dbfile *db)
 					(unsigned long long)k);
 			goto fail;
 		}
-		for (uint64_t e = j + k; j < e; j++)
+		for (uint64_t e = j + k; j < e; j++) {
 			if (get_metric(&s, j, db->sum_start[i], db->sum_metric, db->nmetrics,
-				       &db->sum_metric[j]) < 0 ||
-			    get_stat(&s, &db->sum_incl[j], db->nthreads) < 0 ||
-			    get_stat(&s, &db->sum_excl[j], db->nthreads) < 0)
+				       &db->sum_metric[j]) < 0)
 				goto fail;
+			/* Fast path: both sums in the window. */
+			if (likely(s.end - s.p >= 16)) {
+				db->sum_val[2 * j] = le_bits_f64(le_get64(s.p));
+				db->sum_val[2 * j + 1] = le_bits_f64(le_get64(s.p + 8));
+				s.p += 16;
+			} else if (get_f64(&s, &db->sum_val[2 * j]) < 0 ||
+				   get_f64(&s, &db->sum_val[2 * j + 1]) < 0) {
+				goto fail;
+			}
+		}
 	}
 	if (j != n) {
 		cf_stream_error(&s, "%llu values announced, %llu found", (unsigned long long)n,
@@ -568,6 +587,148 @@ static int read_summary(struct cf_reader *r, struct dbfile *db)
 fail:
 	cf_stream_free(&s);
 	return -1;
+}
+
+/* The STAT chunks: one per block of contexts, checked against the TOC only (read later). */
+static int check_stat_chunks(struct cf_reader *r, struct dbfile *db)
+{
+	uint64_t want = ((uint64_t)db->ncontexts + db->stat_block - 1) / db->stat_block;
+	uint64_t have = 0;
+	for (uint32_t i = 0; i < r->nchunks; i++)
+		have += r->toc[i].id == DBFILE_CHUNK_STATS;
+	if (have != want)
+		return fth_error("%s: %llu STAT chunks where %u contexts in blocks of %u need %llu",
+				 r->path, (unsigned long long)have, db->ncontexts, db->stat_block,
+				 (unsigned long long)want);
+	return 0;
+}
+
+static int get_stat(struct cf_stream *s, struct dbfile_stat *st, double sum, uint32_t nthreads)
+{
+	/* Fast path: the whole entry is in the window (count, then three doubles). */
+	if (likely(s->end - s->p >= LE_VARINT_MAX + 24) && *s->p < 0x80) {
+		st->count = *s->p++;
+		if (st->count && st->count <= nthreads) {
+			st->min = le_bits_f64(le_get64(s->p));
+			st->max = le_bits_f64(le_get64(s->p + 8));
+			st->stddev = le_bits_f64(le_get64(s->p + 16));
+			s->p += 24;
+		}
+	} else {
+		uint64_t count;
+		if (cf_get_varint(s, &count) < 0)
+			return -1;
+		if (count > nthreads)
+			return cf_stream_error(s, "thread count %llu out of range",
+					       (unsigned long long)count);
+		st->count = (uint32_t)count;
+		if (st->count && (get_f64(s, &st->min) < 0 || get_f64(s, &st->max) < 0 ||
+				  get_f64(s, &st->stddev) < 0))
+			return -1;
+	}
+	if (st->count > nthreads)
+		return cf_stream_error(s, "thread count %u out of range", st->count);
+	if (!st->count) {
+		if (sum != 0)
+			return cf_stream_error(s, "no thread, but a sum of %g", sum);
+		st->min = st->max = st->stddev = 0;
+	}
+	st->sum = sum;
+	return 0;
+}
+
+/* Decode STAT chunk BLOCK into INCL and EXCL (indexed from its first entry). */
+static int read_stat_block(struct dbfile *db, uint32_t block, struct dbfile_stat *incl,
+			   struct dbfile_stat *excl)
+{
+	struct cf_reader *r = &db->summary_file;
+	const struct cf_entry *e = cf_find(r, DBFILE_CHUNK_STATS, block);
+	if (!e)
+		return fth_error("%s: no STAT chunk %u", r->path, block);
+	uint32_t first = block * db->stat_block;
+	uint32_t end = db->ncontexts - first < db->stat_block ? db->ncontexts
+							      : first + db->stat_block;
+	uint64_t a = db->sum_start[first], b = db->sum_start[end];
+	struct cf_stream s;
+	if (cf_stream_open(r, e, &s) < 0)
+		return -1;
+	for (uint64_t j = a; j < b; j++) {
+		if (get_stat(&s, &incl[j - a], db->sum_val[2 * j], db->nthreads) < 0 ||
+		    get_stat(&s, &excl[j - a], db->sum_val[2 * j + 1], db->nthreads) < 0)
+			goto fail;
+		if (!incl[j - a].count && !excl[j - a].count) {
+			cf_stream_error(&s, "summary entry %llu: no thread has it",
+					(unsigned long long)j);
+			goto fail;
+		}
+	}
+	return cf_stream_finish(&s);
+fail:
+	cf_stream_free(&s);
+	return -1;
+}
+
+int dbfile_stats(struct dbfile *db, uint32_t ctx, uint16_t metric, struct dbfile_stat *incl,
+		 struct dbfile_stat *excl)
+{
+	memset(incl, 0, sizeof(*incl));
+	memset(excl, 0, sizeof(*excl));
+	int64_t j = dbfile_find_summary(db, ctx, metric);
+	if (j < 0)
+		return 0;
+	if (db->sum_incl) {
+		*incl = db->sum_incl[j];
+		*excl = db->sum_excl[j];
+		return 0;
+	}
+	if (!db->summary_open)
+		return fth_error("%s: the statistics are not available",
+				 db->dir ? db->dir : "database");
+	uint32_t block = ctx / db->stat_block;
+	if (db->stat_cached != block) {
+		uint32_t first = block * db->stat_block;
+		uint32_t end = db->ncontexts - first < db->stat_block ? db->ncontexts
+								      : first + db->stat_block;
+		uint64_t n = db->sum_start[end] - db->sum_start[first];
+		if (n > db->stat_cap) {
+			db->stat_cap = n;
+			db->stat_incl = xreallocarray(db->stat_incl, n, sizeof(*db->stat_incl));
+			db->stat_excl = xreallocarray(db->stat_excl, n, sizeof(*db->stat_excl));
+		}
+		db->stat_cached = DBFILE_NONE;
+		if (read_stat_block(db, block, db->stat_incl, db->stat_excl) < 0)
+			return -1;
+		db->stat_cached = block;
+	}
+	uint64_t at = (uint64_t)j - db->sum_start[block * db->stat_block];
+	*incl = db->stat_incl[at];
+	*excl = db->stat_excl[at];
+	return 0;
+}
+
+int dbfile_load_stats(struct dbfile *db)
+{
+	if (db->sum_incl)
+		return 0;
+	if (!db->summary_open)
+		return fth_error("%s: the statistics are not available",
+				 db->dir ? db->dir : "database");
+	struct dbfile_stat *incl = xcalloc(db->nsum ? db->nsum : 1, sizeof(*incl));
+	struct dbfile_stat *excl = xcalloc(db->nsum ? db->nsum : 1, sizeof(*excl));
+	for (uint32_t first = 0, block = 0; first < db->ncontexts;
+	     first += db->stat_block, block++) {
+		uint64_t a = db->sum_start[first];
+		if (read_stat_block(db, block, incl + a, excl + a) < 0) {
+			free(incl);
+			free(excl);
+			return -1;
+		}
+		if (db->ncontexts - first <= db->stat_block)
+			break;
+	}
+	db->sum_incl = incl;
+	db->sum_excl = excl;
+	return 0;
 }
 
 static int read_flat(struct cf_reader *r, struct dbfile *db)
@@ -615,6 +776,7 @@ fail:
 int dbfile_read_summary_file(const char *path, struct dbfile *db)
 {
 	memset(db, 0, sizeof(*db));
+	db->stat_cached = DBFILE_NONE;
 	struct cf_reader r;
 	if (cf_open(&r, path, DBFILE_MAGIC, "database file", DBFILE_MAJOR) < 0)
 		return -1;
@@ -627,19 +789,30 @@ int dbfile_read_summary_file(const char *path, struct dbfile *db)
 			  path);
 		goto out;
 	}
+	if (r.major < DBFILE_MAJOR) {
+		fth_error("%s: database format version %u.%u was written by an older prof; this "
+			  "build reads major version %u (run prof again)",
+			  path, r.major, r.minor, DBFILE_MAJOR);
+		goto out;
+	}
 	if (read_info(&r, db) < 0 || read_strings(&r, db) < 0 || read_modules(&r, db) < 0 ||
 	    read_functions(&r, db) < 0 || read_metrics(&r, db) < 0 || read_threads(&r, db) < 0 ||
-	    read_contexts(&r, db) < 0 || read_summary(&r, db) < 0 || read_flat(&r, db) < 0)
+	    read_contexts(&r, db) < 0 || read_summary(&r, db) < 0 || read_flat(&r, db) < 0 ||
+	    check_stat_chunks(&r, db) < 0)
 		goto out;
 	rc = 0;
 out:
-	cf_close(&r);
 	if (rc < 0) {
+		cf_close(&r);
 		char *msg = xstrdup(fth_errmsg());
 		dbfile_close(db);
 		fth_error("%s", msg);
 		free(msg);
+		return rc;
 	}
+	/* Kept open: the STAT chunks are read when they are wanted. */
+	db->summary_file = r;
+	db->summary_open = true;
 	return rc;
 }
 
@@ -672,25 +845,90 @@ int dbfile_open(const char *dir, struct dbfile *db)
 	return 0;
 }
 
-int dbfile_read_thread(struct dbfile *db, uint32_t thread, struct dbfile_values *out)
+static int open_threads_file(struct dbfile *db)
 {
-	dbfile_values_reset(out);
+	if (db->threads_open)
+		return 0;
+	size_t n = strlen(db->dir ? db->dir : ".") + sizeof(DBFILE_THREADS) + 2;
+	char *path = xmalloc(n);
+	snprintf(path, n, "%s/%s", db->dir ? db->dir : ".", DBFILE_THREADS);
+	int rc = cf_open(&db->threads_file, path, DBFILE_MAGIC, "database file", DBFILE_MAJOR);
+	free(path);
+	if (rc < 0)
+		return -1;
+	db->threads_open = true;
+	return 0;
+}
+
+/*
+ * A number of threads.fdb from the window (at least 19 bytes there), as get_number; returned,
+ * not stored, so that it stays in a register; *BAD set (with the message) on an error.
+ */
+static inline double number_fast(struct cf_stream *s, int *bad)
+{
+	uint64_t u;
+	if (le_get_varint(&s->p, s->end, &u) < 0) {
+		*bad = cf_stream_error(s, "malformed number");
+		return 0;
+	}
+	if (likely(!(u & 1))) {
+		if ((u >> 1) >= (1ULL << 53))
+			*bad = cf_stream_error(s, "integer value %llu is too large",
+					       (unsigned long long)(u >> 1));
+		return (double)(u >> 1);
+	}
+	if (u != 1) {
+		*bad = cf_stream_error(s, "bad value tag %llu", (unsigned long long)u);
+		return 0;
+	}
+	double d = le_bits_f64(le_get64(s->p));
+	s->p += 8;
+	return d;
+}
+
+/* One value of a thread: (context delta, metric, inclusive, exclusive). */
+static inline int thread_value(struct cf_stream *s, uint64_t *delta, uint64_t *metric,
+			       double *incl, double *excl)
+{
+	/* Four varints and two doubles at most: decode straight from the window. */
+	if (likely(s->end - s->p >= 4 * LE_VARINT_MAX + 16)) {
+		if (le_get_varint(&s->p, s->end, delta) < 0 ||
+		    le_get_varint(&s->p, s->end, metric) < 0)
+			return cf_stream_error(s, "malformed number");
+		int bad = 0;
+		double a = number_fast(s, &bad);
+		double b = bad ? 0 : number_fast(s, &bad);
+		*incl = a;
+		*excl = b;
+		return bad;
+	}
+	double a, b;
+	if (cf_get_varint(s, delta) < 0 || cf_get_varint(s, metric) < 0 ||
+	    get_number(s, &a) < 0 || get_number(s, &b) < 0)
+		return -1;
+	*incl = a;
+	*excl = b;
+	return 0;
+}
+
+/*
+ * Read thread THREAD's values: into OUT (sparse), or into VAL (2 per summary entry,
+ * inclusive then exclusive, the other entries zero).
+ */
+static int read_thread(struct dbfile *db, uint32_t thread, struct dbfile_values *out,
+		       double *val)
+{
+	if (out)
+		dbfile_values_reset(out);
 	if (thread >= db->nthreads)
 		return fth_error("%s: no thread %u", db->dir ? db->dir : "database", thread);
 	if (db->flags & DBFILE_FLAG_NO_THREADS)
 		return fth_error("%s: per-thread values were not kept (prof --metric-db=summary)",
 				 db->dir ? db->dir : "database");
-	if (!db->threads_open) {
-		size_t n = strlen(db->dir ? db->dir : ".") + sizeof(DBFILE_THREADS) + 2;
-		char *path = xmalloc(n);
-		snprintf(path, n, "%s/%s", db->dir ? db->dir : ".", DBFILE_THREADS);
-		int rc = cf_open(&db->threads_file, path, DBFILE_MAGIC, "database file",
-				 DBFILE_MAJOR);
-		free(path);
-		if (rc < 0)
-			return -1;
-		db->threads_open = true;
-	}
+	if (open_threads_file(db) < 0)
+		return -1;
+	/* VAL below NEXT is written or zeroed: zeros are filled in as the entries go by. */
+	uint64_t next = 0;
 	struct cf_reader *r = &db->threads_file;
 	const struct cf_entry *e = cf_find(r, DBFILE_CHUNK_THREAD_VALUES, thread / db->thread_group);
 	if (!e)
@@ -711,9 +949,8 @@ int dbfile_read_thread(struct dbfile *db, uint32_t thread, struct dbfile_values 
 		int64_t ctx = 0;
 		for (uint64_t i = 0; i < n; i++) {
 			uint64_t delta, metric;
-			double incl, excl;
-			if (cf_get_varint(&s, &delta) < 0 || cf_get_varint(&s, &metric) < 0 ||
-			    get_number(&s, &incl) < 0 || get_number(&s, &excl) < 0)
+			double incl = 0, excl = 0;
+			if (thread_value(&s, &delta, &metric, &incl, &excl) < 0)
 				goto fail;
 			ctx += le_unzigzag(delta);
 			if (ctx < 0 || ctx >= db->ncontexts || metric >= db->nmetrics) {
@@ -722,12 +959,34 @@ int dbfile_read_thread(struct dbfile *db, uint32_t thread, struct dbfile_values 
 						t, (long long)ctx, (unsigned long long)metric);
 				goto fail;
 			}
-			if (t == thread)
+			if (t != thread)
+				continue;
+			if (out) {
 				dbfile_values_push(out, (uint32_t)ctx, (uint16_t)metric, incl, excl);
+				continue;
+			}
+			uint32_t j = db->sum_start[ctx], end = db->sum_start[ctx + 1];
+			while (j < end && db->sum_metric[j] != metric)
+				j++;
+			if (j == end) {
+				cf_stream_error(&s,
+						"thread %u: context %lld, metric %llu has no summary",
+						t, (long long)ctx, (unsigned long long)metric);
+				goto fail;
+			}
+			if (j >= next) {
+				for (; next < j; next++) /* gaps are short: no call */
+					val[2 * next] = val[2 * next + 1] = 0;
+				next = j + 1;
+			}
+			val[2 * (size_t)j] = incl;
+			val[2 * (size_t)j + 1] = excl;
 		}
 		if (t == thread)
 			break;
 	}
+	if (val)
+		memset(val + 2 * next, 0, 2 * (db->nsum - next) * sizeof(double));
 	/*
 	 * The last thread of its chunk: check that the chunk ends there and its checksums.
 	 * Otherwise later threads of the group are not read, nor is the chunk checked whole.
@@ -739,6 +998,16 @@ int dbfile_read_thread(struct dbfile *db, uint32_t thread, struct dbfile_values 
 fail:
 	cf_stream_free(&s);
 	return -1;
+}
+
+int dbfile_read_thread(struct dbfile *db, uint32_t thread, struct dbfile_values *out)
+{
+	return read_thread(db, thread, out, NULL);
+}
+
+int dbfile_read_thread_entries(struct dbfile *db, uint32_t thread, double *val)
+{
+	return read_thread(db, thread, NULL, val);
 }
 
 void dbfile_close(struct dbfile *db)
@@ -766,8 +1035,13 @@ void dbfile_close(struct dbfile *db)
 	free(db->contexts);
 	free(db->sum_start);
 	free(db->sum_metric);
+	free(db->sum_val);
 	free(db->sum_incl);
 	free(db->sum_excl);
+	free(db->stat_incl);
+	free(db->stat_excl);
+	if (db->summary_open)
+		cf_close(&db->summary_file);
 	free(db->flat_start);
 	free(db->flat_metric);
 	free(db->flat_incl);

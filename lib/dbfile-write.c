@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 /* Field numbers of the tagged records (doc/formats.md 8.x). */
-enum { INFO_PROGRAM = 1, INFO_FLAGS = 2, INFO_GROUP = 3 };
+enum { INFO_PROGRAM = 1, INFO_FLAGS = 2, INFO_GROUP = 3, INFO_STAT_BLOCK = 4 };
 enum { MODS_PATH = 1, MODS_BUILD_ID = 2, MODS_FLAGS = 3 };
 enum { METR_NAME = 1, METR_DESCRIPTION, METR_UNIT, METR_RATE_KIND, METR_RATE, METR_FLAGS,
        METR_PARENT, METR_THRESHOLD, METR_FORMULA, METR_KIND, METR_ENABLED, METR_RUNNING,
@@ -49,12 +49,29 @@ static int open_file(const char *dir, const char *name, char **path, int *fd, vo
 	return 0;
 }
 
+uint32_t dbfile_stat_block(uint32_t ncontexts)
+{
+	uint32_t least = (uint32_t)(((uint64_t)ncontexts + DBFILE_MAX_STAT_CHUNKS - 1) /
+				    DBFILE_MAX_STAT_CHUNKS);
+	return least > DBFILE_STAT_BLOCK ? least : DBFILE_STAT_BLOCK;
+}
+
+/* The block size: DB's when it sets one that keeps the chunks few enough, else the default. */
+static uint32_t stat_block_of(const struct dbfile *db)
+{
+	uint32_t b = db->stat_block;
+	if (b && (uint64_t)b * DBFILE_MAX_STAT_CHUNKS >= db->ncontexts)
+		return b;
+	return dbfile_stat_block(db->ncontexts);
+}
+
 static int write_info(struct cf_writer *w, const struct dbfile *db)
 {
 	if (cf_chunk_begin(w, DBFILE_CHUNK_INFO) < 0 ||
 	    cf_field_str(w, INFO_PROGRAM, db->program ? db->program : "") < 0 ||
 	    cf_field_varint(w, INFO_FLAGS, db->flags) < 0 ||
-	    cf_field_varint(w, INFO_GROUP, db->thread_group) < 0 || cf_record_end(w) < 0)
+	    cf_field_varint(w, INFO_GROUP, db->thread_group) < 0 ||
+	    cf_field_varint(w, INFO_STAT_BLOCK, stat_block_of(db)) < 0 || cf_record_end(w) < 0)
 		return -1;
 	return cf_chunk_end(w);
 }
@@ -161,14 +178,14 @@ static int write_contexts(struct cf_writer *w, const struct dbfile *db)
 	return cf_chunk_end(w);
 }
 
+/* The statistics but the sum (which is in SUMM): count, and when not zero min, max, stddev. */
 static int put_stat(struct cf_writer *w, const struct dbfile_stat *s)
 {
 	if (cf_put_varint(w, s->count) < 0)
 		return -1;
 	if (!s->count)
 		return 0;
-	if (put_f64(w, s->sum) < 0 || put_f64(w, s->min) < 0 || put_f64(w, s->max) < 0 ||
-	    put_f64(w, s->stddev) < 0)
+	if (put_f64(w, s->min) < 0 || put_f64(w, s->max) < 0 || put_f64(w, s->stddev) < 0)
 		return -1;
 	return 0;
 }
@@ -181,6 +198,7 @@ static int put_metric(struct cf_writer *w, const uint16_t *metric, uint64_t j, u
 	return cf_put_varint(w, j == start ? metric[j] : (uint64_t)(metric[j] - metric[j - 1] - 1));
 }
 
+/* SUMM: the sums over threads of every (context, metric). */
 static int write_summary(struct cf_writer *w, const struct dbfile *db)
 {
 	if (cf_chunk_begin(w, DBFILE_CHUNK_SUMMARY) < 0 || cf_put_varint(w, db->nsum) < 0)
@@ -189,12 +207,34 @@ static int write_summary(struct cf_writer *w, const struct dbfile *db)
 		uint64_t a = db->sum_start[i], b = db->sum_start[i + 1];
 		if (cf_put_varint(w, b - a) < 0)
 			return -1;
-		for (uint64_t j = a; j < b; j++)
+		for (uint64_t j = a; j < b; j++) {
+			const struct dbfile_stat *in = &db->sum_incl[j], *ex = &db->sum_excl[j];
+			if (!in->count && !ex->count)
+				return fth_error("context %u: a summary entry no thread has", i);
 			if (put_metric(w, db->sum_metric, j, a) < 0 ||
-			    put_stat(w, &db->sum_incl[j]) < 0 || put_stat(w, &db->sum_excl[j]) < 0)
+			    put_f64(w, in->count ? in->sum : 0) < 0 ||
+			    put_f64(w, ex->count ? ex->sum : 0) < 0)
 				return -1;
+		}
 	}
 	return cf_chunk_end(w);
+}
+
+/* STAT: the other statistics, one chunk per block of contexts. */
+static int write_stats(struct cf_writer *w, const struct dbfile *db)
+{
+	uint32_t block = stat_block_of(db);
+	for (uint32_t first = 0; first < db->ncontexts; first += block) {
+		uint32_t end = db->ncontexts - first < block ? db->ncontexts : first + block;
+		if (cf_chunk_begin(w, DBFILE_CHUNK_STATS) < 0)
+			return -1;
+		for (uint64_t j = db->sum_start[first]; j < db->sum_start[end]; j++)
+			if (put_stat(w, &db->sum_incl[j]) < 0 || put_stat(w, &db->sum_excl[j]) < 0)
+				return -1;
+		if (cf_chunk_end(w) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 static int write_flat(struct cf_writer *w, const struct dbfile *db)
@@ -227,7 +267,8 @@ int dbfile_write_summary(const char *dir, const struct dbfile *db, int level)
 	    write_info(&w, db) < 0 || write_strings(&w, db) < 0 || write_modules(&w, db) < 0 ||
 	    write_functions(&w, db) < 0 || write_metrics(&w, db) < 0 ||
 	    write_threads(&w, db) < 0 || write_contexts(&w, db) < 0 ||
-	    write_summary(&w, db) < 0 || write_flat(&w, db) < 0 || cf_writer_finish(&w) < 0)
+	    write_summary(&w, db) < 0 || write_flat(&w, db) < 0 || write_stats(&w, db) < 0 ||
+	    cf_writer_finish(&w) < 0)
 		goto out;
 	if (fsync(fd) < 0 && errno != EINVAL) {
 		fth_error_errno(errno, "%s: cannot sync", path);

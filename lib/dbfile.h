@@ -4,8 +4,10 @@
  *
  * A database is a directory with two chunk-container files (magic FTHMDBSE):
  *   summary.fdb  strings, modules, functions, metric descriptions, threads, the unified calling
- *                context tree, summary statistics over threads for every (context, metric),
- *                and the flat (per-function) profile: enough for every view on its own;
+ *                context tree, the sums over threads for every (context, metric) and the flat
+ *                (per-function) profile: enough for every view on its own, read at open; and
+ *                the other statistics over threads (count, min, max, stddev) in blocks of
+ *                contexts, read one block at a time when they are wanted;
  *   threads.fdb  per-thread values, sparse, in groups of threads so that one thread's values
  *                are read by decompressing one chunk.
  * Values are doubles.  "Inclusive" is the whole subtree of a context, "exclusive" what was
@@ -18,7 +20,7 @@
 #include "chunkfile.h"
 
 #define DBFILE_MAGIC "FTHMDBSE"
-#define DBFILE_MAJOR 1
+#define DBFILE_MAJOR 2
 #define DBFILE_MINOR 0
 #define DBFILE_SUMMARY "summary.fdb"
 #define DBFILE_THREADS "threads.fdb"
@@ -32,11 +34,15 @@
 #define DBFILE_CHUNK_CONTEXTS CF_ID('C', 'T', 'X', 'T')
 #define DBFILE_CHUNK_SUMMARY CF_ID('S', 'U', 'M', 'M')
 #define DBFILE_CHUNK_FLAT CF_ID('F', 'L', 'A', 'T')
+#define DBFILE_CHUNK_STATS CF_ID('S', 'T', 'A', 'T')
 #define DBFILE_CHUNK_THREAD_VALUES CF_ID('T', 'V', 'A', 'L')
 
 #define DBFILE_NONE UINT32_MAX
 /* Thread groups in threads.fdb: at most this many chunks, so nthreads / group <= this. */
 #define DBFILE_MAX_GROUPS 1000
+/* Contexts per STAT chunk: at least this many, and few enough for at most 1000 chunks. */
+#define DBFILE_STAT_BLOCK 4096
+#define DBFILE_MAX_STAT_CHUNKS 1000
 
 /* Context kinds.  X(enum suffix, value, name in dumps) */
 #define DBFILE_KINDS(X)                                                                       \
@@ -117,13 +123,14 @@ struct dbfile_thread {
 	uint64_t start_ns, end_ns;
 };
 
+/* 32 bytes (KIND after the 32-bit fields): a viewer holds one per context. */
 struct dbfile_context {
 	uint32_t parent; /* DBFILE_NONE for the root */
-	uint8_t kind;	 /* enum dbfile_kind */
 	uint32_t function; /* FUNCTION, INLINE; the enclosing function for LOOP, LINE, CALL */
 	uint32_t file;	 /* string, or DBFILE_NONE */
 	uint32_t line;
 	uint32_t module; /* index, or DBFILE_NONE */
+	uint8_t kind;	 /* enum dbfile_kind */
 	uint64_t addr;	 /* offset in MODULE (see the kinds), or 0 */
 };
 
@@ -154,7 +161,14 @@ struct dbfile {
 	uint32_t *sum_start; /* ncontexts + 1 */
 	uint64_t nsum;
 	uint16_t *sum_metric;
+	double *sum_val; /* read: 2 per entry, the inclusive and exclusive sums over threads */
+	/*
+	 * Every statistic per entry: what the writer writes (sum_val is not used then).  A
+	 * database that was read has them only after dbfile_load_stats(); dbfile_stats() reads
+	 * one block of contexts at a time instead.
+	 */
 	struct dbfile_stat *sum_incl, *sum_excl;
+	uint32_t stat_block; /* contexts per STAT chunk (the writer: 0 chooses) */
 	/*
 	 * Flat profile per function: inclusive counts each call path once however deep the
 	 * recursion; exclusive is everything measured in the function's own code (its lines,
@@ -168,6 +182,11 @@ struct dbfile {
 	char *dir; /* owned */
 	struct cf_reader threads_file;
 	bool threads_open;
+	struct cf_reader summary_file; /* kept open for the STAT chunks */
+	bool summary_open;
+	uint32_t stat_cached; /* the block in stat_incl and stat_excl, or DBFILE_NONE */
+	struct dbfile_stat *stat_incl, *stat_excl;
+	uint64_t stat_cap;
 };
 
 /* One thread's sparse values: NVALUES (context, metric, inclusive, exclusive). */
@@ -206,10 +225,27 @@ uint32_t dbfile_thread_group(uint32_t nthreads);
 
 /* Read DIR/summary.fdb (DIR may also name the summary file itself). */
 int dbfile_open(const char *dir, struct dbfile *db);
+/*
+ * The statistics over threads of (CTX, METRIC) into INCL and EXCL (zero counts when it has no
+ * summary entry), reading and checking its block of contexts when it is not the one cached.
+ */
+int dbfile_stats(struct dbfile *db, uint32_t ctx, uint16_t metric, struct dbfile_stat *incl,
+		 struct dbfile_stat *excl);
+/* Read every block: sum_incl and sum_excl complete (for dumps: memory for the whole file). */
+int dbfile_load_stats(struct dbfile *db);
+/* Contexts per STAT chunk for NCONTEXTS (what prof writes). */
+uint32_t dbfile_stat_block(uint32_t ncontexts);
 /* Read one thread's values from threads.fdb (opened on first use). */
 int dbfile_read_thread(struct dbfile *db, uint32_t thread, struct dbfile_values *out);
+/*
+ * The same values placed by summary entry: VAL[2 j] and VAL[2 j + 1] are the thread's
+ * inclusive and exclusive values of summary entry j (2 x nsum doubles; zero where the thread
+ * has none).  No sorting, no hashing: what a viewer needs to show one thread.  A value without
+ * a summary entry is an error (a corrupt database).
+ */
+int dbfile_read_thread_entries(struct dbfile *db, uint32_t thread, double *val);
 void dbfile_close(struct dbfile *db);
-/* Parse a summary file held in memory (for the fuzzer): same checks as dbfile_open. */
+/* Read the summary file PATH (the fuzzer's entry): same checks as dbfile_open. */
 int dbfile_read_summary_file(const char *path, struct dbfile *db);
 
 void dbfile_values_reset(struct dbfile_values *v);

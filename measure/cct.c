@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* cct.c: the per-thread calling context tree of cct.h (arena memory, one hash table). */
+/*
+ * cct.c: the per-thread calling context tree of cct.h (arena memory, one hash table whose
+ * slots carry 32 bits of the key's hash, so that a probe reads a node only when they match).
+ */
 #include "compat.h"
 #include "cct.h"
 #include "hmap.h"
@@ -9,9 +12,11 @@
 
 #define INITIAL_SLOTS 4096
 
-static uint32_t *new_table(struct arena *a, uint32_t slots)
+#define TAG_MASK 0xffffffff00000000ull /* the hash bits kept in a slot, above the node + 1 */
+
+static uint64_t *new_table(struct arena *a, uint32_t slots)
 {
-	return arena_alloc(a, (size_t)slots * sizeof(uint32_t), 64);
+	return arena_alloc(a, (size_t)slots * sizeof(uint64_t), 64);
 }
 
 static struct cct_node *new_node(struct cct *t, uint32_t *id)
@@ -61,15 +66,16 @@ static inline uint64_t key_hash(uint32_t parent, uint8_t kind, uint32_t module, 
 static int grow(struct cct *t)
 {
 	uint32_t slots = (t->table_mask + 1) * 2;
-	uint32_t *fresh = new_table(t->arena, slots);
+	uint64_t *fresh = new_table(t->arena, slots);
 	if (!fresh)
 		return -1;
 	for (uint32_t id = 1; id < t->nnodes; id++) {
 		struct cct_node *n = cct_node(t, id);
-		uint32_t i = (uint32_t)key_hash(n->parent, n->kind, n->module, n->offset) & (slots - 1);
+		uint64_t h = key_hash(n->parent, n->kind, n->module, n->offset);
+		uint32_t i = (uint32_t)h & (slots - 1);
 		while (fresh[i])
 			i = (i + 1) & (slots - 1);
-		fresh[i] = id + 1;
+		fresh[i] = (h & TAG_MASK) | (id + 1);
 	}
 	t->table = fresh;
 	t->table_mask = slots - 1;
@@ -78,14 +84,19 @@ static int grow(struct cct *t)
 
 uint32_t cct_child(struct cct *t, uint32_t parent, uint8_t kind, uint32_t module, uint64_t offset)
 {
-	uint32_t i = (uint32_t)key_hash(parent, kind, module, offset) & t->table_mask;
+	uint64_t h = key_hash(parent, kind, module, offset), tag = h & TAG_MASK;
+	uint32_t i = (uint32_t)h & t->table_mask;
 	for (;;) {
-		uint32_t slot = t->table[i];
+		uint64_t slot = t->table[i];
 		if (!slot)
 			break;
-		struct cct_node *n = cct_node(t, slot - 1);
-		if (n->offset == offset && n->parent == parent && n->module == module && n->kind == kind)
-			return slot - 1;
+		if ((slot & TAG_MASK) == tag) {
+			uint32_t id = (uint32_t)slot - 1;
+			struct cct_node *n = cct_node(t, id);
+			if (n->offset == offset && n->parent == parent && n->module == module &&
+			    n->kind == kind)
+				return id;
+		}
 		i = (i + 1) & t->table_mask;
 	}
 	if ((t->nnodes + 1) * 2 > t->table_mask + 1) {
@@ -101,6 +112,6 @@ uint32_t cct_child(struct cct *t, uint32_t parent, uint8_t kind, uint32_t module
 	n->kind = kind;
 	n->module = module;
 	n->offset = offset;
-	t->table[i] = id + 1;
+	t->table[i] = tag | (id + 1);
 	return id;
 }

@@ -29,7 +29,8 @@ struct cct {
 	size_t node_size;	  /* bytes of one node with its values */
 	uint32_t nnodes;
 	uint8_t **blocks;	  /* CCT_MAX_BLOCKS block pointers (arena) */
-	uint32_t *table;	  /* hash slots holding node number + 1, 0 = empty (arena) */
+	uint64_t *table;	  /* hash slots: 32 bits of the key's hash, then node number + 1;
+				     0 = empty (arena) */
 	uint32_t table_mask;
 	uint64_t nvalues;	  /* nonzero values, for the writer */
 };

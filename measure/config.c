@@ -15,6 +15,7 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Append S to BUF at *POS with the escapes of the node fields; returns 0 or -1 when full. */
 static int put_escaped(char *buf, size_t size, size_t *pos, const char *s)
@@ -227,7 +228,7 @@ int mconfig_decode(struct mconfig *c, const char *events, const char *outdir, co
 				return fth_error("malformed %s in event %s", MCONFIG_ENV_EVENTS, e->name);
 		if (end == ',' && (field_u64(&p, &v[12], true, &end) < 0 || end == ',' || v[12] > 4))
 			return fth_error("malformed %s in event %s", MCONFIG_ENV_EVENTS, e->name);
-		if (v[0] > MSOURCE_PERF || v[2] > 3 || v[3] > 1 || v[4] > 1 || v[5] > 1)
+		if (v[0] >= MSOURCE_COUNT_ || v[2] > 3 || v[3] > 1 || v[4] > 1 || v[5] > 1)
 			return fth_error("malformed %s in event %s", MCONFIG_ENV_EVENTS, e->name);
 		e->source = (uint8_t)v[0];
 		e->unit = (uint8_t)v[1];
@@ -298,4 +299,23 @@ void mconfig_perf_attr(const struct mevent *e, struct perf_event_attr *a, bool l
 			a->sample_period = e->rate;
 		}
 	}
+}
+
+void mconfig_blocktime_attr(struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	a->sample_period = 1;
+	a->sample_type = PERF_SAMPLE_TIME;
+	a->sample_id_all = 1; /* the switch records carry their time */
+	a->context_switch = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC; /* one clock for switch-out and switch-in on any CPU */
+	a->exclude_hv = 1;	      /* but not the kernel: a switch happens in kernel mode */
+	a->sigtrap = 1;
+	a->remove_on_exec = 1;	      /* sigtrap requires it; an exec'd image starts afresh */
+	a->sig_data = MCONFIG_BLOCKTIME_SIGDATA;
+	a->disabled = 1;
 }

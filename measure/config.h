@@ -21,7 +21,24 @@ enum mevent_source {
 	MSOURCE_CPUTIME,  /* per-thread POSIX timer on CLOCK_THREAD_CPUTIME_ID */
 	MSOURCE_REALTIME, /* per-thread POSIX timer on CLOCK_REALTIME */
 	MSOURCE_PERF,	  /* a perf_event */
+	MSOURCE_IO,	  /* IO: the read/write wrappers (measure/io.c); CONFIG is enum mio_metric */
+	MSOURCE_MEMLEAK,  /* MEMLEAK: the malloc wrappers (measure/memleak.c); CONFIG is enum
+			   * mleak_metric, RATE the probability of tracking in billionths */
+	MSOURCE_BLOCKTIME, /* BLOCKTIME: context-switch records and a SIGTRAP when the thread
+			    * returns from blocking (measure/sampler.c); unit ns, no rate */
+	MSOURCE_COUNT_	  /* keep last: the decoder refuses sources from here on */
 };
+
+/* The metrics of the synchronous sources: -e IO and -e MEMLEAK each add one event per metric. */
+enum mio_metric { MIO_BYTES_READ, MIO_BYTES_WRITTEN, MIO_READ_TIME, MIO_WRITE_TIME, MIO_COUNT };
+enum mleak_metric { MLEAK_ALLOCATED, MLEAK_FREED, MLEAK_LEAKED, MLEAK_COUNT };
+#define MLEAK_PROB_ONE 1000000000u /* --memleak-prob 1 */
+
+/* A source without a timer or a perf event: counted by wrappers in the program's calls. */
+static inline bool mevent_is_synchronous(uint8_t source)
+{
+	return source == MSOURCE_IO || source == MSOURCE_MEMLEAK;
+}
 
 struct mevent {
 	char name[MCONFIG_NAME_MAX]; /* as the user wrote it, without the @rate */
@@ -90,6 +107,14 @@ struct perf_event_attr;
 /* The perf_event_attr of event E (LEADER: created disabled, the group starts with it), as
  * both the launcher's check and the preloaded library open it. */
 void mconfig_perf_attr(const struct mevent *e, struct perf_event_attr *a, bool leader);
+/*
+ * The perf_event_attr of BLOCKTIME's per-thread event, as the launcher's check and the library
+ * open it: a context-switch counter that overflows at every switch-out, with context-switch
+ * records (PERF_RECORD_SWITCH) timed on CLOCK_MONOTONIC, and a synchronous SIGTRAP carrying
+ * MCONFIG_BLOCKTIME_SIGDATA at the thread's next return to user mode.
+ */
+#define MCONFIG_BLOCKTIME_SIGDATA 0x66746d426c6f636bull /* "ftmBlock" */
+void mconfig_blocktime_attr(struct perf_event_attr *a);
 /* The MPI rank from the environment (Open MPI, PMI, PMIx, Slurm, MVAPICH), or -1. */
 int mconfig_mpi_rank(void);
 

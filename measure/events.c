@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,8 +68,24 @@ static const struct builtin builtins[] = {
 	{ "STALLED-CYCLES-BACKEND", HW, PERF_COUNT_HW_STALLED_CYCLES_BACKEND, CNT, "cycles the back end stalled" },
 };
 
-/* Sources other issues bring; named so that users get a precise answer, not "unknown". */
-static const char *const later_sources[] = { "IO", "MEMLEAK", "BLOCKTIME" };
+
+/* The synchronous sources: one event per metric, counted by wrappers (config.h). */
+static const struct {
+	const char *source;
+	uint8_t kind;
+	uint8_t nmetrics;
+	struct {
+		const char *name;
+		uint8_t unit;
+	} metric[4];
+} synchronous[] = {
+	{ "IO", MSOURCE_IO, MIO_COUNT,
+	  { { "IO Bytes Read", MFILE_UNIT_BYTES }, { "IO Bytes Written", MFILE_UNIT_BYTES },
+	    { "IO Read Time", MFILE_UNIT_NANOSECONDS }, { "IO Write Time", MFILE_UNIT_NANOSECONDS } } },
+	{ "MEMLEAK", MSOURCE_MEMLEAK, MLEAK_COUNT,
+	  { { "MEMLEAK Bytes Allocated", MFILE_UNIT_BYTES }, { "MEMLEAK Bytes Freed", MFILE_UNIT_BYTES },
+	    { "MEMLEAK Bytes Leaked", MFILE_UNIT_BYTES } } },
+};
 
 static const struct {
 	const char *name, *description;
@@ -267,6 +284,9 @@ static int unknown_event(const char *name)
 	}
 	consider(best, 3, name, "REALTIME");
 	consider(best, 3, name, "CPUTIME");
+	consider(best, 3, name, "BLOCKTIME");
+	for (size_t i = 0; i < ARRAY_SIZE(synchronous); i++)
+		consider(best, 3, name, synchronous[i].source);
 	for (size_t i = 0; i < ARRAY_SIZE(builtins); i++)
 		consider(best, 3, name, builtins[i].name);
 	struct suggest_ctx ctx = { best, 3, name };
@@ -311,10 +331,6 @@ static int resolve(struct mevent *e)
 		e->unit = MFILE_UNIT_NANOSECONDS;
 		return 0;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(later_sources); i++)
-		if (same_name(e->name, later_sources[i]))
-			return fth_error("event %s is not implemented in this version of measure "
-					 "(it arrives with a later milestone)", e->name);
 	e->source = MSOURCE_PERF;
 	e->unit = MFILE_UNIT_COUNT;
 	for (size_t i = 0; i < ARRAY_SIZE(builtins); i++) {
@@ -389,6 +405,108 @@ static int add_topdown(struct mconfig *c, const char *name, unsigned subtrees, c
 	return 0;
 }
 
+/* -e IO or -e MEMLEAK (synchronous[K]): its metrics, once, each an event of the table. */
+static int add_synchronous(struct mconfig *c, size_t k, const char *rate, int16_t group)
+{
+	const char *src = synchronous[k].source;
+	if (rate)
+		return fth_error("%s takes no period or rate: it counts every call%s", src,
+				 synchronous[k].kind == MSOURCE_MEMLEAK
+					 ? " (--memleak-prob P tracks a fraction P of the allocations)"
+					 : "");
+	if (group >= 0)
+		return fth_error("%s cannot be in a perf group", src);
+	for (int i = 0; i < c->nevents; i++)
+		if (c->ev[i].source == synchronous[k].kind)
+			return 0; /* -e IO twice is -e IO */
+	if (c->nevents + synchronous[k].nmetrics > MCONFIG_MAX_EVENTS)
+		return fth_error("too many events (at most %d)", MCONFIG_MAX_EVENTS);
+	for (unsigned m = 0; m < synchronous[k].nmetrics; m++) {
+		struct mevent *e = &c->ev[c->nevents++];
+		memset(e, 0, sizeof(*e));
+		fth_format(e->name, sizeof(e->name), "%s", synchronous[k].metric[m].name);
+		e->source = synchronous[k].kind;
+		e->unit = synchronous[k].metric[m].unit;
+		e->config = m;
+		e->group = -1;
+		e->exclude_kernel = true;
+		e->rate = synchronous[k].kind == MSOURCE_MEMLEAK ? MLEAK_PROB_ONE : 0;
+	}
+	return 0;
+}
+
+int events_set_memleak_prob(struct mconfig *c, const char *arg)
+{
+	char *end;
+	errno = 0;
+	double p = strtod(arg, &end);
+	if (!*arg || *end || errno || !(p > 0 && p <= 1))
+		return fth_error("--memleak-prob \"%s\": expected a probability P with 0 < P <= 1",
+				 arg);
+	uint64_t ppb = (uint64_t)llround(p * MLEAK_PROB_ONE);
+	if (ppb == 0)
+		return fth_error("--memleak-prob %s: below the resolution of 1e-9", arg);
+	bool found = false;
+	for (int i = 0; i < c->nevents; i++)
+		if (c->ev[i].source == MSOURCE_MEMLEAK) {
+			c->ev[i].rate = ppb;
+			found = true;
+		}
+	if (!found)
+		return fth_error("--memleak-prob %s without -e MEMLEAK: there is nothing to sample",
+				 arg);
+	return 0;
+}
+
+/* -e BLOCKTIME: the time each thread is blocked, by the context where it blocked. */
+static int add_blocktime(struct mconfig *c, const char *rate, int16_t group)
+{
+	if (rate)
+		return fth_error("BLOCKTIME takes no period or rate: it measures every time a thread "
+				 "blocks");
+	if (group >= 0)
+		return fth_error("BLOCKTIME cannot be in a perf group");
+	for (int i = 0; i < c->nevents; i++)
+		if (c->ev[i].source == MSOURCE_BLOCKTIME)
+			return 0; /* -e BLOCKTIME twice is -e BLOCKTIME */
+	struct mevent *e = &c->ev[c->nevents++];
+	memset(e, 0, sizeof(*e));
+	fth_format(e->name, sizeof(e->name), "BLOCKTIME");
+	e->source = MSOURCE_BLOCKTIME;
+	e->unit = MFILE_UNIT_NANOSECONDS;
+	e->group = -1;
+	return 0;
+}
+
+/* Whether this kernel lets a thread measure its own blocked time (see mconfig_blocktime_attr). */
+static int check_blocktime(void)
+{
+	struct perf_event_attr a;
+	mconfig_blocktime_attr(&a);
+	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) {
+		close((int)fd);
+		return 0;
+	}
+	int err = errno;
+	struct utsname u;
+	if (uname(&u) < 0)
+		snprintf(u.release, sizeof(u.release), "?");
+	if (err == EACCES || err == EPERM)
+		return fth_error("event BLOCKTIME: not permitted: kernel.perf_event_paranoid is "
+				 "%d, and blocked time needs the context-switch event counted in "
+				 "kernel mode; run as root or with CAP_PERFMON, or lower it "
+				 "(sysctl -w kernel.perf_event_paranoid=1)", read_paranoid());
+	if (err == EINVAL || err == E2BIG || err == EOPNOTSUPP)
+		return fth_error("event BLOCKTIME: this kernel (Linux %s) cannot report "
+				 "context switches with a synchronous signal (perf sigtrap and "
+				 "context-switch records need Linux 5.13 or later)", u.release);
+	if (err == ENOENT || err == ENODEV || err == ENOSYS)
+		return fth_error("event BLOCKTIME: perf_events software events are not available "
+				 "in this kernel (Linux %s, CONFIG_PERF_EVENTS)", u.release);
+	return fth_error_errno(err, "event BLOCKTIME: perf_event_open");
+}
+
 static int add_one(struct mconfig *c, const char *name, size_t len, const char *rate,
 		   const struct event_defaults *d, int16_t group, bool leader)
 {
@@ -416,6 +534,11 @@ static int add_one(struct mconfig *c, const char *name, size_t len, const char *
 	e->group = group;
 	e->sampling = leader;
 	e->exclude_kernel = !d->kernel_allowed;
+	for (size_t k = 0; k < ARRAY_SIZE(synchronous); k++)
+		if (same_name(e->name, synchronous[k].source))
+			return add_synchronous(c, k, rate, group);
+	if (same_name(e->name, "BLOCKTIME"))
+		return add_blocktime(c, rate, group);
 	strip_modifiers(e);
 	if (resolve(e) < 0)
 		return -1;
@@ -812,6 +935,13 @@ int events_check(struct mconfig *c)
 		return -1;
 	for (int i = 0; i < c->nevents; i++) {
 		struct mevent *e = &c->ev[i];
+		if (mevent_is_synchronous(e->source))
+			continue; /* wrappers: nothing to open; the library says what it cannot see */
+		if (e->source == MSOURCE_BLOCKTIME) {
+			if (check_blocktime() < 0)
+				return -1;
+			continue;
+		}
 		if (e->source != MSOURCE_PERF) {
 			timer_t t;
 			struct sigevent sev;
@@ -851,8 +981,12 @@ int events_default(struct mconfig *c, const struct event_defaults *d, struct buf
 		int saved = c->nevents;
 		if (events_add(c, choices[i], &dd) == 0 && events_check(c) == 0) {
 			const struct mevent *e = &c->ev[saved];
-			buf_printf(note, "no -e given: measuring %s@%s%llu because %s", e->name,
-				   dd.freq ? "f" : "", (unsigned long long)dd.rate, why[i]);
+			buf_printf(note, "%s %s@%s%llu%s because %s",
+				   saved ? "-e BLOCKTIME alone: also measuring"
+					 : "no -e given: measuring",
+				   e->name, dd.freq ? "f" : "", (unsigned long long)dd.rate,
+				   saved ? " for the time threads run (another -e chooses it)" : "",
+				   why[i]);
 			return 0;
 		}
 		c->nevents = saved;
@@ -908,13 +1042,18 @@ void events_list(struct buf *out)
 	list_event(&lc, "r00c0", "raw event code (rHEX), processor specific");
 	for (size_t i = 0; i < ARRAY_SIZE(topdown_events); i++)
 		list_event(&lc, topdown_events[i].name, topdown_events[i].description);
+	list_event(&lc, "IO", "bytes read and written and the time in read, write, pread, "
+			      "readv, fread, fwrite... by calling context (no period)");
+	list_event(&lc, "BLOCKTIME", "time each thread is blocked (sleep, I/O, locks; not "
+				     "preemption) by the context where it blocked, in ns");
+	list_event(&lc, "MEMLEAK", "bytes allocated, freed and leaked by allocating context "
+				   "(malloc family; --memleak-prob P samples a fraction)");
 	for_each_pfm_event(list_pfm, &lc);
 	buf_printf(out, "Events usable on this machine (%u):\n%s\n", lc.nusable,
 		   (const char *)usable.data);
 	buf_printf(out, "Events known but not usable here (%u), with the reason:\n%s\n",
 		   lc.nunusable, (const char *)unusable.data);
-	buf_addstr(out, "Not implemented yet in this version: IO, MEMLEAK, BLOCKTIME\n"
-			"Top-down: topdown[:retiring|:frontend|:backend|:all][@RATE] (Intel ICX, SPR, "
+	buf_addstr(out, "Top-down: topdown[:retiring|:frontend|:backend|:all][@RATE] (Intel ICX, SPR, "
 			"EMR, GNR; AMD Zen 4, Zen 5); measure --plan -e EVENT shows the groups.\n"
 			"Syntax: -e NAME[@PERIOD|@fRATE], -e '{LEADER,MEMBER,...}@RATE' (members are "
 			"read at the leader's samples), NAME:p/:pp/:ppp precise, NAME:u user only.\n");

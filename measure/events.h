@@ -39,6 +39,9 @@ int events_check(struct mconfig *c);
 int events_plan(struct mconfig *c, struct buf *out);
 /* What events_check() had to say about the topdown plan (multiplexing, omissions), or "". */
 const char *events_notes(void);
+/* --memleak-prob ARG: the probability (0 < P <= 1) of tracking an allocation, for the MEMLEAK
+ * events of C (which must be there); returns 0 or -1 with a message. */
+int events_set_memleak_prob(struct mconfig *c, const char *arg);
 /* Choose the default when no -e was given; NOTE gets the sentence saying which and why. */
 int events_default(struct mconfig *c, const struct event_defaults *d, struct buf *note);
 /* Append the -L listing to OUT. */

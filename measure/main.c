@@ -48,12 +48,15 @@ static void usage(FILE *f)
 		"                            plans for another CPU\n"
 		"      --no-kernel           never include kernel counts or frames\n"
 		"      --no-follow           measure only the top process, not its children\n"
+		"      --memleak-prob P      with -e MEMLEAK: track each allocation with\n"
+		"                            probability P (0 < P <= 1, default 1)\n"
 		"  -v, --verbose             say more on stderr\n"
 		"  -h, --help                this help;  --version  the version\n\n"
 		"Events: REALTIME and CPUTIME (POSIX timers, @microseconds), perf software events\n"
 		"(task-clock, cpu-clock, page-faults, ...), hardware events (CYCLES, INSTRUCTIONS,\n"
-		"...), libpfm4 names and raw rHEX.  Without -e: CYCLES@f300 where hardware counters\n"
-		"work, else task-clock@f300, else CPUTIME.  See measure(1).\n");
+		"...), libpfm4 names and raw rHEX; IO and MEMLEAK count calls (no rate).  Without\n"
+		"-e: CYCLES@f300 where hardware counters work, else task-clock@f300, else CPUTIME.\n"
+		"See measure(1).\n");
 }
 
 /* Find PROGRAM on PATH (when it has no slash); returns a new string or NULL with a message. */
@@ -258,11 +261,12 @@ int main(int argc, char **argv)
 		{ "no-kernel", no_argument, NULL, 'K' }, { "verbose", no_argument, NULL, 'v' },
 		{ "no-follow", no_argument, NULL, 'F' },
 		{ "plan", no_argument, NULL, 'P' },
+		{ "memleak-prob", required_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *specs[MCONFIG_MAX_EVENTS];
 	int nspecs = 0;
-	const char *outdir = NULL, *rate = NULL;
+	const char *outdir = NULL, *rate = NULL, *memleak_prob = NULL;
 	bool list = false, trace = false, kernel = true, verbose = false, follow = true;
 	bool plan = false;
 	int c;
@@ -280,6 +284,7 @@ int main(int argc, char **argv)
 		case 'K': kernel = false; break;
 		case 'F': follow = false; break;
 		case 'P': plan = true; break;
+		case 'M': memleak_prob = optarg; break;
 		case 'v': verbose = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("measure (fathom) %s\n", PACKAGE_VERSION); return 0;
@@ -327,7 +332,18 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nspecs; i++)
 		if (events_add(cfg, specs[i], &d) < 0)
 			die(2, "%s", fth_errmsg());
-	if (nspecs == 0) {
+	if (memleak_prob && events_set_memleak_prob(cfg, memleak_prob) < 0)
+		die(2, "%s", fth_errmsg());
+	/* -e BLOCKTIME alone: the default source samples the time threads run (said below). */
+	bool samples = false, blocktime = false;
+	for (int i = 0; i < cfg->nevents; i++) {
+		uint8_t src = cfg->ev[i].source;
+		samples |= src == MSOURCE_CPUTIME || src == MSOURCE_REALTIME || src == MSOURCE_PERF;
+		blocktime |= src == MSOURCE_BLOCKTIME;
+	}
+	if (blocktime && !samples && events_check(cfg) < 0)
+		die(2, "%s", fth_errmsg()); /* why BLOCKTIME cannot work, before any default */
+	if (nspecs == 0 || (blocktime && !samples)) {
 		struct buf note = BUF_INIT;
 		if (events_default(cfg, &d, &note) < 0)
 			die(2, "%s", fth_errmsg());
@@ -339,7 +355,8 @@ int main(int argc, char **argv)
 	fputs(events_notes(), stderr);
 	int timers = 0;
 	for (int i = 0; i < cfg->nevents; i++)
-		timers += cfg->ev[i].source != MSOURCE_PERF;
+		timers += cfg->ev[i].source == MSOURCE_CPUTIME ||
+			  cfg->ev[i].source == MSOURCE_REALTIME;
 	if (timers > 1)
 		die(2, "use at most one of REALTIME and CPUTIME: two timers in one thread disturb "
 		       "each other's measurement");

@@ -134,6 +134,7 @@ void rt_finish_process(const char *reason)
 	if (!rt.active || finished)
 		return;
 	finished = true;
+	rt_memleak_finish(); /* live blocks become leaks before the trees are written */
 	rt_end_all(reason);
 	rt_log("process %d ended (%s); unwind tables %zu bytes", (int)rt.pid, reason,
 	       loadmap_table_bytes());
@@ -183,9 +184,7 @@ static void after_fork_in_child(void)
 	if (rt.cfg.flags & MCONFIG_NO_FOLLOW) {
 		/* --no-follow: the child runs unmeasured; the parent's state is not its own. */
 		for (struct mthread *t = rt.threads; t; t = t->next)
-			for (int i = 0; i < MCONFIG_MAX_EVENTS; i++)
-				if (t->fd[i] >= 0)
-					rt_close(t->fd[i]);
+			rt_sources_forget(t);
 		rt.active = false;
 		finished = true;
 		return;
@@ -200,9 +199,7 @@ static void after_fork_in_child(void)
 	set_identity();
 	/* Inherited perf descriptors and trees belong to the parent's threads. */
 	for (struct mthread *t = rt_first_thread_of_parent; t; t = t->next) {
-		for (int i = 0; i < MCONFIG_MAX_EVENTS; i++)
-			if (t->fd[i] >= 0)
-				rt_close(t->fd[i]);
+		rt_sources_forget(t);
 		t->stopped = 1;
 		t->written = true;
 	}
@@ -243,6 +240,9 @@ __attribute__((constructor)) static void measure_init(void)
 	const struct lm_module *me = loadmap_find((uint64_t)(uintptr_t)&measure_init);
 	if (me)
 		self_module = me->id;
+	rt_sync_init();
+	rt_io_init();
+	rt_memleak_init();
 	if (rt_sampler_install() < 0) {
 		rt_log("error: %s; this process is not measured", fth_errmsg());
 		errno = saved_errno;

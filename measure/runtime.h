@@ -27,6 +27,13 @@ struct rt_frame {
 	uint64_t offset;
 };
 
+/* A frame a walk stepped through: where its pc was read from the stack (0 for the first). */
+struct rt_walk_step {
+	uint64_t slot, pc;
+	struct rt_frame frame;
+	bool emitted; /* in the path (measure's own frames are not) */
+};
+
 struct rt_trace_chunk {
 	struct rt_trace_chunk *next;
 	uint32_t n;
@@ -61,7 +68,9 @@ struct mthread {
 	uint64_t last[MCONFIG_MAX_EVENTS]; /* last count (perf) or clock (timers) */
 	uint64_t enabled[MCONFIG_MAX_EVENTS], running[MCONFIG_MAX_EVENTS];
 	uint64_t samples[MCONFIG_MAX_EVENTS];
-	void *ring[MCONFIG_MAX_EVENTS];	  /* perf sample buffer (kernel call chains), or NULL */
+	void *ring[MCONFIG_MAX_EVENTS];	  /* perf sample buffer (counts, kernel frames), or NULL */
+	bool ring_chain[MCONFIG_MAX_EVENTS]; /* its records carry the kernel call chain */
+	uint64_t blocked_since; /* BLOCKTIME: monotonic time of a blocking switch-out, or 0 */
 	timer_t timer;
 	bool has_timer;
 	/* state */
@@ -74,6 +83,12 @@ struct mthread {
 	uint32_t path_len;
 	bool path_partial;
 	struct rt_frame *frames; /* scratch for the unwinder, leaf first */
+	/* unwind.c: the thread's previous walk from a sample, leaf first, whose outer frames a
+	 * walk that reaches them unchanged reuses (see there) */
+	struct rt_walk_step *walk_prev, *walk_cur;
+	uint32_t walk_n, walk_modules;
+	int32_t walk_irregular;
+	bool walk_complete;
 	/* statistics */
 	uint64_t taken, recorded, partial, drops[RT_DROP_COUNT];
 	struct rt_trace_chunk *trace_head, *trace_tail;
@@ -81,6 +96,7 @@ struct mthread {
 	char end_reason[32];
 	uint32_t ncreation;
 	struct rt_frame creation[32];
+	struct rt_sync *sync; /* the synchronous sources' state (callsite.c), made on first use */
 };
 
 struct runtime {
@@ -137,12 +153,22 @@ bool rt_forward_program_signal(int sig, siginfo_t *info, void *uc);
 
 /* sampler.c */
 int rt_sampler_install(void);
+/* The BLOCKTIME event's index in the configuration, or -1 when it is not measured. */
+int rt_blocktime_event(void);
+/* Whether SIGTRAP carries measure's signals (perf sigtrap sampling, or BLOCKTIME). */
+bool rt_sampler_traps(void);
+/* In the SIGTRAP handler: a perf trap of ours (a sample, or a BLOCKTIME switch-in) is taken
+ * with the context UC; false when the trap is not measure's. */
+bool rt_sampler_trap(siginfo_t *info, void *uc);
 /* A sample signal became a SIGIO (the signal queue was full): sample with UC if the event
  * is known, else re-arm this thread's events.  False when this thread has no perf events. */
 bool rt_sampler_overflow(void *uc);
 int rt_sources_start(struct mthread *t);
 /* Stop T's sources, read the counters' final enabled/running times and close them. */
 void rt_sources_stop(struct mthread *t);
+/* In a forked child: let go of the parent's thread T's sources (its rings and descriptors),
+ * which belong to the parent, without touching them. */
+void rt_sources_forget(struct mthread *t);
 
 /* unwind.c: fill OUT (leaf first, at most MAX) from UC; returns the count, *COMPLETE when
  * the walk reached the thread's outermost frame. */
@@ -150,6 +176,42 @@ uint32_t rt_unwind(struct mthread *t, const ucontext_t *uc, struct rt_frame *out
 		   bool *complete);
 /* The caller's frames of the current code (for creation contexts), outermost excluded. */
 uint32_t rt_unwind_here(struct rt_frame *out, uint32_t max);
+
+/*
+ * unwind.c: for a synchronous source, the program's frames that called into measure, from the
+ * current frame (measure's own frames dropped), with where each return address was read
+ * (SLOTS) and *CACHEABLE when the path depends only on the first frame's pc and stack pointer
+ * and on those stack words.
+ */
+uint32_t rt_unwind_caller(struct mthread *t, struct rt_frame *out, uint64_t *slots, uint32_t max,
+			  bool *complete, bool *cacheable);
+
+/* callsite.c: the calling contexts of the synchronous sources (IO, MEMLEAK). */
+/* Set up what the synchronous sources need (constructor, after the load map). */
+void rt_sync_init(void);
+/* True when RA, a return address, lies in measure's own code (its calls are not counted). */
+bool rt_sync_from_measure(uint64_t ra);
+/* Take T for an update of its tree outside the signal handler: false when it is finishing or
+ * already busy (a sample, or another wrapper further up this thread's stack). */
+bool rt_sync_claim(struct mthread *t);
+void rt_sync_release(struct mthread *t);
+/*
+ * The leaf node of T's tree for a call of CALLEE (the real function) made at return address
+ * RA with stack pointer CFA in the caller; T must be claimed.  UINT32_MAX when out of memory.
+ */
+uint32_t rt_sync_context(struct mthread *t, const void *callee, uint64_t ra, uint64_t cfa);
+/* The node of T's tree with the path of node NODE of FROM's tree (copied), T claimed. */
+uint32_t rt_sync_copy_context(struct mthread *t, const struct mthread *from, uint32_t node);
+/* Add V to metric M at NODE of claimed T (and count one event of M). */
+void rt_sync_credit(struct mthread *t, uint32_t node, int metric, uint64_t v);
+
+/* memleak.c */
+void rt_memleak_init(void);
+/* Before the threads are written at the end of the process (or exec): live blocks -> leaks. */
+void rt_memleak_finish(void);
+
+/* io.c */
+void rt_io_init(void);
 
 /* fds.c: mark descriptors as measure's, close ours, and learn that one moved. */
 void rt_fd_own(int fd, bool own);

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sampler.c: the sample sources of a thread and the signal handler.  Perf events deliver the
- * measurement signal to their own thread (F_SETOWN_EX, F_SETSIG, one overflow at a time with
- * PERF_EVENT_IOC_REFRESH); timers use SIGEV_THREAD_ID.  Every sample is credited with what was
+ * sampler.c: the sample sources of a thread and the signal handlers.  A perf event that
+ * samples runs continuously and signals its own thread at each overflow: a synchronous SIGTRAP
+ * where the kernel has perf's sigtrap, else the measurement signal (F_SETOWN_EX, F_SETSIG, a
+ * wakeup per sample).  The kernel writes each sample into the event's ring buffer with the
+ * group's counts (PERF_SAMPLE_READ) and, when allowed, the kernel call chain, so a sample
+ * costs no system call.  Timers use SIGEV_THREAD_ID.  Every sample is credited with what was
  * measured since the thread's previous sample of that source: the counter's delta (group
- * members included, which is proxy sampling) or the clock's.  The handler saves errno, drops
- * reentrant samples, unwinds, and adds to the thread's tree; no malloc, no stdio, no locks.
+ * members included, which is proxy sampling) or the clock's.  BLOCKTIME credits the time a
+ * thread was switched out, not preempted, to where it blocked.  The handlers save errno, drop
+ * reentrant samples, unwind, and add to the thread's tree; no malloc, no stdio, no locks.
  */
 #include "compat.h"
 #include "loadmap.h"
@@ -24,6 +28,9 @@
 
 #ifndef F_SETSIG
 #define F_SETSIG 10
+#endif
+#ifndef TRAP_PERF
+#define TRAP_PERF 6 /* si_code of a perf event's SIGTRAP (Linux 5.13) */
 #endif
 
 static uint64_t thread_cpu_ns(void)
@@ -60,100 +67,192 @@ static int leader_of(const struct mconfig *c, int i)
 	return i;
 }
 
-/* mconfig_perf_attr() plus what the preloaded library needs: a wakeup (and so a signal) per
- * sample, and the kernel part of the call chain when allowed. */
+/*
+ * How a sampling perf event signals its thread.  Where the kernel has perf's sigtrap (Linux
+ * 5.13), each overflow queues a synchronous SIGTRAP for the thread's return to user mode: no
+ * interrupt is raised to deliver it, which in a virtual machine saves about as much as the
+ * sample itself costs.  Elsewhere, a wakeup per sample sends the measurement signal through
+ * F_SETSIG, which the kernel raises from an inter-processor interrupt.
+ */
+static bool trap_sampling;
+#define SAMPLE_SIGDATA 0x66746d53616d0000ull /* "ftmSam", then the event's index */
+
+/*
+ * mconfig_perf_attr() plus what the preloaded library needs from an event that samples: its
+ * signal at each sample, and a ring record with the group's counts and, when allowed, the
+ * kernel part of the call chain (user frames are ours to unwind).
+ */
 static void fill_attr(const struct mevent *e, struct perf_event_attr *a, bool leader)
 {
 	mconfig_perf_attr(e, a, leader);
 	if (e->sampling) {
-		a->wakeup_events = 1;
+		if (trap_sampling) {
+			a->sigtrap = 1;
+			a->remove_on_exec = 1; /* which sigtrap requires; exec restarts measuring */
+			a->sig_data = SAMPLE_SIGDATA | (uint64_t)(e - rt.cfg.ev);
+		} else {
+			a->wakeup_events = 1;
+		}
+		a->sample_type = PERF_SAMPLE_READ;
 		if (!e->exclude_kernel && (rt.cfg.flags & MCONFIG_KERNEL)) {
-			/* The kernel part of the call chain; user frames are ours to unwind. */
-			a->sample_type = PERF_SAMPLE_CALLCHAIN;
+			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 			a->exclude_callchain_user = 1;
 			a->sample_max_stack = RT_MAX_KERNEL_FRAMES - 2;
 		}
 	}
 }
 
-/* Read a perf group (or a single event) led by event I: credit deltas to node LEAF. */
-static void credit_perf(struct mthread *t, int i, uint32_t leaf, bool sample)
+/* Whether this kernel sends perf's SIGTRAP (tried on a user-mode task-clock, as anyone may). */
+static bool probe_trap_sampling(void)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = 1000000000;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.sigtrap = 1;
+	a.remove_on_exec = 1;
+	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return false;
+	close((int)fd);
+	return true;
+}
+
+/*
+ * Credit the counts of event I's group (or of event I alone) to node LEAF (none when
+ * UINT32_MAX): VALS is what a read() of the leader returns, N words: value, enabled, running
+ * for one event; nr, enabled, running, values[nr] in group order for a group.
+ */
+static void credit_counts(struct mthread *t, int i, uint32_t leaf, const uint64_t *vals, size_t n,
+			  bool sample)
 {
 	const struct mconfig *c = &rt.cfg;
-	uint64_t buf[3 + MCONFIG_MAX_EVENTS];
-	bool group = c->ev[i].group >= 0;
-	ssize_t n = read(t->fd[i], buf, sizeof(buf));
-	if (n < (ssize_t)(3 * sizeof(uint64_t)))
+	if (n < 3)
 		return;
-	if (!group) {
-		/* value, time_enabled, time_running */
-		uint64_t v = buf[0];
+	if (c->ev[i].group < 0) {
+		uint64_t v = vals[0];
 		if (leaf != UINT32_MAX && v > t->last[i])
 			cct_add(&t->cct, leaf, (unsigned)i, v - t->last[i]);
 		t->last[i] = v;
-		t->enabled[i] = buf[1];
-		t->running[i] = buf[2];
+		t->enabled[i] = vals[1];
+		t->running[i] = vals[2];
 		t->samples[i] += sample;
 		return;
 	}
-	/* nr, time_enabled, time_running, values[nr] in group order */
-	uint64_t nr = buf[0];
-	for (uint64_t k = 0; k < nr && i + (int)k < c->nevents && 3 + k < (uint64_t)n / 8; k++) {
+	uint64_t nr = vals[0];
+	for (uint64_t k = 0; k < nr && i + (int)k < c->nevents && 3 + k < n; k++) {
 		int e = i + (int)k;
-		uint64_t v = buf[3 + k];
+		uint64_t v = vals[3 + k];
 		if (leaf != UINT32_MAX && v > t->last[e])
 			cct_add(&t->cct, leaf, (unsigned)e, v - t->last[e]);
 		t->last[e] = v;
-		t->enabled[e] = buf[1];
-		t->running[e] = buf[2];
+		t->enabled[e] = vals[1];
+		t->running[e] = vals[2];
 		t->samples[e] += sample;
 	}
 }
 
+/* Read the group (or the single event) led by event I with a system call and credit it. */
+static void credit_perf(struct mthread *t, int i, uint32_t leaf, bool sample)
+{
+	uint64_t buf[3 + MCONFIG_MAX_EVENTS];
+	ssize_t n = read(t->fd[i], buf, sizeof(buf));
+	if (n >= (ssize_t)(3 * sizeof(uint64_t)))
+		credit_counts(t, i, leaf, buf, (size_t)n / 8, sample);
+}
+
+/* Copy LEN bytes at position POS of a ring of SIZE bytes (a power of two). */
+static void ring_copy(const uint8_t *data, uint64_t size, uint64_t pos, void *dst, size_t len)
+{
+	uint64_t off = pos & (size - 1);
+	size_t first = off + len <= size ? len : (size_t)(size - off);
+	memcpy(dst, data + off, first);
+	if (first < len)
+		memcpy((uint8_t *)dst + first, data, len - first);
+}
+
+/* What the newest sample record of a ring holds. */
+struct ring_sample {
+	uint64_t counts[3 + MCONFIG_MAX_EVENTS]; /* as read() returns them */
+	size_t ncounts;				 /* 0: no sample record was there */
+	uint64_t chain[RT_MAX_KERNEL_FRAMES + 2]; /* kernel call chain, context markers included */
+	uint32_t nchain;
+};
+
 /*
- * The kernel frames of the newest sample in event I's buffer, leaf first, into OUT; the
- * buffer is emptied.  Returns how many (0 when there are none or the record is damaged).
+ * Take the newest sample record out of event I's ring into S (it holds PERF_SAMPLE_READ, then
+ * PERF_SAMPLE_CALLCHAIN when asked for) and empty the ring.  Returns whether there was one.
  */
-static uint32_t kernel_frames(struct mthread *t, int i, struct rt_frame *out, uint32_t max)
+static bool ring_take(struct mthread *t, int i, struct ring_sample *s)
 {
 	struct perf_event_mmap_page *pg = t->ring[i];
+	s->ncounts = 0;
+	s->nchain = 0;
 	if (!pg)
-		return 0;
+		return false;
+	const struct mevent *e = &rt.cfg.ev[i];
 	const uint8_t *data = (const uint8_t *)pg + pg->data_offset;
 	uint64_t size = pg->data_size;
 	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = pg->data_tail;
-	uint64_t chain[RT_MAX_KERNEL_FRAMES + 2];
-	uint32_t nchain = 0;
-	while (tail + sizeof(struct perf_event_header) <= head) {
-		struct perf_event_header h;
-		for (size_t k = 0; k < sizeof(h); k++)
-			((uint8_t *)&h)[k] = data[(tail + k) % size];
+	uint64_t tail = pg->data_tail, newest = head;
+	struct perf_event_header h;
+	/* Find the newest sample record; the others (and lost or throttle records) are skipped. */
+	while (tail + sizeof(h) <= head) {
+		ring_copy(data, size, tail, &h, sizeof(h));
 		if (h.size < sizeof(h) || tail + h.size > head)
 			break;
-		if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 8) {
-			uint64_t nr = 0;
-			for (size_t k = 0; k < 8; k++)
-				((uint8_t *)&nr)[k] = data[(tail + sizeof(h) + k) % size];
-			nchain = 0;
-			for (uint64_t k = 0; k < nr && nchain < ARRAY_SIZE(chain) &&
-					     sizeof(h) + 8 + (k + 1) * 8 <= h.size; k++) {
-				uint64_t ip = 0;
-				for (size_t b = 0; b < 8; b++)
-					((uint8_t *)&ip)[b] =
-						data[(tail + sizeof(h) + 8 + k * 8 + b) % size];
-				chain[nchain++] = ip;
-			}
-		}
+		if (h.type == PERF_RECORD_SAMPLE)
+			newest = tail;
 		tail += h.size;
 	}
+	if (newest != head) {
+		ring_copy(data, size, newest, &h, sizeof(h));
+		uint64_t pos = newest + sizeof(h), end = newest + h.size;
+		uint64_t nr = 1;
+		if (e->group >= 0 && pos + 8 <= end)
+			ring_copy(data, size, pos, &nr, 8);
+		size_t words = e->group >= 0 ? 3 + (size_t)nr : 3;
+		if (words <= ARRAY_SIZE(s->counts) && pos + words * 8 <= end) {
+			ring_copy(data, size, pos, s->counts, words * 8);
+			s->ncounts = words;
+			pos += words * 8;
+			if (t->ring_chain[i] && pos + 8 <= end) {
+				ring_copy(data, size, pos, &nr, 8);
+				pos += 8;
+				if (nr > ARRAY_SIZE(s->chain))
+					nr = ARRAY_SIZE(s->chain);
+				if (pos + nr * 8 <= end) {
+					ring_copy(data, size, pos, s->chain, (size_t)nr * 8);
+					s->nchain = (uint32_t)nr;
+				}
+			}
+		}
+	}
 	__atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
+	return s->ncounts > 0;
+}
+
+/* Whether event I's ring holds a record not yet taken. */
+static bool ring_pending(const struct mthread *t, int i)
+{
+	const struct perf_event_mmap_page *pg = t->ring[i];
+	return pg && __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE) != pg->data_tail;
+}
+
+/* The kernel frames of a ring sample, leaf first, into OUT; returns how many. */
+static uint32_t kernel_frames(const struct ring_sample *s, struct rt_frame *out, uint32_t max)
+{
 	uint32_t kernel = loadmap_kernel(), n = 0;
-	for (uint32_t k = 0; k < nchain && n < max; k++) {
-		if (chain[k] >= (uint64_t)PERF_CONTEXT_MAX)
+	for (uint32_t k = 0; k < s->nchain && n < max; k++) {
+		if (s->chain[k] >= (uint64_t)PERF_CONTEXT_MAX)
 			continue; /* a context marker */
 		out[n].module = kernel;
-		out[n].offset = chain[k];
+		out[n].offset = s->chain[k];
 		n++;
 	}
 	return n;
@@ -218,44 +317,63 @@ static void record_trace(struct mthread *t, uint32_t node)
 	t->ntrace++;
 }
 
+/*
+ * Mark T busy for a sample, unless it is already (a sample inside measure) or stopped.  With
+ * rt_sources_stop(), which sets stopped and then waits for busy to clear before unmapping the
+ * rings, this makes sure a sample never reads a ring that another thread has unmapped.
+ */
+static bool claim(struct mthread *t)
+{
+	if (t->busy) {
+		t->drops[RT_DROP_REENTRANT]++;
+		return false;
+	}
+	t->busy = 1;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (t->stopped) {
+		t->busy = 0;
+		t->drops[RT_DROP_STOPPED]++;
+		return false;
+	}
+	return true;
+}
+
 /* One sample of source SRC on thread T, interrupted at UCV. */
 static void take_sample(struct mthread *t, int src, void *ucv)
 {
 	const struct mconfig *c = &rt.cfg;
 	t->taken++;
-	if (t->busy || t->stopped) {
-		t->drops[t->busy ? RT_DROP_REENTRANT : RT_DROP_STOPPED]++;
+	if (!claim(t))
+		return;
+	bool complete, perf = c->ev[src].source == MSOURCE_PERF;
+	struct ring_sample rs;
+	bool have_record = perf && ring_take(t, src, &rs);
+	uint32_t nk = have_record ? kernel_frames(&rs, t->frames, RT_MAX_KERNEL_FRAMES) : 0;
+	uint32_t n = nk + rt_unwind(t, ucv, t->frames + nk, RT_MAX_FRAMES - nk, &complete);
+	uint32_t leaf = n ? insert_path(t, n, complete) : UINT32_MAX;
+	if (leaf == UINT32_MAX)
+		t->drops[RT_DROP_MEMORY]++;
+	if (have_record) {
+		credit_counts(t, leader_of(c, src), leaf, rs.counts, rs.ncounts, true);
+	} else if (perf) {
+		/* No record (the ring was full, or an earlier signal took it): read the counts. */
+		credit_perf(t, leader_of(c, src), leaf, true);
 	} else {
-		t->busy = 1;
-		bool complete;
-		uint32_t nk = 0;
-		if (c->ev[src].source == MSOURCE_PERF && t->ring[src])
-			nk = kernel_frames(t, src, t->frames, RT_MAX_KERNEL_FRAMES);
-		uint32_t n = nk + rt_unwind(t, ucv, t->frames + nk, RT_MAX_FRAMES - nk, &complete);
-		uint32_t leaf = n ? insert_path(t, n, complete) : UINT32_MAX;
-		if (leaf == UINT32_MAX)
-			t->drops[RT_DROP_MEMORY]++;
-		if (c->ev[src].source == MSOURCE_PERF) {
-			credit_perf(t, leader_of(c, src), leaf, true);
-		} else {
-			uint64_t now = c->ev[src].source == MSOURCE_CPUTIME ? thread_cpu_ns()
-									     : rt_monotonic_ns();
-			if (leaf != UINT32_MAX && now > t->last[src])
-				cct_add(&t->cct, leaf, (unsigned)src, now - t->last[src]);
-			t->last[src] = now;
-			t->samples[src]++;
-		}
-		if (leaf != UINT32_MAX) {
-			t->recorded++;
-			if (!complete)
-				t->partial++;
-			if (c->flags & MCONFIG_TRACE)
-				record_trace(t, leaf);
-		}
-		t->busy = 0;
+		uint64_t now = c->ev[src].source == MSOURCE_CPUTIME ? thread_cpu_ns()
+								     : rt_monotonic_ns();
+		if (leaf != UINT32_MAX && now > t->last[src])
+			cct_add(&t->cct, leaf, (unsigned)src, now - t->last[src]);
+		t->last[src] = now;
+		t->samples[src]++;
 	}
-	if (c->ev[src].source == MSOURCE_PERF && !t->stopped)
-		ioctl(t->fd[src], PERF_EVENT_IOC_REFRESH, 1);
+	if (leaf != UINT32_MAX) {
+		t->recorded++;
+		if (!complete)
+			t->partial++;
+		if (c->flags & MCONFIG_TRACE)
+			record_trace(t, leaf);
+	}
+	t->busy = 0;
 }
 
 static void handler(int sig, siginfo_t *info, void *ucv)
@@ -271,7 +389,7 @@ static void handler(int sig, siginfo_t *info, void *ucv)
 	if (info->si_code == SI_TIMER) {
 		src = info->si_value.sival_int;
 	} else if (t) {
-		for (int i = 0; i < c->nevents; i++)
+		for (int i = 0; i < c->nevents && src < 0; i++)
 			if (t->fd[i] >= 0 && t->fd[i] == info->si_fd)
 				src = i;
 	}
@@ -292,26 +410,32 @@ bool rt_sampler_overflow(void *ucv)
 		return false;
 	const struct mconfig *c = &rt.cfg;
 	int leaders = 0, src = -1;
-	for (int i = 0; i < c->nevents; i++)
-		if (is_leader(c->ev, i) && t->fd[i] >= 0) {
-			leaders++;
-			src = i;
-		}
-	if (leaders == 1) {
-		take_sample(t, trigger_of(c, src), ucv); /* the only event that can have fired */
-		return true;
+	for (int i = 0; i < c->nevents; i++) {
+		if (!is_leader(c->ev, i) || t->fd[i] < 0)
+			continue;
+		leaders++;
+		int trig = trigger_of(c, i);
+		/* The event whose ring holds a new record is the one that fired. */
+		if (src < 0 || (ring_pending(t, trig) && !ring_pending(t, src)))
+			src = trig;
 	}
-	/* Several events: which one fired is unknown; re-arm them all and count a drop. */
-	for (int i = 0; i < c->nevents; i++)
-		if (is_leader(c->ev, i) && t->fd[i] >= 0)
-			ioctl(t->fd[trigger_of(c, i)], PERF_EVENT_IOC_REFRESH, 1);
-	if (leaders)
-		t->drops[RT_DROP_QUEUE]++;
-	return leaders > 0;
+	if (leaders == 0)
+		return false;
+	if (leaders == 1 || ring_pending(t, src))
+		take_sample(t, src, ucv);
+	else
+		t->drops[RT_DROP_QUEUE]++; /* its counts go to the next sample */
+	return true;
+}
+
+bool rt_sampler_traps(void)
+{
+	return trap_sampling || rt_blocktime_event() >= 0;
 }
 
 int rt_sampler_install(void)
 {
+	trap_sampling = probe_trap_sampling();
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = handler;
@@ -407,21 +531,174 @@ static int start_perf(struct mthread *t, int i)
 	}
 	int trig = trigger_of(c, leader);
 	int fd = t->fd[trig];
-	if (!c->ev[trig].exclude_kernel && (rt.cfg.flags & MCONFIG_KERNEL)) {
+	/* The ring of the event that samples: its records carry the counts and kernel frames. */
+	if (c->ev[trig].sampling) {
 		size_t bytes = (size_t)(1 + RT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
 		void *ring = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		t->ring[trig] = ring == MAP_FAILED ? NULL : ring;
+		t->ring_chain[trig] =
+			!c->ev[trig].exclude_kernel && (rt.cfg.flags & MCONFIG_KERNEL);
 	}
 	struct f_owner_ex owner = { F_OWNER_TID, t->tid };
-	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 || fcntl(fd, F_SETSIG, rt.signo) < 0 ||
-	    fcntl(fd, F_SETOWN_EX, &owner) < 0)
+	if (!trap_sampling &&
+	    (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 || fcntl(fd, F_SETSIG, rt.signo) < 0 ||
+	     fcntl(fd, F_SETOWN_EX, &owner) < 0))
 		return fth_error_errno(errno, "%s: cannot route its signal", c->ev[i].name);
+	/*
+	 * The group counts from here on.  Its trigger signals each overflow (SIGTRAP or the
+	 * measurement signal, see trap_sampling) and keeps running:
+	 * no PERF_EVENT_IOC_REFRESH.  Once the overflow limit has disabled a group member (a
+	 * top-down cycles trigger under a counting slots leader), the refresh does not put it
+	 * back on the PMU: on Linux 6.18 such a task-clock member counted 26 ms of a 1 s run and
+	 * gave 52 samples instead of 2000.
+	 */
 	ioctl(t->fd[leader], PERF_EVENT_IOC_RESET, group ? PERF_IOC_FLAG_GROUP : 0);
-	if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) < 0)
-		return fth_error_errno(errno, "%s: cannot enable", c->ev[trig].name);
-	/* A member that samples was armed above; the group starts with its leader. */
-	if (trig != leader && ioctl(t->fd[leader], PERF_EVENT_IOC_ENABLE, 0) < 0)
+	if (ioctl(t->fd[leader], PERF_EVENT_IOC_ENABLE, 0) < 0)
 		return fth_error_errno(errno, "%s: cannot enable", c->ev[leader].name);
+	return 0;
+}
+
+/*
+ * BLOCKTIME.  The thread's context-switch counter overflows at every switch-out; the kernel
+ * then queues a SIGTRAP for the thread's next return to user mode (attr.sigtrap), so the
+ * sleep itself is never interrupted, and the trap arrives when the blocking call returns, with
+ * the thread still in that call: its context is the blocking call path.  The time comes from
+ * the PERF_RECORD_SWITCH records in the ring: from a switch-out that was not a preemption to
+ * the next switch-in.  A preemption (the thread could run) is not blocked time.
+ */
+int rt_blocktime_event(void)
+{
+	for (int i = 0; i < rt.cfg.nevents; i++)
+		if (rt.cfg.ev[i].source == MSOURCE_BLOCKTIME)
+			return i;
+	return -1;
+}
+
+/* Read the switch records of event I's ring; returns the time blocked they complete (ns). */
+static uint64_t blocked_time(struct mthread *t, int i)
+{
+	struct perf_event_mmap_page *pg = t->ring[i];
+	if (!pg)
+		return 0;
+	const uint8_t *data = (const uint8_t *)pg + pg->data_offset;
+	uint64_t size = pg->data_size, total = 0;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = pg->data_tail;
+	struct perf_event_header h;
+	while (tail + sizeof(h) <= head) {
+		ring_copy(data, size, tail, &h, sizeof(h));
+		if (h.size < sizeof(h) || tail + h.size > head)
+			break;
+		if (h.type == PERF_RECORD_SWITCH && h.size >= sizeof(h) + 8) {
+			uint64_t when;
+			ring_copy(data, size, tail + h.size - 8, &when, 8); /* sample_id: time */
+			if (h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
+				t->blocked_since =
+					h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT ? 0 : when;
+			} else {
+				if (t->blocked_since && when > t->blocked_since)
+					total += when - t->blocked_since;
+				t->blocked_since = 0;
+			}
+		} else if (h.type == PERF_RECORD_LOST) {
+			t->blocked_since = 0; /* switches were lost: this interval is unknown */
+		}
+		tail += h.size;
+	}
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	return total;
+}
+
+/* The kernel's si_perf_data, which glibc's siginfo_t does not name: the word after si_addr. */
+static uint64_t perf_sig_data(const siginfo_t *info)
+{
+	uint64_t v;
+	memcpy(&v, (const char *)info + offsetof(siginfo_t, si_addr) + sizeof(void *), sizeof(v));
+	return v;
+}
+
+/* A BLOCKTIME trap on T: credit the blocked time its ring completes to the context UCV. */
+static void blocktime_trap(struct mthread *t, void *ucv)
+{
+	int i = rt_blocktime_event();
+	/* Inside measure (a wrapper's unwind): the records wait for the next trap. */
+	if (i < 0 || t->busy)
+		return;
+	t->busy = 1;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (t->stopped || t->fd[i] < 0) {
+		t->busy = 0;
+		return;
+	}
+	uint64_t blocked = blocked_time(t, i);
+	if (blocked) {
+		t->taken++;
+		bool complete;
+		uint32_t n = rt_unwind(t, ucv, t->frames, RT_MAX_FRAMES, &complete);
+		uint32_t leaf = n ? insert_path(t, n, complete) : UINT32_MAX;
+		if (leaf == UINT32_MAX) {
+			t->drops[RT_DROP_MEMORY]++;
+		} else {
+			cct_add(&t->cct, leaf, (unsigned)i, blocked);
+			t->samples[i]++;
+			t->recorded++;
+			if (!complete)
+				t->partial++;
+		}
+	}
+	t->busy = 0;
+}
+
+bool rt_sampler_trap(siginfo_t *info, void *ucv)
+{
+	uint64_t data = info->si_code == TRAP_PERF ? perf_sig_data(info) : 0;
+	bool blocktime = data == MCONFIG_BLOCKTIME_SIGDATA;
+	bool sample = (data & ~0xffffull) == SAMPLE_SIGDATA;
+	if (!blocktime && !sample)
+		return false;
+	int saved_errno = errno;
+	struct mthread *t = rt_self();
+	const struct mconfig *c = &rt.cfg;
+	if (t) {
+		/*
+		 * A SIGTRAP that is already pending absorbs the next one, so one trap may stand
+		 * for several events: each event whose ring holds a new record is handled.
+		 */
+		if (blocktime || rt_blocktime_event() >= 0)
+			blocktime_trap(t, ucv);
+		int src = sample ? (int)(data & 0xffff) : -1;
+		if (src >= 0 && src < c->nevents && c->ev[src].source == MSOURCE_PERF)
+			take_sample(t, src, ucv);
+		else if (sample)
+			t->drops[RT_DROP_SOURCE]++;
+		for (int i = 0; trap_sampling && i < c->nevents; i++)
+			if (i != src && c->ev[i].sampling && c->ev[i].source == MSOURCE_PERF &&
+			    t->fd[i] >= 0 && ring_pending(t, i))
+				take_sample(t, i, ucv);
+	}
+	errno = saved_errno;
+	return true;
+}
+
+static int start_blocktime(struct mthread *t, int i)
+{
+	struct perf_event_attr a;
+	mconfig_blocktime_attr(&a);
+	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EMFILE && raise_fd_limit() == 0)
+		fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return fth_error_errno(errno, "BLOCKTIME: perf_event_open");
+	t->fd[i] = high_fd((int)fd);
+	rt_fd_own(t->fd[i], true);
+	size_t bytes = (size_t)(1 + RT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+	void *ring = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd[i], 0);
+	if (ring == MAP_FAILED)
+		return fth_error_errno(errno, "BLOCKTIME: cannot map its ring buffer");
+	t->ring[i] = ring;
+	t->blocked_since = 0;
+	if (ioctl(t->fd[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
+		return fth_error_errno(errno, "BLOCKTIME: cannot enable");
 	return 0;
 }
 
@@ -432,7 +709,11 @@ int rt_sources_start(struct mthread *t)
 		t->fd[i] = -1;
 	for (int i = 0; i < c->nevents; i++) {
 		int rc = 0;
-		if (c->ev[i].source != MSOURCE_PERF)
+		if (mevent_is_synchronous(c->ev[i].source))
+			continue; /* counted by wrappers (io.c, memleak.c) */
+		if (c->ev[i].source == MSOURCE_BLOCKTIME)
+			rc = start_blocktime(t, i);
+		else if (c->ev[i].source != MSOURCE_PERF)
 			rc = start_timer(t, i);
 		else if (is_leader(c->ev, i))
 			rc = start_perf(t, i);
@@ -445,6 +726,7 @@ int rt_sources_start(struct mthread *t)
 void rt_sources_stop(struct mthread *t)
 {
 	t->stopped = 1;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (t->has_timer) {
 		timer_delete(t->timer);
 		t->has_timer = false;
@@ -457,8 +739,24 @@ void rt_sources_stop(struct mthread *t)
 		/* Enabled and running times only: counts after the last sample have no context. */
 		credit_perf(t, i, UINT32_MAX, false);
 	}
+	/* A sample running on T (another thread) reads its rings: let it finish first. */
+	for (int spin = 0; t != rt_self() && t->busy && spin < 1000000; spin++)
+		__builtin_ia32_pause();
 	size_t bytes = (size_t)(1 + RT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
 	for (int i = 0; i < c->nevents; i++) {
+		if (t->ring[i])
+			munmap(t->ring[i], bytes);
+		t->ring[i] = NULL;
+		if (t->fd[i] >= 0)
+			rt_close(t->fd[i]);
+		t->fd[i] = -1;
+	}
+}
+
+void rt_sources_forget(struct mthread *t)
+{
+	size_t bytes = (size_t)(1 + RT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+	for (int i = 0; i < MCONFIG_MAX_EVENTS; i++) {
 		if (t->ring[i])
 			munmap(t->ring[i], bytes);
 		t->ring[i] = NULL;

@@ -6,6 +6,8 @@
  *    is passed to the handler the program installed.
  *  - Masks: blocking the measurement signal is quietly left out (so threads that block
  *    everything are still sampled); everything else the program asks for is honoured.
+ *  - SIGTRAP, when perf events signal through it, is kept the same way: its perf traps are
+ *    ours, others the program's.
  *  - Fatal signals (SIGSEGV, SIGABRT, SIGTERM, ...) that the program leaves at their default
  *    action are caught so that the profile is written first; then the default action happens,
  *    exit status and core dump included.  A program that installs its own handler gets it.
@@ -118,6 +120,44 @@ static void sigio_handler(int sig, siginfo_t *info, void *uc)
 	errno = saved_errno;
 }
 
+/*
+ * Perf events with the sigtrap attribute (the sampling events where the kernel has it, and
+ * BLOCKTIME's) send SIGTRAP with si_code TRAP_PERF, so SIGTRAP then stays ours like the
+ * measurement signal: other traps go to the program's handler, or to its default action after
+ * the profile is written.
+ */
+static bool trap_kept;
+
+static void trap_handler(int sig, siginfo_t *info, void *uc)
+{
+	if (rt_sampler_trap(info, uc))
+		return;
+	const struct sigaction *a = &program_action[sig];
+	if ((a->sa_flags & SA_SIGINFO) && a->sa_sigaction)
+		a->sa_sigaction(sig, info, uc);
+	else if (!(a->sa_flags & SA_SIGINFO) && a->sa_handler == SIG_DFL)
+		fatal_handler(sig, info, uc);
+	else if (!(a->sa_flags & SA_SIGINFO) && a->sa_handler != SIG_IGN)
+		a->sa_handler(sig);
+}
+
+static void keep_trap(void)
+{
+	struct sigaction old, sa;
+	if (real_sigaction(SIGTRAP, NULL, &old) < 0)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = trap_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART; /* never turn a restarted call into EINTR */
+	sigfillset(&sa.sa_mask);
+	if (real_sigaction(SIGTRAP, &sa, NULL) < 0)
+		return;
+	if (!ours[SIGTRAP])
+		program_action[SIGTRAP] = old; /* else it holds the default fatal_handler saw */
+	ours[SIGTRAP] = true;
+	trap_kept = true;
+}
+
 int rt_signals_install(void)
 {
 	resolve();
@@ -139,6 +179,8 @@ int rt_signals_install(void)
 			ours[sig] = true;
 		}
 	}
+	if (rt_sampler_traps())
+		keep_trap();
 	ours[rt.signo] = true;
 	memset(&program_action[rt.signo], 0, sizeof(program_action[rt.signo]));
 	struct sigaction old;
@@ -164,7 +206,8 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 		return real_sigaction(sig, act, old);
 	struct sigaction prev = program_action[sig];
 	if (act) {
-		if (sig != rt.signo && (act->sa_flags & SA_SIGINFO ? act->sa_sigaction != NULL
+		bool kept = sig == rt.signo || (sig == SIGTRAP && trap_kept);
+		if (!kept && (act->sa_flags & SA_SIGINFO ? act->sa_sigaction != NULL
 								 : act->sa_handler != SIG_DFL)) {
 			/* The program handles (or ignores) it itself from now on. */
 			if (real_sigaction(sig, act, NULL) < 0)
@@ -211,10 +254,13 @@ EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
 
 static const sigset_t *without_ours(int how, const sigset_t *set, sigset_t *copy)
 {
-	if (!set || !rt.active || how == SIG_UNBLOCK || !sigismember(set, rt.signo))
+	if (!set || !rt.active || how == SIG_UNBLOCK ||
+	    !(sigismember(set, rt.signo) || (trap_kept && sigismember(set, SIGTRAP))))
 		return set;
 	*copy = *set;
 	sigdelset(copy, rt.signo);
+	if (trap_kept)
+		sigdelset(copy, SIGTRAP); /* a blocked trap would arrive out of its context */
 	return copy;
 }
 

@@ -4,7 +4,10 @@
  * load map and applies that module's CFI row (cfi.h); where no row applies it tries the frame
  * pointer, and every step is validated (the stack pointer must grow, stay inside the thread's
  * stack, and the return address must lie in a known module).  No malloc, no locks, no loader
- * calls.  A walk that ends before the outermost frame is reported as partial.
+ * calls.  A walk that ends before the outermost frame is reported as partial.  The synchronous
+ * sources (IO, MEMLEAK) walk from their wrapper's own frame instead, dropping measure's frames.
+ * A sample's walk stops stepping where it meets the outer frames of the thread's previous walk
+ * unchanged, and reuses them (struct walk_reuse).
  */
 #include "compat.h"
 #include "loadmap.h"
@@ -29,28 +32,146 @@ static int fp_step(struct cfi_regs *r, const struct cfi_stack *st)
 	return 0;
 }
 
+/*
+ * What a walk for a synchronous source records besides the frames: where each return address
+ * was read, and whether the path is a function of the first frame's pc and stack pointer and
+ * of those stack words alone (every step from a recorded frame by a CFA = RSP + n row).
+ */
+struct walk_record {
+	uint64_t *slots;
+	bool cacheable;
+};
+
+/*
+ * Reusing the thread's previous walk.  A step by a CFA = RSP + n row, with the return address
+ * at CFA - 8, depends only on the pc, the stack pointer and the stack word the return address
+ * is read from.  So when a walk reaches a frame of the previous walk (the same pc read from
+ * the same stack address) and the previous walk went on from there by such steps only, the
+ * rest of the path is the previous one as long as each of its return-address words still
+ * holds the same value: comparing those words replaces the lookups and steps, which matters
+ * for deep stacks whose outer part rarely changes between samples.
+ */
+struct walk_reuse {
+	struct mthread *t;
+	uint32_t w;	    /* frames stepped through so far, recorded in t->walk_cur */
+	int32_t irregular;  /* the last of them whose step was not such a step, or -1 */
+	uint32_t j;	    /* cursor into t->walk_prev */
+	bool usable;	    /* t->walk_prev describes this thread and the same modules */
+};
+
+static void reuse_note(struct walk_reuse *ru, const struct cfi_regs *r,
+		       const struct rt_frame *emitted)
+{
+	if (ru->w >= RT_MAX_FRAMES) {
+		ru->irregular = RT_MAX_FRAMES; /* not recorded whole: never reused */
+		return;
+	}
+	struct rt_walk_step *s = &ru->t->walk_cur[ru->w++];
+	s->slot = ru->w > 1 ? r->rsp - 8 : 0;
+	s->pc = r->rip;
+	s->emitted = emitted != NULL;
+	if (emitted)
+		s->frame = *emitted;
+}
+
+/* After the step from the frame last noted by module M's CFI (RC): was it a plain step? */
+static void reuse_step(struct walk_reuse *ru, const struct lm_module *m, uint64_t lookup, int rc)
+{
+	if (rc == CFI_STEP_END)
+		return; /* the outermost frame: a property of the pc */
+	const struct cfi_row *row =
+		rc == CFI_STEP_OK ? cfi_lookup(&m->cfi, lookup - m->bias) : NULL;
+	if (!row || (row->kind != CFI_RSP && row->kind != CFI_PLT) || row->ra != -1)
+		ru->irregular = (int32_t)ru->w - 1;
+}
+
+/* At a caller frame R: when the previous walk holds it and the rest is unchanged, append the
+ * rest to OUT (count *N, at most MAX) and return true. */
+static bool reuse_rest(struct walk_reuse *ru, const struct cfi_regs *r, const struct cfi_stack *st,
+		       struct rt_frame *out, uint32_t *n, uint32_t max, bool *complete)
+{
+	struct mthread *t = ru->t;
+	const struct rt_walk_step *prev = t->walk_prev;
+	uint64_t slot = r->rsp - 8;
+	uint32_t j = ru->j;
+	while (j < t->walk_n && prev[j].slot < slot)
+		j++;
+	ru->j = j;
+	if (j >= t->walk_n || prev[j].slot != slot || prev[j].pc != r->rip)
+		return false;
+	for (uint32_t k = j + 1; k < t->walk_n; k++) {
+		uint64_t s = prev[k].slot;
+		if (s < st->lo || s + 8 > st->hi ||
+		    *(const volatile uint64_t *)(uintptr_t)s != prev[k].pc) {
+			ru->j = k; /* no frame below this changed word can be reused either */
+			return false;
+		}
+	}
+	*complete = t->walk_complete;
+	for (uint32_t k = j; k < t->walk_n; k++) {
+		if (ru->w < RT_MAX_FRAMES)
+			t->walk_cur[ru->w++] = prev[k];
+		if (!prev[k].emitted)
+			continue;
+		if (*n == max) {
+			*complete = false;
+			break;
+		}
+		out[(*n)++] = prev[k].frame;
+	}
+	return true;
+}
+
 static uint32_t walk(struct cfi_regs regs, const struct cfi_stack *st, struct rt_frame *out,
-		     uint32_t max, bool *complete)
+		     uint32_t max, bool *complete, struct walk_record *rec, struct walk_reuse *ru)
 {
 	uint32_t n = 0;
 	*complete = false;
 	while (n < max) {
+		if (ru && ru->usable && ru->w > 0 && !regs.exact &&
+		    reuse_rest(ru, &regs, st, out, &n, max, complete))
+			return n;
 		uint64_t lookup = regs.exact ? regs.rip : regs.rip - 1;
 		const struct lm_module *m = loadmap_find(lookup);
 		if (!m) {
 			out[n].module = MFILE_NO_MODULE;
 			out[n].offset = regs.rip;
+			if (ru)
+				reuse_note(ru, &regs, &out[n]);
+			if (rec) {
+				rec->slots[n] = regs.rsp - 8;
+				rec->cacheable = false;
+			}
 			n++;
 			return n;
 		}
-		/* measure's own frames (thread start trampolines) are not the program's. */
-		if (m->id != rt_self_module() || n == 0) {
+		/*
+		 * measure's own frames (thread start trampolines) are not the program's; a walk for
+		 * a synchronous source starts inside measure and drops all of them.
+		 */
+		bool own = m->id == rt_self_module();
+		if (rec && (n || !own)) {
+			const struct cfi_row *row = cfi_lookup(&m->cfi, lookup - m->bias);
+			if (!row || (row->kind != CFI_RSP && row->kind != CFI_PLT) ||
+			    (row->ra != -1 && !(row->flags & CFI_F_RA_UNDEF)))
+				rec->cacheable = false;
+		}
+		bool emit = rec ? !own : !own || n == 0;
+		if (emit) {
 			out[n].module = m->id;
 			out[n].offset = regs.rip - m->bias;
+			if (rec)
+				rec->slots[n] = regs.rsp - 8;
 			n++;
 		}
+		if (ru)
+			reuse_note(ru, &regs, emit ? &out[n - 1] : NULL);
 		uint64_t old_rsp = regs.rsp;
 		int rc = m->cfi.nrows ? cfi_step(&m->cfi, &regs, st) : CFI_STEP_NO_ROW;
+		if (ru)
+			reuse_step(ru, m, lookup, rc);
+		if (rec && n && rc != CFI_STEP_OK && rc != CFI_STEP_END)
+			rec->cacheable = false;
 		if (rc == CFI_STEP_END) {
 			*complete = true;
 			return n;
@@ -64,6 +185,10 @@ static uint32_t walk(struct cfi_regs regs, const struct cfi_stack *st, struct rt
 			if (n < max) {
 				out[n].module = MFILE_NO_MODULE;
 				out[n].offset = regs.rip;
+				if (rec)
+					rec->slots[n] = regs.rsp - 8;
+				if (ru)
+					reuse_note(ru, &regs, &out[n]);
 				n++;
 			}
 			return n;
@@ -90,7 +215,27 @@ uint32_t rt_unwind(struct mthread *t, const ucontext_t *uc, struct rt_frame *out
 		st.lo = regs.rsp;
 		st.hi = regs.rsp + (8u << 20);
 	}
-	return walk(regs, &st, out, max, complete);
+	if (!t->walk_prev) {
+		t->walk_prev = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->walk_prev), 16);
+		t->walk_cur = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->walk_cur), 16);
+		t->walk_n = 0;
+	}
+	if (!t->walk_prev || !t->walk_cur)
+		return walk(regs, &st, out, max, complete, NULL, NULL);
+	uint32_t modules = loadmap_count();
+	struct walk_reuse ru = { t, 0, -1, 0, t->walk_n && t->walk_modules == modules };
+	ru.j = t->walk_irregular + 1 > 1 ? (uint32_t)(t->walk_irregular + 1) : 1;
+	uint32_t n = walk(regs, &st, out, max, complete, NULL, &ru);
+	if (!*complete)
+		ru.irregular = (int32_t)ru.w - 1; /* how it ended depended on more than the pcs */
+	struct rt_walk_step *done = t->walk_cur;
+	t->walk_cur = t->walk_prev;
+	t->walk_prev = done;
+	t->walk_n = ru.w;
+	t->walk_irregular = ru.irregular;
+	t->walk_complete = *complete;
+	t->walk_modules = modules;
+	return n;
 }
 
 uint32_t rt_unwind_here(struct rt_frame *out, uint32_t max)
@@ -108,5 +253,31 @@ uint32_t rt_unwind_here(struct rt_frame *out, uint32_t max)
 		st.hi = t->stack_hi;
 	}
 	bool complete;
-	return walk(regs, &st, out, max, &complete);
+	return walk(regs, &st, out, max, &complete, NULL, NULL);
+}
+
+__attribute__((noinline)) uint32_t rt_unwind_caller(struct mthread *t, struct rt_frame *out,
+						    uint64_t *slots, uint32_t max, bool *complete,
+						    bool *cacheable)
+{
+	/* This frame's registers, through memory so that no output register aliases them. */
+	uint64_t r[4];
+	__asm__ volatile("lea 0(%%rip), %%rax\n\t"
+			 "mov %%rax, 0(%0)\n\t"
+			 "mov %%rsp, 8(%0)\n\t"
+			 "mov %%rbp, 16(%0)\n\t"
+			 "mov %%rbx, 24(%0)"
+			 :
+			 : "r"(r)
+			 : "rax", "memory");
+	struct cfi_regs regs = { r[0], r[1], r[2], r[3], true };
+	struct cfi_stack st = { regs.rsp, regs.rsp + (8u << 20), 0, 0 };
+	if (t->stack_hi && regs.rsp >= t->stack_lo && regs.rsp < t->stack_hi) {
+		st.lo = t->stack_lo;
+		st.hi = t->stack_hi;
+	}
+	struct walk_record rec = { slots, true };
+	uint32_t n = walk(regs, &st, out, max, complete, &rec, NULL);
+	*cacheable = rec.cacheable && *complete && n > 0;
+	return n;
 }

@@ -19,6 +19,23 @@
 #define COMPRESSION_LEVEL 1
 #define METRIC_DESCRIPTION 160
 
+/* What a MEMLEAK metric holds, with its probability P in decimal (the formatter has no %g). */
+static void describe_memleak(const struct mevent *e, char *out, size_t size)
+{
+	char prob[16] = "1";
+	if (e->rate < MLEAK_PROB_ONE) {
+		fth_format(prob, sizeof(prob), "0.%09llu", (unsigned long long)e->rate);
+		for (size_t n = strlen(prob); prob[n - 1] == '0'; n--)
+			prob[n - 1] = '\0';
+	}
+	fth_format(out, size, "bytes %s, by allocating context (malloc family); allocations "
+		   "tracked with probability %s%s",
+		   e->config == MLEAK_ALLOCATED ? "allocated"
+		   : e->config == MLEAK_FREED	? "freed"
+						: "still allocated at the end",
+		   prob, e->rate < MLEAK_PROB_ONE ? ", bytes scaled by 1/P" : "");
+}
+
 static int write_chunks(struct mfile_writer *w, struct mthread *t)
 {
 	const struct mconfig *c = &rt.cfg;
@@ -92,6 +109,18 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 			fth_format(descriptions[i], sizeof(descriptions[i]),
 				   "wall-clock time, per-thread POSIX timer every %llu us",
 				   (unsigned long long)e->rate);
+		else if (e->source == MSOURCE_IO)
+			fth_format(descriptions[i], sizeof(descriptions[i]),
+				   "%s, by calling context of read, write, pread, pwrite, readv, "
+				   "writev, fread, fwrite (and variants)",
+				   e->unit == MFILE_UNIT_BYTES ? "bytes the calls transferred"
+							       : "time in the calls");
+		else if (e->source == MSOURCE_MEMLEAK)
+			describe_memleak(e, descriptions[i], sizeof(descriptions[i]));
+		else if (e->source == MSOURCE_BLOCKTIME)
+			fth_format(descriptions[i], sizeof(descriptions[i]),
+				   "time blocked (switched out, not preempted) by the calling context "
+				   "where the thread blocked, from perf context-switch records");
 		else if (e->tma_role && e->tma_role < ARRAY_SIZE(roles))
 			fth_format(descriptions[i], sizeof(descriptions[i]),
 				   "TMA input: %s; perf event type %u config %#llx config1 %#llx",
@@ -103,11 +132,13 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 				   (unsigned long long)e->config,
 				   e->sampling ? "" : ", read at its group leader's samples");
 		x->unit = e->unit;
-		x->rate_kind = !e->sampling ? MFILE_RATE_NONE
+		/* No rate, and not a proxy: every event of the source is measured. */
+		bool sync = mevent_is_synchronous(e->source) || e->source == MSOURCE_BLOCKTIME;
+		x->rate_kind = !e->sampling || sync ? MFILE_RATE_NONE
 			       : e->freq   ? MFILE_RATE_FREQUENCY
 					   : MFILE_RATE_PERIOD;
-		x->rate = e->sampling ? e->rate : 0;
-		x->flags = (e->sampling ? 0 : MFILE_METRIC_PROXY) |
+		x->rate = e->sampling && !sync ? e->rate : 0;
+		x->flags = (e->sampling || sync ? 0 : MFILE_METRIC_PROXY) |
 			   (e->precise ? MFILE_METRIC_PRECISE : 0) |
 			   (e->source == MSOURCE_PERF && !e->exclude_kernel ? MFILE_METRIC_KERNEL : 0) |
 			   (t->running[i] < t->enabled[i] ? MFILE_METRIC_MULTIPLEXED : 0);

@@ -1,11 +1,220 @@
 /* SPDX-License-Identifier: MIT */
-/* view: the terminal browser of metric databases (not landed yet). */
+/*
+ * view: the terminal browser of metric databases.  main() parses the options, opens the
+ * database through the model (view/model.h), then prints a view (--batch, view/batch.c) or
+ * hands over to the ncurses interface (view/tui.h).
+ */
 #include "compat.h"
-#include "pending.h"
+#include "batch.h"
+#include "error.h"
+#include "model.h"
+#include "tui.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: view [options] DATABASE\n"
+		"Browse a metric database written by prof (its directory, or its summary.fdb).\n"
+		"\n"
+		"  --batch                 print the tree instead of the interactive interface\n"
+		"  --view VIEW             top-down (default), bottom-up or flat\n"
+		"  --format FORMAT         batch output: text (default), csv or json\n"
+		"  --metric NAME           a metric to show (repeatable; exact name, any case, or a\n"
+		"                          unique prefix); default: the first measured metric\n"
+		"  --depth N               batch: levels expanded below the root (default: all)\n"
+		"  --hot-path              expand along the hot path from the root\n"
+		"  --topdown               batch: add each node's top-down (TMA) breakdown\n"
+		"  --source-path DIR       look for source files in DIR too (repeatable)\n"
+		"  --thread N              show thread N's values instead of the sum over threads\n"
+		"  --ascii                 ASCII line drawing and arrows\n"
+		"  --no-color              no colours (also when NO_COLOR is set)\n"
+		"  --no-mouse              do not take the mouse\n"
+		"  --keys KEYS             keystrokes replayed at start-up (interactive)\n"
+		"  -h, --help              this help\n"
+		"      --version           the version\n");
+}
+
+enum {
+	OPT_BATCH = 256, OPT_VIEW, OPT_FORMAT, OPT_METRIC, OPT_DEPTH, OPT_HOT_PATH, OPT_TOPDOWN,
+	OPT_SOURCE_PATH, OPT_THREAD, OPT_ASCII, OPT_NO_COLOR, OPT_NO_MOUSE, OPT_KEYS, OPT_VERSION
+};
+
+static const struct option options[] = {
+	{ "batch", no_argument, NULL, OPT_BATCH },
+	{ "view", required_argument, NULL, OPT_VIEW },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "metric", required_argument, NULL, OPT_METRIC },
+	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "hot-path", no_argument, NULL, OPT_HOT_PATH },
+	{ "topdown", no_argument, NULL, OPT_TOPDOWN },
+	{ "source-path", required_argument, NULL, OPT_SOURCE_PATH },
+	{ "thread", required_argument, NULL, OPT_THREAD },
+	{ "ascii", no_argument, NULL, OPT_ASCII },
+	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
+	{ "no-mouse", no_argument, NULL, OPT_NO_MOUSE },
+	{ "keys", required_argument, NULL, OPT_KEYS },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+static long parse_number(const char *opt, const char *s, long max)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < 0 || v > max)
+		die(1, "%s: '%s' is not a number from 0 to %ld", opt, s, max);
+	return v;
+}
 
 int main(int argc, char **argv)
 {
-	return pending_main("view", "[options] DATABASE",
-			    "the terminal viewer is a later milestone; nothing was shown", argc,
-			    argv);
+	fth_progname = "view";
+	bool batch = false;
+	struct batch_options bo = { .view = VM_TOPDOWN, .format = BATCH_TEXT, .depth = UINT32_MAX };
+	struct tui_options to = { 0 };
+	const char **metric_names = NULL, **source_paths = NULL;
+	size_t nmetric_names = 0, nsource_paths = 0;
+	long thread = -1;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		switch (c) {
+		case OPT_BATCH:
+			batch = true;
+			break;
+		case OPT_VIEW:
+			if (!strcmp(optarg, "top-down") || !strcmp(optarg, "topdown"))
+				bo.view = VM_TOPDOWN;
+			else if (!strcmp(optarg, "bottom-up") || !strcmp(optarg, "bottomup"))
+				bo.view = VM_BOTTOMUP;
+			else if (!strcmp(optarg, "flat"))
+				bo.view = VM_FLAT;
+			else
+				die(1, "--view: '%s' is not top-down, bottom-up or flat", optarg);
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "text"))
+				bo.format = BATCH_TEXT;
+			else if (!strcmp(optarg, "csv"))
+				bo.format = BATCH_CSV;
+			else if (!strcmp(optarg, "json"))
+				bo.format = BATCH_JSON;
+			else
+				die(1, "--format: '%s' is not text, csv or json", optarg);
+			break;
+		case OPT_METRIC:
+			metric_names = xreallocarray(metric_names, nmetric_names + 1, sizeof(char *));
+			metric_names[nmetric_names++] = optarg;
+			break;
+		case OPT_DEPTH:
+			bo.depth = (uint32_t)parse_number("--depth", optarg, INT_MAX);
+			break;
+		case OPT_HOT_PATH:
+			bo.hot_path = to.hot_path = true;
+			break;
+		case OPT_TOPDOWN:
+			bo.topdown = true;
+			break;
+		case OPT_SOURCE_PATH:
+			source_paths = xreallocarray(source_paths, nsource_paths + 1, sizeof(char *));
+			source_paths[nsource_paths++] = optarg;
+			break;
+		case OPT_THREAD:
+			thread = parse_number("--thread", optarg, INT32_MAX);
+			break;
+		case OPT_ASCII:
+			bo.ascii = to.ascii = true;
+			break;
+		case OPT_NO_COLOR:
+			to.no_color = true;
+			break;
+		case OPT_NO_MOUSE:
+			to.no_mouse = true;
+			break;
+		case OPT_KEYS:
+			to.keys = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case OPT_VERSION:
+			printf("view (fathom) %s\n", PACKAGE_VERSION);
+			return 0;
+		case ':':
+			die(1, "%s needs an argument (view --help lists the options)", argv[optind - 1]);
+		default:
+			die(1, "unknown option %s (view --help lists the options)", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		die(1, optind == argc ? "no database given" : "one database only");
+	}
+	const char *database = argv[optind];
+	struct vm *vm = vm_open(database);
+	if (!vm)
+		die(1, "%s", fth_errmsg());
+	uint32_t *metrics = xcalloc(nmetric_names ? nmetric_names : 1, sizeof(uint32_t));
+	uint32_t nmetrics = 0;
+	for (size_t i = 0; i < nmetric_names; i++) {
+		int k = vm_metric_by_name(vm, metric_names[i]);
+		if (k < 0) {
+			fprintf(stderr, "view: %s: no metric '%s' (or it is ambiguous); metrics:",
+				database, metric_names[i]);
+			for (uint32_t m = 0; m < vm_nmetrics(vm); m++)
+				fprintf(stderr, "%s \"%s\"", m ? "," : "", vm_metric(vm, m)->name);
+			fputc('\n', stderr);
+			vm_close(vm);
+			return 1;
+		}
+		metrics[nmetrics++] = (uint32_t)k;
+	}
+	if (!nmetrics && vm_nmetrics(vm))
+		metrics[nmetrics++] = vm_default_metric(vm);
+	if (!nmetrics) {
+		vm_close(vm);
+		die(1, "%s: the database has no metrics", database);
+	}
+	for (size_t i = 0; i < nsource_paths; i++)
+		vm_add_source_path(vm, source_paths[i]);
+	if (thread >= 0 && vm_select_thread(vm, (int32_t)thread) < 0) {
+		fprintf(stderr, "view: %s\n", fth_errmsg());
+		vm_close(vm);
+		return 1;
+	}
+	struct vm_sort sort = vm_get_sort(vm);
+	sort.metric = metrics[0];
+	vm_set_sort(vm, &sort);
+	int rc;
+	if (batch) {
+		bo.metrics = metrics;
+		bo.nmetrics = nmetrics;
+		bo.database = database;
+		rc = batch_run(vm, &bo, stdout) < 0 ? 1 : 0;
+		if (rc)
+			fprintf(stderr, "view: %s\n", fth_errmsg());
+	} else {
+		to.view = bo.view;
+		to.metrics = metrics;
+		to.nmetrics = nmetrics;
+		to.database = database;
+		rc = tui_run(vm, &to);
+		if (rc != 0 && fth_errmsg()[0])
+			fprintf(stderr, "view: %s\n", fth_errmsg());
+	}
+	vm_close(vm);
+	free(metrics);
+	free(metric_names);
+	free(source_paths);
+	return rc;
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t0006-programs.sh: the programs not landed yet answer --help and --version, and until their
-# milestone lands say plainly that they are not implemented (exit 2) instead of doing nothing.
+# t0006-programs.sh: every program answers --help and --version, and view (the last to land)
+# opens a database and refuses what is not one, with status 1 and the file named.
 . "$top_srcdir/tests/lib/test-lib.sh"
 
 for prog in view; do
@@ -9,7 +9,9 @@ for prog in view; do
 		$prog --help | grep -q '^usage: $prog ' &&
 		$prog --version | grep -q '^$prog (fathom) '
 	"
-	test_expect_error "$prog says it is not implemented yet" 2 \
-		"$prog: not implemented in fathom" $prog something
 done
+test_expect_success 'view --batch prints a database' '
+	make-viewdb small db && view --batch --depth 1 db | grep -q "^<program root>  *1005 100.0%"
+'
+test_expect_error 'view names what is not a database' 1 "something" view --batch something
 test_done

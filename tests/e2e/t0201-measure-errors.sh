@@ -21,8 +21,8 @@ else
 fi
 test_expect_error 'an unknown event lists close names' 2 \
 	'unknown event "cpu-clok"; closest known: cpu-clock' measure -e cpu-clok /bin/true
-test_expect_error 'a later milestone is named as such' 2 \
-	'event IO is not implemented in this version' measure -e IO /bin/true
+test_expect_error 'a synchronous source with a rate says it takes none' 2 \
+	'MEMLEAK takes no period or rate' measure -e MEMLEAK@1000 /bin/true
 test_expect_error 'a missing program' 2 'no-such-program: command not found' \
 	measure no-such-program
 echo 'int main(void){return 0;}' >static.c

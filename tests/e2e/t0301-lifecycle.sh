@@ -33,6 +33,12 @@ test_expect_success 'SIGSEGV: same status, profile written' '
 test_expect_success 'abort: same status, profile written' '
 	run abrt 134 task-clock abort && profile_ok abrt && grep -q "ended (signal 6)" abrt/*.log
 '
+test_expect_success 'its own SIGTRAP handler gets its traps while perf samples arrive' '
+	run tr 0 task-clock@f2000 traps && grep -q "^traps: 50$" tr.out && profile_ok tr
+'
+test_expect_success 'SIGTRAP at its default action: same status, profile written' '
+	run trap 133 task-clock trap && profile_ok trap && grep -q "ended (signal 5)" trap/*.log
+'
 test_expect_success 'SIGFPE: same status, profile written' '
 	run fpe 136 task-clock fpe && profile_ok fpe
 '

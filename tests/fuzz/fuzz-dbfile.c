@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz-dbfile.c: the fuzz target of the database reader: read a summary, check, dump. */
+/*
+ * fuzz-dbfile.c: the fuzz target of the database reader: read a summary, check, read the
+ * statistics one block at a time and all at once, dump.
+ */
 #include "compat.h"
 #include "buf.h"
 #include "dbfile.h"
@@ -16,7 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* What dbfile_read_summary_file() promises about a file it accepted; abort when it fails. */
 static void check_accepted(const struct dbfile *db)
 {
-	if (!db->program || db->ncontexts == 0 || db->thread_group == 0)
+	if (!db->program || db->ncontexts == 0 || db->thread_group == 0 || db->stat_block == 0 ||
+	    !db->sum_val || db->sum_incl)
 		abort();
 	for (uint32_t i = 0; i < db->nstrings; i++)
 		if (!db->strings[i])
@@ -62,8 +66,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dbfile db;
 	if (dbfile_read_summary_file(path, &db) == 0) {
 		check_accepted(&db);
+		/* A few contexts' statistics on demand (blocks read, cached, read again). */
+		for (uint32_t c = 0; c < db.ncontexts; c += 1 + db.ncontexts / 7) {
+			struct dbfile_stat in, ex;
+			if (dbfile_stats(&db, c, 0, &in, &ex) < 0) {
+				if (!fth_errmsg()[0])
+					abort();
+			} else if (in.count > db.nthreads || ex.count > db.nthreads) {
+				abort();
+			}
+		}
 		struct buf out = BUF_INIT;
-		dbfile_dump(&db, &out, false);
+		if (dbfile_dump(&db, &out, false) < 0 && !fth_errmsg()[0])
+			abort();
 		buf_release(&out);
 		dbfile_close(&db);
 	} else if (!fth_errmsg()[0]) {

@@ -5,6 +5,8 @@
  *               itself), a sigaction query, and a thread that blocks every signal
  *   longjmp     leave its own SIGALRM handler with siglongjmp, many times
  *   eintr       slow read() on a pipe while samples arrive: no spurious EINTR
+ *   traps       its own SIGTRAP handler gets the 50 traps it raises while samples arrive
+ *   trap        die of SIGTRAP (its default action)
  *   segv|abort|fpe   die of that signal
  *   thread-exit exit(3) from a second thread;  thread-_exit  _exit(2) from a second thread
  *   closefds    close every descriptor at start, dup2 over low ones, then work
@@ -90,6 +92,33 @@ static int cmd_longjmp(void)
 		jumps++;
 	}
 	return jumps == 20 ? 0 : 1;
+}
+
+static volatile sig_atomic_t trap_count;
+
+static void on_trap(int sig)
+{
+	(void)sig;
+	trap_count++;
+}
+
+static int cmd_traps(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_trap;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTRAP, &sa, NULL) != 0)
+		return 1;
+	for (int i = 0; i < 50; i++) {
+		spin(2000000);
+		raise(SIGTRAP);
+	}
+	struct sigaction now;
+	if (sigaction(SIGTRAP, NULL, &now) != 0 || now.sa_handler != on_trap)
+		return 1;
+	printf("traps: %d\n", (int)trap_count);
+	return trap_count == 50 ? 0 : 1;
 }
 
 static int cmd_eintr(void)
@@ -205,6 +234,11 @@ int main(int argc, char **argv)
 	} else if (!strcmp(cmd, "abort")) {
 		spin(50000000);
 		abort();
+	} else if (!strcmp(cmd, "traps")) {
+		rc = cmd_traps();
+	} else if (!strcmp(cmd, "trap")) {
+		spin(50000000);
+		raise(SIGTRAP);
 	} else if (!strcmp(cmd, "fpe")) {
 		spin(50000000);
 		raise(SIGFPE);

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* t-dbfile.c: the database format: round trip, per-thread groups, corrupt and foreign input. */
+/*
+ * t-dbfile.c: the database format: round trip, statistics read a block at a time, per-thread
+ * groups, thread values placed by summary entry, corrupt, old and foreign input.
+ */
 #include "compat.h"
 #include "tap.h"
 #include "buf.h"
+#include "crc32c.h"
 #include "dbfile.h"
 #include "error.h"
+#include "le.h"
 #include "mfile.h"
 #include "xalloc.h"
 
@@ -65,10 +70,13 @@ static void make_db(struct dbfile *db, uint32_t nthreads)
 	}
 	db->ncontexts = 3;
 	db->contexts = xcalloc(3, sizeof(*db->contexts));
-	db->contexts[0] = (struct dbfile_context){ DBFILE_NONE, DBFILE_ROOT, DBFILE_NONE,
-						   DBFILE_NONE, 0, DBFILE_NONE, 0 };
-	db->contexts[1] = (struct dbfile_context){ 0, DBFILE_FUNCTION, 0, DBFILE_NONE, 0, 0, 0 };
-	db->contexts[2] = (struct dbfile_context){ 1, DBFILE_LINE, 0, 2, 9, 0, 0 };
+	db->contexts[0] = (struct dbfile_context){ .parent = DBFILE_NONE, .kind = DBFILE_ROOT,
+						   .function = DBFILE_NONE, .file = DBFILE_NONE,
+						   .module = DBFILE_NONE };
+	db->contexts[1] = (struct dbfile_context){ .parent = 0, .kind = DBFILE_FUNCTION,
+						   .function = 0, .file = DBFILE_NONE };
+	db->contexts[2] = (struct dbfile_context){ .parent = 1, .kind = DBFILE_LINE, .function = 0,
+						   .file = 2, .line = 9 };
 	db->nsum = 3;
 	db->sum_start = xcalloc(4, sizeof(uint32_t));
 	db->sum_start[0] = 0;
@@ -140,6 +148,8 @@ static void test_round_trip(int level)
 	snprintf(dir, sizeof(dir), "%s/rt%d", tap_tmpdir(), level);
 	struct dbfile db, back;
 	make_db(&db, 3);
+	/* Stored: one context per STAT chunk, so that blocks are read one by one below. */
+	db.stat_block = level ? 0 : 1;
 	ok(write_db(dir, &db, level) == 0, "level %d: written (%s)", level, fth_errmsg());
 	ok(dbfile_open(dir, &back) == 0, "level %d: read back (%s)", level, fth_errmsg());
 	struct buf a = BUF_INIT, b = BUF_INIT;
@@ -164,6 +174,51 @@ static void test_round_trip(int level)
 	   "thread 1 read on its own");
 	ok(dbfile_read_thread(&back, 3, &v) < 0, "no thread 3: %s", fth_errmsg());
 	dbfile_values_release(&v);
+	dbfile_close(&back);
+	/* The statistics, read a block at a time. */
+	ok(dbfile_open(dir, &back) == 0 && back.sum_incl == NULL && back.sum_val != NULL,
+	   "level %d: opened without the statistics in memory", level);
+	is_uint(back.stat_block, level ? DBFILE_STAT_BLOCK : 1, "level %d: block size", level);
+	struct dbfile_stat in, ex;
+	ok(dbfile_stats(&back, 2, 0, &in, &ex) == 0 && in.count == 3 && in.sum == 19.5 &&
+		   in.min == 6.5 && in.max == 6.5 && ex.count == 3 && ex.sum == 19.5,
+	   "level %d: statistics of the line: n=3 sum=19.5", level);
+	ok(dbfile_stats(&back, 0, 0, &in, &ex) == 0 && in.count == 3 && ex.count == 0 &&
+		   ex.sum == 0,
+	   "level %d: statistics of the root (another block)", level);
+	ok(dbfile_stats(&back, 1, 1, &in, &ex) == 0 && in.count == 0 && ex.count == 0,
+	   "level %d: no entry: zero counts", level);
+	ok(back.sum_val[4] == 19.5 && back.sum_val[5] == 19.5, "level %d: sums at open", level);
+	/* One thread's values placed by summary entry. */
+	double val[6] = { -1, -1, -1, -1, -1, -1 };
+	ok(dbfile_read_thread_entries(&back, 2, val) == 0 && val[0] == 8.5 && val[1] == 2 &&
+		   val[2] == 6.5 && val[3] == 0 && val[4] == 6.5 && val[5] == 6.5,
+	   "level %d: thread 2 by summary entry", level);
+	ok(dbfile_read_thread_entries(&back, 3, val) < 0, "level %d: no thread 3", level);
+	dbfile_close(&back);
+	dbfile_close(&db);
+}
+
+/* A thread value where the summary has no entry: refused when the thread is read. */
+static void test_thread_without_summary(void)
+{
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/nosumm", tap_tmpdir());
+	mkdir(dir, 0755);
+	struct dbfile db, back;
+	make_db(&db, 1);
+	struct dbfile_thread_writer w;
+	struct dbfile_values v = { 0 };
+	dbfile_values_push(&v, 2, 1, 3, 3); /* metric 1 has no summary entry at context 2 */
+	ok(dbfile_threads_open(&w, dir, 1, 1, 0) == 0 && dbfile_threads_add(&w, &v) == 0 &&
+		   dbfile_threads_finish(&w) == 0 && dbfile_write_summary(dir, &db, 0) == 0,
+	   "written");
+	dbfile_values_release(&v);
+	double val[6];
+	ok(dbfile_open(dir, &back) == 0, "opened");
+	ok(dbfile_read_thread_entries(&back, 0, val) < 0, "refused: %s", fth_errmsg());
+	like(fth_errmsg(), "threads.fdb: chunk TVAL: thread 0: context 2, metric 1 has no summary",
+	     "the message names the file and the value");
 	dbfile_close(&back);
 	dbfile_close(&db);
 }
@@ -209,7 +264,10 @@ static void test_corrupt(void)
 	ok(dbfile_open(dir, &back) < 0, "truncated: refused");
 	like(fth_errmsg(), "summary.fdb", "truncated: the message names the file: %s",
 	     fth_errmsg());
-	/* Every single-byte change in the payload is refused (checksums), never a crash. */
+	/*
+	 * Every single-byte change in the payload is refused (checksums), never a crash: at open,
+	 * or, in a STAT chunk, when the statistics are read.
+	 */
 	int refused = 0, total = 0;
 	for (size_t i = 32; i + 32 < n; i += 7) {
 		char *c = xmalloc(n);
@@ -218,12 +276,55 @@ static void test_corrupt(void)
 		spit(path, c, n);
 		free(c);
 		total++;
-		if (dbfile_open(dir, &back) < 0)
+		if (dbfile_open(dir, &back) < 0) {
 			refused++;
-		else
+		} else {
+			if (dbfile_load_stats(&back) < 0 && fth_errmsg()[0])
+				refused++;
 			dbfile_close(&back);
+		}
 	}
 	is_int(refused, total, "every changed byte is refused");
+	/* A damaged STAT chunk: the database opens, the statistics say what is wrong. */
+	{
+		char *c = xmalloc(n);
+		memcpy(c, orig, n);
+		/* The footer gives the table of contents: (id, flags, offset, ...) per chunk. */
+		uint64_t toc = le_get64((const uint8_t *)c + n - 32);
+		uint32_t nchunks = le_get32((const uint8_t *)c + n - 24);
+		uint64_t off = 0;
+		for (uint32_t i = 0; i < nchunks && toc + 40 * (i + 1) <= n; i++) {
+			const char *e = c + toc + 40 * i;
+			if (!memcmp(e, "STAT", 4))
+				off = le_get64((const uint8_t *)e + 8);
+		}
+		ok(off > 0 && off < n, "found the last STAT chunk at %llu",
+		   (unsigned long long)off);
+		if (off > 0 && off < n)
+			c[off] ^= 0x40;
+		spit(path, c, n);
+		free(c);
+		struct dbfile_stat in, ex;
+		ok(dbfile_open(dir, &back) == 0, "damaged STAT: opened");
+		ok(dbfile_stats(&back, 2, 0, &in, &ex) < 0, "damaged STAT: statistics refused: %s",
+		   fth_errmsg());
+		like(fth_errmsg(), "summary.fdb: chunk STAT: ",
+		     "the message names the file and chunk");
+		ok(dbfile_stats(&back, 2, 0, &in, &ex) < 0, "still refused when asked again");
+		dbfile_close(&back);
+	}
+	/* A database of format version 1 (before STAT): refused with what to do. */
+	{
+		char *c = xmalloc(n);
+		memcpy(c, orig, n);
+		le_put16((uint8_t *)c + 8, 1);
+		le_put32((uint8_t *)c + 28, crc32c(0, c, 28));
+		spit(path, c, n);
+		free(c);
+		ok(dbfile_open(dir, &back) < 0, "version 1: refused");
+		like(fth_errmsg(), "version 1.0 was written by an older prof", "version 1: %s",
+		     fth_errmsg());
+	}
 	/* A newer major version. */
 	char *c = xmalloc(n);
 	memcpy(c, orig, n);
@@ -246,6 +347,7 @@ int main(void)
 	test_round_trip(0);
 	test_round_trip(3);
 	test_groups();
+	test_thread_without_summary();
 	test_corrupt();
 	return done_testing();
 }

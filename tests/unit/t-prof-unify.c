@@ -270,7 +270,8 @@ static void build(const char *dir, struct mfile *threads, int n, struct structs 
 	for (size_t i = 0; i < probs.nnotes; i++)
 		free(probs.notes[i]);
 	free(probs.notes);
-	if (dbfile_open(dir, out) < 0)
+	/* With every statistic in memory (sum_incl, sum_excl), as the checks below read them. */
+	if (dbfile_open(dir, out) < 0 || dbfile_load_stats(out) < 0)
 		diag("dbfile_open: %s", fth_errmsg());
 }
 

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * view-bench: view's speed on a large database (make bench-view).
+ *   view-bench [--contexts N] [--threads T] [--runs R] [--peer FATHOM_DUMP] [--keep DIR]
+ * Generates a database (1,000,000 contexts, 4 threads, 3 measured and 2 derived metrics by
+ * default), then measures, as the median of R runs: opening it and computing the first screen
+ * (vm_open, root expanded, vm_rows, the values of a screen of rows), and each operation that
+ * a keypress triggers, with the values of a screen of rows: switching to bottom-up and to flat
+ * (and to flat first, in a database just opened), sorting by another column, expanding a node
+ * with 2,000 children, the hot path, search next, the statistics over threads of a node,
+ * selecting a thread and then another.  The peer is fathom-dump of the same database (reads and prints it all)
+ * and, without it, the reading of summary.fdb alone.  Prints PASS or FAIL against the targets:
+ * open + first screen < 1 s, each keypress < 50 ms; and the peak RSS.
+ */
+#include "compat.h"
+#include "error.h"
+#include "model.h"
+#include "viewdb.h"
+#include "xalloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SCREEN 40
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* What a redraw needs: the rows, and two values of each of a screen of them. */
+static double screen(struct vm *vm, enum vm_view view, uint32_t metric)
+{
+	const vm_node *rows;
+	uint32_t n = vm_rows(vm, view, &rows);
+	double s = 0;
+	for (uint32_t i = 0; i < n && i < SCREEN; i++)
+		s += vm_value(vm, view, rows[i], metric, true) +
+		     vm_value(vm, view, rows[i], metric, false);
+	return s;
+}
+
+enum { OP_OPEN, OP_BOTTOMUP, OP_FLAT, OP_FLAT_COLD, OP_SORT, OP_EXPAND, OP_HOT, OP_SEARCH,
+       OP_STATS, OP_THREAD, OP_THREAD2, OP_PEER, NOPS };
+static const char *const op_names[NOPS] = {
+	"open + first screen", "switch to bottom-up", "switch to flat", "switch to flat, cold",
+	"sort by another column", "expand 2,000 children", "hot path", "search next",
+	"statistics of a node", "select a thread", "select another thread", "peer",
+};
+
+/* The resident memory now, in MiB (/proc/self/statm), or NaN. */
+static double rss_now(void)
+{
+	unsigned long size, resident;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!f)
+		return NAN;
+	int n = fscanf(f, "%lu %lu", &size, &resident);
+	fclose(f);
+	return n == 2 ? (double)resident * (double)sysconf(_SC_PAGESIZE) / (1 << 20) : NAN;
+}
+
+static double rss_open = NAN; /* after the first open and first screen */
+
+static double run_once(const char *dir, double *t)
+{
+	double t0 = now();
+	struct vm *vm = vm_open(dir);
+	if (!vm)
+		die(1, "%s", fth_errmsg());
+	uint32_t metric = vm_default_metric(vm);
+	vm_expand(vm, VM_TOPDOWN, vm_root(vm, VM_TOPDOWN), true);
+	double sink = screen(vm, VM_TOPDOWN, metric);
+	t[OP_OPEN] = now() - t0;
+	if (isnan(rss_open))
+		rss_open = rss_now();
+
+	t0 = now();
+	vm_expand(vm, VM_BOTTOMUP, vm_root(vm, VM_BOTTOMUP), true);
+	sink += screen(vm, VM_BOTTOMUP, metric);
+	t[OP_BOTTOMUP] = now() - t0;
+
+	t0 = now();
+	vm_expand(vm, VM_FLAT, vm_root(vm, VM_FLAT), true);
+	sink += screen(vm, VM_FLAT, metric);
+	t[OP_FLAT] = now() - t0;
+
+	/* The dispatcher: main's call site with 2,000 children, found from the root. */
+	vm_node node = vm_search(vm, VM_TOPDOWN, VM_NONE, "dispatch", true);
+	if (node == VM_NONE)
+		die(1, "the generated database has no dispatcher");
+	const vm_node *kids;
+	if (vm_children(vm, VM_TOPDOWN, node, &kids) == 1)
+		node = kids[0]; /* the call site: its callee is the dispatcher */
+	vm_reveal(vm, VM_TOPDOWN, node);
+	vm_expand(vm, VM_TOPDOWN, node, false);
+	t0 = now();
+	vm_expand(vm, VM_TOPDOWN, node, true);
+	sink += screen(vm, VM_TOPDOWN, metric);
+	t[OP_EXPAND] = now() - t0;
+	const vm_node *rows;
+	if (vm_rows(vm, VM_TOPDOWN, &rows) < 2000)
+		die(1, "the dispatcher did not show its 2,000 children");
+
+	t0 = now();
+	struct vm_sort s = vm_get_sort(vm);
+	s.metric = (metric + 1) % vm_nmetrics(vm);
+	s.inclusive = false;
+	vm_set_sort(vm, &s);
+	sink += screen(vm, VM_TOPDOWN, metric);
+	t[OP_SORT] = now() - t0;
+	s.metric = metric;
+	s.inclusive = true;
+	vm_set_sort(vm, &s);
+
+	t0 = now();
+	vm_hot_path(vm, VM_TOPDOWN, vm_root(vm, VM_TOPDOWN), metric, 0.5);
+	sink += screen(vm, VM_TOPDOWN, metric);
+	t[OP_HOT] = now() - t0;
+
+	t0 = now();
+	vm_node hit = vm_search(vm, VM_TOPDOWN, node, "kernel_7*", true);
+	if (hit != VM_NONE)
+		vm_reveal(vm, VM_TOPDOWN, hit);
+	sink += screen(vm, VM_TOPDOWN, metric);
+	t[OP_SEARCH] = now() - t0;
+
+	/* The statistics over threads of the search hit (the TUI's statistics line). */
+	t0 = now();
+	struct dbfile_stat in, ex;
+	if (vm_stats(vm, VM_TOPDOWN, hit != VM_NONE ? hit : node, metric, &in, &ex) < 0)
+		die(1, "%s", fth_errmsg());
+	sink += in.count + in.max;
+	t[OP_STATS] = now() - t0;
+
+	t0 = now();
+	if (vm_select_thread(vm, 1) < 0)
+		die(1, "%s", fth_errmsg());
+	sink += screen(vm, VM_TOPDOWN, metric);
+	t[OP_THREAD] = now() - t0;
+
+	t0 = now();
+	if (vm_select_thread(vm, 0) < 0)
+		die(1, "%s", fth_errmsg());
+	sink += screen(vm, VM_TOPDOWN, metric);
+	t[OP_THREAD2] = now() - t0;
+	vm_close(vm);
+
+	/* Flat first, in a database just opened (nothing built for bottom-up before). */
+	vm = vm_open(dir);
+	if (!vm)
+		die(1, "%s", fth_errmsg());
+	vm_expand(vm, VM_TOPDOWN, vm_root(vm, VM_TOPDOWN), true);
+	sink += screen(vm, VM_TOPDOWN, metric);
+	t0 = now();
+	vm_expand(vm, VM_FLAT, vm_root(vm, VM_FLAT), true);
+	sink += screen(vm, VM_FLAT, metric);
+	t[OP_FLAT_COLD] = now() - t0;
+	vm_close(vm);
+	return sink;
+}
+
+static double run_peer(const char *peer, const char *dir)
+{
+	double t0 = now();
+	if (peer) {
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) {
+			if (!freopen("/dev/null", "w", stdout))
+				_exit(127);
+			execl(peer, peer, dir, (char *)NULL);
+			_exit(127);
+		}
+		int status;
+		waitpid(pid, &status, 0);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			die(1, "%s %s failed", peer, dir);
+	} else {
+		struct dbfile db;
+		if (dbfile_open(dir, &db) < 0)
+			die(1, "%s", fth_errmsg());
+		dbfile_close(&db);
+	}
+	return now() - t0;
+}
+
+int main(int argc, char **argv)
+{
+	fth_progname = "view-bench";
+	unsigned long contexts = 1000000, threads = 4;
+	int runs = 5;
+	const char *peer = NULL, *keep = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (i + 1 < argc && !strcmp(argv[i], "--contexts"))
+			contexts = strtoul(argv[++i], NULL, 10);
+		else if (i + 1 < argc && !strcmp(argv[i], "--threads"))
+			threads = strtoul(argv[++i], NULL, 10);
+		else if (i + 1 < argc && !strcmp(argv[i], "--runs"))
+			runs = atoi(argv[++i]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--peer"))
+			peer = argv[++i];
+		else if (i + 1 < argc && !strcmp(argv[i], "--keep"))
+			keep = argv[++i];
+		else
+			die(2, "usage: view-bench [--contexts N] [--threads T] [--runs R] "
+			       "[--peer FATHOM_DUMP] [--keep DIR]");
+	}
+	if (runs < 1 || runs > 50 || contexts < 1000 || threads < 2 || threads > 1000)
+		die(2, "view-bench: out-of-range option");
+	char dir[4096];
+	char tmpl[] = "/tmp/view-bench-XXXXXX";
+	if (keep) {
+		snprintf(dir, sizeof(dir), "%s", keep);
+	} else {
+		if (!mkdtemp(tmpl))
+			die(1, "cannot create a temporary directory");
+		snprintf(dir, sizeof(dir), "%s/db", tmpl);
+	}
+	char summary[4200];
+	snprintf(summary, sizeof(summary), "%s/summary.fdb", dir);
+	double t0 = now();
+	/* Generated in a child, so that the peak RSS below is the viewer's alone. */
+	fflush(stdout);
+	if (access(summary, R_OK) != 0) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			if (viewdb_make_large(dir, (uint32_t)contexts, (uint32_t)threads, 1) < 0) {
+				fprintf(stderr, "view-bench: %s\n", fth_errmsg());
+				_exit(1);
+			}
+			_exit(0);
+		}
+		int status;
+		if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			die(1, "could not generate the database");
+	}
+	printf("view-bench: %lu contexts, %lu threads, database %s (generated in %.1f s)\n",
+	       contexts, threads, dir, now() - t0);
+	double *t = xcalloc((size_t)runs * NOPS, sizeof(double));
+	double sink = 0;
+	for (int r = 0; r < runs; r++) {
+		sink += run_once(dir, t + (size_t)r * NOPS);
+		t[(size_t)r * NOPS + OP_PEER] = run_peer(peer, dir);
+	}
+	double med[NOPS];
+	for (int op = 0; op < NOPS; op++) {
+		double *v = xcalloc((size_t)runs, sizeof(double));
+		for (int r = 0; r < runs; r++)
+			v[r] = t[(size_t)r * NOPS + op];
+		med[op] = median(v, runs);
+		free(v);
+	}
+	bool pass = true;
+	printf("%-26s %10s %8s %s\n", "operation", "median ms", "/ peer", "target");
+	for (int op = 0; op < NOPS; op++) {
+		double limit = op == OP_OPEN ? 1.0 : op == OP_PEER ? INFINITY : 0.050;
+		bool ok = med[op] < limit;
+		pass &= ok;
+		printf("%-26s %10.1f %8.3f %s\n", op == OP_PEER ? (peer ? "peer: fathom-dump"
+									: "peer: dbfile_open")
+								: op_names[op],
+		       med[op] * 1000, med[op] / med[OP_PEER],
+		       op == OP_PEER ? "" : ok ? (op == OP_OPEN ? "< 1 s: PASS" : "< 50 ms: PASS")
+					       : (op == OP_OPEN ? "< 1 s: FAIL" : "< 50 ms: FAIL"));
+	}
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("peak RSS of the viewer %.1f MiB (%.1f MiB after opening and the first screen)\n",
+	       (double)ru.ru_maxrss / 1024, rss_open);
+	printf("view-bench: %s (%d runs, checksum %.6g)\n", pass ? "PASS" : "FAIL", runs, sink);
+	free(t);
+	if (!keep) {
+		char cmd[4300];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpl);
+		if (system(cmd) != 0)
+			fprintf(stderr, "view-bench: could not remove %s\n", tmpl);
+	}
+	return pass ? 0 : 1;
+}

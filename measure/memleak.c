@@ -1,0 +1,819 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memleak.c: the MEMLEAK source.  malloc, calloc, realloc, reallocarray, free, memalign,
+ * posix_memalign, aligned_alloc, valloc and pvalloc are wrapped; the real functions are the
+ * next definitions in the search order (glibc's, or an allocator such as jemalloc or tcmalloc
+ * that the program links).  Each allocation is tracked with probability P (--memleak-prob): its
+ * bytes, scaled by 1/P so that totals estimate all allocations, are credited to the allocating
+ * context as "MEMLEAK Bytes Allocated", and remembered in a table keyed by the block's address.
+ * A free credits the same bytes to the same context as "MEMLEAK Bytes Freed" (in the freeing
+ * thread's tree, under a copy of the allocating path when another thread allocated it).  At
+ * the end of the process (or at exec), every block still in the table is credited as
+ * "MEMLEAK Bytes Leaked".  realloc is a free of the old block and an allocation of the new.
+ *
+ * The cost that matters is that of the calls not tracked (1 - P of them), so the wrappers keep
+ * it to a few instructions.  An allocation decides with one decrement of a per-thread count:
+ * the number of allocations up to the next tracked one is drawn from the geometric
+ * distribution of parameter P (the waiting time of independent Bernoulli(P) trials, so each
+ * allocation is tracked with probability P independently of the others, as with one draw per
+ * call).  A free reads one byte of a 16 KiB filter that stays in the cache: per hash of the
+ * address, how many tracked blocks live there (saturating: a full counter stays full), so a
+ * zero proves the block untracked and only the rest look in the table.
+ *
+ * The table is global, so that any thread can free what another allocated, and lock-free:
+ * open-addressing arrays (mmap'ed, never resized), a small one by hash first, then a big
+ * one indexed by the address itself (bits 4 and up, plus a hash of the bits above 32 MiB) so
+ * that nearby blocks use nearby slots.  A slot holds an entry whose home is elsewhere only when
+ * its home slot was taken; each slot counts the entries displaced from it, so that a lookup
+ * probes further only when that count is not zero.  Slots are claimed and released by
+ * compare-and-swap on the key; nothing waits.  A header in front of each block was the
+ * alternative: it changes the program's pointers, alignments and usable sizes, and breaks
+ * allocator-specific calls (sdallocx, tc_free_sized...) on them; the table changes nothing.
+ *
+ * dlsym may itself allocate (calloc for its error state): while the real functions are being
+ * found, allocations come from a static buffer, and such blocks are never passed to the real
+ * free or realloc.  Calls made while this thread is already inside measure (a wrapper, the
+ * sample handler, the writer) are passed through untracked.
+ */
+#include "compat.h"
+#include "hmap.h"
+#include "loadmap.h"
+#include "runtime.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define CALLER() (uint64_t)(uintptr_t) __builtin_return_address(0)
+#define CALLER_SP() (uint64_t)(uintptr_t) __builtin_dwarf_cfa()
+
+/* ---- the real functions, and the bootstrap buffer used while finding them ---- */
+
+typedef void *(*malloc_fn)(size_t);
+typedef void *(*calloc_fn)(size_t, size_t);
+typedef void *(*realloc_fn)(void *, size_t);
+typedef void *(*reallocarray_fn)(void *, size_t, size_t);
+typedef void (*free_fn)(void *);
+typedef void *(*memalign_fn)(size_t, size_t);
+typedef int (*posix_memalign_fn)(void **, size_t, size_t);
+typedef void *(*valloc_fn)(size_t);
+typedef size_t (*usable_fn)(void *);
+
+static struct {
+	malloc_fn malloc;
+	calloc_fn calloc;
+	realloc_fn realloc;
+	reallocarray_fn reallocarray;
+	free_fn free;
+	memalign_fn memalign, aligned_alloc;
+	posix_memalign_fn posix_memalign;
+	valloc_fn valloc, pvalloc;
+	usable_fn usable_size;
+} real;
+static int resolving, resolved;
+
+#define BOOT_BYTES (256u << 10)
+static _Alignas(4096) unsigned char boot[BOOT_BYTES];
+static size_t boot_used;
+
+static inline bool is_boot(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)boot < BOOT_BYTES;
+}
+
+/* Zero-filled memory from the static buffer; the size is kept in the 16 bytes before it. */
+static void *boot_alloc(size_t n, size_t align)
+{
+	if (align < 16)
+		align = 16;
+	if (n > BOOT_BYTES || align > 4096) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	size_t cur = __atomic_load_n(&boot_used, __ATOMIC_RELAXED), start;
+	do {
+		start = (cur + 16 + align - 1) & ~(align - 1);
+		if (start + n > BOOT_BYTES) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	} while (!__atomic_compare_exchange_n(&boot_used, &cur, start + n, false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	*(size_t *)(boot + start - 16) = n;
+	return boot + start;
+}
+
+static size_t boot_size(const void *p)
+{
+	return *(const size_t *)((const unsigned char *)p - 16);
+}
+
+/* Find the real functions; false while that is under way (the caller uses the buffer). */
+static bool resolve(void)
+{
+	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE))
+		return true;
+	if (__atomic_exchange_n(&resolving, 1, __ATOMIC_ACQ_REL))
+		return false; /* dlsym is allocating, here or in another thread */
+	real.calloc = (calloc_fn)dlsym(RTLD_NEXT, "calloc");
+	real.realloc = (realloc_fn)dlsym(RTLD_NEXT, "realloc");
+	real.reallocarray = (reallocarray_fn)dlsym(RTLD_NEXT, "reallocarray");
+	real.free = (free_fn)dlsym(RTLD_NEXT, "free");
+	real.memalign = (memalign_fn)dlsym(RTLD_NEXT, "memalign");
+	real.aligned_alloc = (memalign_fn)dlsym(RTLD_NEXT, "aligned_alloc");
+	real.posix_memalign = (posix_memalign_fn)dlsym(RTLD_NEXT, "posix_memalign");
+	real.valloc = (valloc_fn)dlsym(RTLD_NEXT, "valloc");
+	real.pvalloc = (valloc_fn)dlsym(RTLD_NEXT, "pvalloc");
+	real.usable_size = (usable_fn)dlsym(RTLD_NEXT, "malloc_usable_size");
+	malloc_fn m = (malloc_fn)dlsym(RTLD_NEXT, "malloc");
+	if (!m || !real.calloc || !real.realloc || !real.free) {
+		static const char msg[] = "measure: cannot find the allocator's malloc, calloc, "
+					  "realloc and free\n";
+		ssize_t w = write(2, msg, sizeof(msg) - 1);
+		(void)w;
+		abort();
+	}
+	__atomic_store_n(&real.malloc, m, __ATOMIC_RELEASE);
+	__atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* ---- the table of tracked blocks ---- */
+
+#define BIG_BITS 21   /* 2 Mi slots, 64 MiB of address space, touched where blocks live */
+#define SMALL_BITS 14 /* 16 Ki slots, 512 KiB: the common case, with room to spare */
+#define BIG_PROBES 64
+#define SMALL_PROBES 16
+#define KEY_EMPTY 0
+#define KEY_RESERVED 1 /* being filled */
+#define SLOTS_PER_PAGE (4096 / sizeof(struct slot))
+
+struct slot {
+	uint64_t key; /* the block's address, KEY_EMPTY or KEY_RESERVED (atomic access) */
+	struct mthread *owner; /* the allocating thread, whose tree holds NODE */
+	uint32_t node;
+	uint32_t displaced; /* live entries whose home is this slot but stored further on */
+	uint64_t bytes;	    /* what was credited as allocated (scaled by 1/P) */
+};
+
+/*
+ * Two tables: entries go to the small one, whose slots a hash of the address picks, and to the
+ * big one (slots by address: nearby blocks, nearby slots) only when the small one is crowded
+ * around their home.  Lookups try the small one first.
+ */
+struct table {
+	struct slot *slot;
+	uint32_t mask, probes;
+	bool by_address;
+	uint64_t *touched; /* pages of the table in use (the big table) */
+};
+
+static struct table small, big;
+static uint64_t big_touched[(1u << BIG_BITS) / SLOTS_PER_PAGE / 64];
+static struct slot *table; /* the big table's slots: MEMLEAK is on */
+static int metric_alloc = -1, metric_freed = -1, metric_leaked = -1;
+static uint32_t probability; /* billionths */
+static double gap_scale;     /* 1 / ln(1 - P) (negative), or 0 when P = 1: every call */
+static double inverse_p = 1; /* 1 / P */
+static uint64_t crowded;     /* allocations not tracked: no free slot near their home */
+static uint64_t big_entries; /* entries in the big table: while 0, lookups skip it */
+
+static __thread uint64_t rng __attribute__((tls_model("initial-exec")));
+static __thread int inside __attribute__((tls_model("initial-exec")));
+/* Allocations of this thread up to and including the next tracked one; 0: not drawn yet. */
+static __thread int64_t countdown __attribute__((tls_model("initial-exec")));
+
+#define HASH_MULT 0x9e3779b97f4a7c15ull
+
+static inline uint32_t home_of(const struct table *t, uint64_t p)
+{
+	if (t->by_address)
+		return (uint32_t)(((p >> 4) + ((p >> 25) * HASH_MULT >> 40)) & t->mask);
+	return (uint32_t)((p * HASH_MULT) >> 40) & t->mask;
+}
+
+static bool insert_in(struct table *t, uint64_t p, struct mthread *owner, uint32_t node,
+		      uint64_t bytes)
+{
+	uint32_t h = home_of(t, p);
+	bool counted = false;
+	for (uint32_t i = 0; i < t->probes; i++) {
+		uint32_t at = (h + i) & t->mask;
+		struct slot *s = &t->slot[at];
+		uint64_t k = __atomic_load_n(&s->key, __ATOMIC_RELAXED);
+		/* An entry with this very address is stale (its free went unseen): replace it. */
+		if (k != KEY_EMPTY && k != p)
+			goto next;
+		if (!__atomic_compare_exchange_n(&s->key, &k, KEY_RESERVED, false, __ATOMIC_ACQ_REL,
+						  __ATOMIC_RELAXED)) {
+			i--; /* taken meanwhile: look at this slot again */
+			continue;
+		}
+		s->owner = owner;
+		s->node = node;
+		s->bytes = bytes;
+		if (t->touched) {
+			uint32_t page = at / SLOTS_PER_PAGE;
+			uint64_t bit = 1ull << (page % 64);
+			if (!(__atomic_load_n(&t->touched[page / 64], __ATOMIC_RELAXED) & bit))
+				__atomic_fetch_or(&t->touched[page / 64], bit, __ATOMIC_RELAXED);
+		}
+		__atomic_store_n(&s->key, p, __ATOMIC_RELEASE);
+		return true;
+	next:
+		if (i == 0 && !counted) {
+			/* Lookups of entries from H must go on past H from now on. */
+			__atomic_fetch_add(&t->slot[h].displaced, 1, __ATOMIC_ACQ_REL);
+			counted = true;
+		}
+	}
+	if (counted)
+		__atomic_fetch_sub(&t->slot[h].displaced, 1, __ATOMIC_RELEASE);
+	return false;
+}
+
+/* Remove P's entry from T into *E; false when it is not there. */
+static bool take_from(struct table *t, uint64_t p, struct slot *e)
+{
+	uint32_t h = home_of(t, p);
+	for (uint32_t i = 0; i < t->probes; i++) {
+		struct slot *s = &t->slot[(h + i) & t->mask];
+		if (__atomic_load_n(&s->key, __ATOMIC_ACQUIRE) == p) {
+			e->owner = s->owner;
+			e->node = s->node;
+			e->bytes = s->bytes;
+			uint64_t k = p;
+			if (!__atomic_compare_exchange_n(&s->key, &k, KEY_EMPTY, false,
+							 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+				return false; /* freed twice at once: the program's bug, not ours */
+			if (i)
+				__atomic_fetch_sub(&t->slot[h].displaced, 1, __ATOMIC_RELEASE);
+			return true;
+		}
+		if (i == 0 && !__atomic_load_n(&t->slot[h].displaced, __ATOMIC_ACQUIRE))
+			return false;
+	}
+	return false;
+}
+
+/*
+ * The filter in front of the table: counter H is at least the number of tracked blocks whose
+ * address hashes to H, so a free that finds 0 there needs nothing else.  A counter that
+ * reaches FILTER_FULL stays there (its blocks are then always looked up in the table).  16 KiB:
+ * it stays in the cache while the program runs.  Never touched when MEMLEAK is off: all zero,
+ * and frees look no further.
+ */
+#define FILTER_BITS 14
+#define FILTER_FULL 255
+
+static _Alignas(64) uint8_t filter[1u << FILTER_BITS];
+
+static inline uint8_t *filter_counter(uint64_t p)
+{
+	return &filter[(p * HASH_MULT) >> (64 - FILTER_BITS)];
+}
+
+static void filter_add(uint64_t p)
+{
+	uint8_t *c = filter_counter(p), v = __atomic_load_n(c, __ATOMIC_RELAXED);
+	while (v != FILTER_FULL &&
+	       !__atomic_compare_exchange_n(c, &v, (uint8_t)(v + 1), true, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+static void filter_remove(uint64_t p)
+{
+	uint8_t *c = filter_counter(p), v = __atomic_load_n(c, __ATOMIC_RELAXED);
+	while (v != FILTER_FULL && v != 0 &&
+	       !__atomic_compare_exchange_n(c, &v, (uint8_t)(v - 1), true, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+/* Whether P may be tracked: false proves it is not. */
+static inline bool maybe_tracked(const void *p)
+{
+	return __atomic_load_n(filter_counter((uint64_t)(uintptr_t)p), __ATOMIC_RELAXED) != 0;
+}
+
+/* Track P: its entry, then its count in the filter (both before the program can free it). */
+static bool track_block(uint64_t p, struct mthread *owner, uint32_t node, uint64_t bytes)
+{
+	if (!insert_in(&small, p, owner, node, bytes)) {
+		/* Counted first: a lookup that finds 0 must not miss an entry on its way in. */
+		__atomic_fetch_add(&big_entries, 1, __ATOMIC_SEQ_CST);
+		if (!insert_in(&big, p, owner, node, bytes)) {
+			__atomic_fetch_sub(&big_entries, 1, __ATOMIC_RELAXED);
+			return false;
+		}
+	}
+	filter_add(p);
+	return true;
+}
+
+/* Stop tracking P (before the real free: the address cannot be handed out again meanwhile). */
+static bool untrack_block(uint64_t p, struct slot *e)
+{
+	if (!take_from(&small, p, e)) {
+		if (!__atomic_load_n(&big_entries, __ATOMIC_ACQUIRE) || !take_from(&big, p, e))
+			return false;
+		__atomic_fetch_sub(&big_entries, 1, __ATOMIC_RELAXED);
+	}
+	filter_remove(p);
+	return true;
+}
+
+/* ---- which allocations are tracked ---- */
+
+static inline bool tracking(void)
+{
+	return table && rt.active;
+}
+
+/* SplitMix64: a Weyl sequence through a mixing function (independent steps overlap). */
+static inline uint64_t next_random(void)
+{
+	if (!rng)
+		rng = (uint64_t)(uintptr_t)&rng ^ rt_monotonic_ns();
+	rng += 0x9e3779b97f4a7c15ull;
+	return hmap_mix(rng);
+}
+
+/*
+ * ln U for U in (0, 1], inline (no call into libm on this path): U = M 2^E with M in
+ * [sqrt(1/2), sqrt(2)), and ln M = 2 atanh(S) with S = (M - 1) / (M + 1), |S| < 0.172, by its
+ * series to S^11 (error below 1e-10, far below what could bias the draws).
+ */
+static inline double ln_unit(double u)
+{
+	union {
+		double d;
+		uint64_t bits;
+	} x = { .d = u };
+	int e = (int)((x.bits >> 52) & 0x7ff) - 1023;
+	x.bits = (x.bits & ((UINT64_C(1) << 52) - 1)) | (UINT64_C(1023) << 52); /* M in [1, 2) */
+	if (x.d > 1.4142135623730951) {
+		x.d *= 0.5;
+		e++;
+	}
+	double s = (x.d - 1) / (x.d + 1), s2 = s * s;
+	double series = 1 + s2 * (1.0 / 3 + s2 * (1.0 / 5 + s2 * (1.0 / 7 + s2 * (1.0 / 9 +
+			    s2 * (1.0 / 11 + s2 * (1.0 / 13))))));
+	return e * 0.6931471805599453 + 2 * s * series;
+}
+
+/*
+ * The number of allocations up to and including the next tracked one: geometric, P(G > k) =
+ * (1 - P)^k, by inversion of a uniform U in (0, 1]: G = 1 + floor(ln U / ln(1 - P)).  Drawn
+ * GAP_BATCH at a time: the logarithms are chains of dependent operations, and independent
+ * chains overlap.
+ */
+#define GAP_BATCH 8
+
+static __thread int64_t gaps[GAP_BATCH] __attribute__((tls_model("initial-exec")));
+static __thread uint32_t ngaps __attribute__((tls_model("initial-exec")));
+
+static void draw_gaps(void)
+{
+	double u[GAP_BATCH];
+	for (int i = 0; i < GAP_BATCH; i++) /* 53 bits: a multiple of 2^-53, never 0 */
+		u[i] = (double)((next_random() >> 11) + 1) * 0x1p-53;
+	for (int i = 0; i < GAP_BATCH; i++) {
+		double g = ln_unit(u[i]) * gap_scale; /* >= 0 */
+		gaps[i] = g < 0x1p62 ? (int64_t)g + 1 : INT64_C(1) << 62;
+	}
+	ngaps = GAP_BATCH;
+}
+
+static int64_t next_gap(void)
+{
+	if (!table)
+		return INT64_C(1) << 62; /* MEMLEAK is off (or not yet on: see rt_memleak_init) */
+	if (gap_scale == 0)
+		return 1;
+	if (!ngaps)
+		draw_gaps();
+	return gaps[--ngaps];
+}
+
+/* The slow half of the decision, once the count reached 0: whether this call is tracked. */
+static bool decide(void)
+{
+	if (countdown < 0) {
+		/* The thread's first allocation: the count was never drawn. */
+		countdown = next_gap() - 1;
+		if (countdown > 0)
+			return false;
+	}
+	countdown = next_gap();
+	return true;
+}
+
+/* N bytes scaled by 1/P (exact at P = 1). */
+static uint64_t scaled(size_t n)
+{
+	if (inverse_p == 1)
+		return n;
+	double x = (double)n * inverse_p + 0.5;
+	return x < 0x1p64 ? (uint64_t)x : UINT64_MAX;
+}
+
+static void say_crowded(void)
+{
+	if (__atomic_fetch_add(&crowded, 1, __ATOMIC_RELAXED) == 0)
+		rt_log("error: MEMLEAK: the table of live blocks is crowded (%u slots): some "
+		       "allocations are not tracked; use --memleak-prob below 1", big.mask + 1);
+}
+
+/* The block P of N bytes was just allocated by CALLEE, called at RA with stack pointer SP,
+ * and chosen for tracking. */
+static void track(void *p, size_t n, const void *callee, uint64_t ra, uint64_t sp)
+{
+	if (!p || inside || !tracking() || rt_sync_from_measure(ra))
+		return;
+	/* The block's slot is likely not in the cache: fetched while the context is found. */
+	__builtin_prefetch(&small.slot[home_of(&small, (uint64_t)(uintptr_t)p)], 1);
+	struct mthread *t = rt_self();
+	if (!t)
+		return;
+	int saved = errno;
+	inside = 1;
+	if (rt_sync_claim(t)) {
+		uint32_t leaf = rt_sync_context(t, callee, ra, sp);
+		uint64_t bytes = scaled(n);
+		if (leaf != UINT32_MAX) {
+			if (track_block((uint64_t)(uintptr_t)p, t, leaf, bytes))
+				rt_sync_credit(t, leaf, metric_alloc, bytes);
+			else
+				say_crowded();
+		}
+		rt_sync_release(t);
+	}
+	inside = 0;
+	errno = saved;
+}
+
+/*
+ * After the real allocation: one decrement and a branch for the calls that are not tracked
+ * (the caller inlines this); the rest goes to tracked(), out of line.
+ */
+#define AFTER_ALLOCATION(p, n, callee, ra, sp)                                                  \
+	do {                                                                                    \
+		if (unlikely(--countdown <= 0))                                                 \
+			chosen(p, n, callee, ra, sp);                                           \
+	} while (0)
+
+static __attribute__((noinline)) void chosen(void *p, size_t n, const void *callee, uint64_t ra,
+					     uint64_t sp)
+{
+	if (decide())
+		track(p, n, callee, ra, sp);
+}
+
+/* A tracked block E was freed: its bytes to the allocating context, in this thread's tree. */
+static void credit_freed(const struct slot *e)
+{
+	struct mthread *t = rt_self();
+	if (!t || inside)
+		return;
+	int saved = errno;
+	inside = 1;
+	if (rt_sync_claim(t)) {
+		rt_sync_credit(t, rt_sync_copy_context(t, e->owner, e->node), metric_freed, e->bytes);
+		rt_sync_release(t);
+	}
+	inside = 0;
+	errno = saved;
+}
+
+void rt_memleak_finish(void)
+{
+	if (!table)
+		return;
+	struct mthread *me = rt_self();
+	bool claimed = me && !inside && rt_sync_claim(me);
+	uint64_t blocks = 0, bytes = 0, lost = 0;
+	inside = 1;
+	for (uint32_t i = 0; i <= small.mask + ARRAY_SIZE(big_touched) * 64 * SLOTS_PER_PAGE; i++) {
+		struct slot *s;
+		if (i <= small.mask) {
+			s = &small.slot[i];
+		} else {
+			uint32_t at = i - small.mask - 1, page = at / SLOTS_PER_PAGE;
+			if (!(__atomic_load_n(&big_touched[page / 64], __ATOMIC_ACQUIRE) &
+			      (1ull << (page % 64)))) {
+				i += SLOTS_PER_PAGE - 1 - at % SLOTS_PER_PAGE; /* the next page */
+				continue;
+			}
+			s = &big.slot[at];
+		}
+		uint64_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		if (k == KEY_EMPTY || k == KEY_RESERVED)
+			continue;
+		struct slot e;
+		if (!untrack_block(k, &e))
+			continue; /* freed meanwhile by another thread */
+		blocks++;
+		bytes += e.bytes;
+		uint32_t node = claimed ? rt_sync_copy_context(me, e.owner, e.node) : UINT32_MAX;
+		if (node == UINT32_MAX)
+			lost += e.bytes;
+		else
+			rt_sync_credit(me, node, metric_leaked, e.bytes);
+	}
+	inside = 0;
+	if (claimed)
+		rt_sync_release(me);
+	rt_log("MEMLEAK: %llu blocks, %llu bytes still allocated at the end%s",
+	       (unsigned long long)blocks, (unsigned long long)bytes,
+	       probability < MLEAK_PROB_ONE ? " (estimated from the tracked fraction)" : "");
+	if (lost)
+		rt_log("error: MEMLEAK: %llu leaked bytes could not be recorded (%s)",
+		       (unsigned long long)lost,
+		       !me ? "the process ended in a thread that is not measured"
+			   : "the thread ending the process was inside measure or out of memory");
+	if (crowded)
+		rt_log("error: MEMLEAK: %llu allocations were not tracked: the table was crowded",
+		       (unsigned long long)crowded);
+}
+
+/*
+ * The child of fork starts with nothing tracked (the blocks it inherits are the parent's), and
+ * draws its own random numbers from now on.
+ */
+static void forget_in_child(void)
+{
+	rng = 0;
+	ngaps = 0;
+	countdown = 0;
+	if (!table)
+		return;
+	madvise(small.slot, (size_t)(small.mask + 1) * sizeof(struct slot), MADV_DONTNEED);
+	madvise(big.slot, (size_t)(big.mask + 1) * sizeof(struct slot), MADV_DONTNEED);
+	memset(filter, 0, sizeof(filter));
+	memset(big_touched, 0, sizeof(big_touched));
+	crowded = 0;
+	big_entries = 0;
+}
+
+void rt_memleak_init(void)
+{
+	for (int i = 0; i < rt.cfg.nevents; i++) {
+		const struct mevent *e = &rt.cfg.ev[i];
+		if (e->source != MSOURCE_MEMLEAK)
+			continue;
+		if (e->config == MLEAK_ALLOCATED)
+			metric_alloc = i;
+		else if (e->config == MLEAK_FREED)
+			metric_freed = i;
+		else if (e->config == MLEAK_LEAKED)
+			metric_leaked = i;
+		probability = e->rate ? (uint32_t)FTH_MIN(e->rate, MLEAK_PROB_ONE) : MLEAK_PROB_ONE;
+	}
+	if (metric_alloc < 0 || metric_freed < 0 || metric_leaked < 0)
+		return;
+	gap_scale = probability >= MLEAK_PROB_ONE
+			    ? 0
+			    : 1 / log1p(-(double)probability / MLEAK_PROB_ONE);
+	inverse_p = probability >= MLEAK_PROB_ONE ? 1 : (double)MLEAK_PROB_ONE / probability;
+	resolve();
+	/* Say so when the program's own malloc comes first: nothing of it can be seen. */
+	void *first = dlsym(RTLD_DEFAULT, "malloc");
+	if (first && !rt_sync_from_measure((uint64_t)(uintptr_t)first + 1)) {
+		Dl_info info;
+		rt_log("error: MEMLEAK cannot measure this program: its malloc (in %s) comes before "
+		       "measure's in the symbol search order (a statically linked allocator?)",
+		       dladdr(first, &info) && info.dli_fname ? info.dli_fname : "an unknown module");
+		return;
+	}
+	size_t big_bytes = ((size_t)1 << BIG_BITS) * sizeof(struct slot);
+	size_t small_bytes = ((size_t)1 << SMALL_BITS) * sizeof(struct slot);
+	void *mem = mmap(NULL, big_bytes + small_bytes, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (mem == MAP_FAILED) {
+		rt_log("error: MEMLEAK: no memory for the table of live blocks; not measured");
+		return;
+	}
+	big = (struct table){ mem, (1u << BIG_BITS) - 1, BIG_PROBES, true, big_touched };
+	small = (struct table){ (struct slot *)((char *)mem + big_bytes), (1u << SMALL_BITS) - 1,
+				SMALL_PROBES, false, NULL };
+	/* Huge pages where the kernel allows: table lookups are scattered, TLB misses cost. */
+	madvise(mem, big_bytes, MADV_HUGEPAGE);
+	pthread_atfork(NULL, NULL, forget_in_child);
+	__atomic_store_n(&table, (struct slot *)mem, __ATOMIC_RELEASE);
+	countdown = 0; /* drawn again, now that tracking is on */
+}
+
+/* ---- the wrappers ---- */
+
+static inline bool resolved_or_boot(void)
+{
+	return likely(__atomic_load_n(&real.malloc, __ATOMIC_ACQUIRE) != NULL) || resolve();
+}
+
+EXPORT void *malloc(size_t n)
+{
+	malloc_fn f = __atomic_load_n(&real.malloc, __ATOMIC_ACQUIRE);
+	if (unlikely(!f)) {
+		if (!resolve())
+			return boot_alloc(n, 16);
+		f = real.malloc;
+	}
+	void *p = f(n);
+	AFTER_ALLOCATION(p, n, (const void *)f, CALLER(), CALLER_SP());
+	return p;
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+	if (unlikely(!resolved_or_boot())) {
+		size_t bytes;
+		if (__builtin_mul_overflow(n, size, &bytes)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return boot_alloc(bytes, 16); /* never used before: zero */
+	}
+	void *p = real.calloc(n, size);
+	AFTER_ALLOCATION(p, n * size, (const void *)real.calloc, CALLER(), CALLER_SP());
+	return p;
+}
+
+/* The free of P, which the filter says may be tracked. */
+static __attribute__((noinline)) void free_maybe_tracked(void *p)
+{
+	if (!resolved_or_boot())
+		return; /* only bootstrap blocks can exist yet */
+	struct slot e;
+	/* Untracked before the real free, while the address cannot be handed out again. */
+	if (p && table && untrack_block((uint64_t)(uintptr_t)p, &e)) {
+		real.free(p);
+		credit_freed(&e);
+		return;
+	}
+	real.free(p);
+}
+
+EXPORT void free(void *p)
+{
+	if (unlikely(is_boot(p)))
+		return;
+	if (unlikely(maybe_tracked(p))) {
+		free_maybe_tracked(p);
+		return;
+	}
+	free_fn f = __atomic_load_n(&real.free, __ATOMIC_ACQUIRE);
+	if (unlikely(!f)) {
+		if (!p || !resolve())
+			return; /* only bootstrap blocks can exist yet */
+		f = real.free;
+	}
+	f(p);
+}
+
+/* realloc and reallocarray: CALL resizes; the old block is freed, the new one allocated. */
+static __attribute__((noinline)) void *reallocate(void *p, size_t n, size_t count, bool array,
+						   uint64_t ra, uint64_t sp)
+{
+	size_t bytes = n;
+	if (array && __builtin_mul_overflow(count, n, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (unlikely(!resolved_or_boot())) {
+		void *q = boot_alloc(bytes, 16);
+		if (q && p)
+			memcpy(q, p, FTH_MIN(bytes, boot_size(p)));
+		return q;
+	}
+	if (unlikely(p && is_boot(p))) {
+		/* A bootstrap block grows into a real one; the buffer keeps the old. */
+		void *q = real.malloc(bytes ? bytes : 1);
+		if (q)
+			memcpy(q, p, FTH_MIN(bytes, boot_size(p)));
+		AFTER_ALLOCATION(q, bytes, (const void *)real.malloc, ra, sp);
+		return q;
+	}
+	struct slot e;
+	bool had = p && unlikely(maybe_tracked(p)) && table &&
+		   untrack_block((uint64_t)(uintptr_t)p, &e);
+	const void *callee;
+	void *q;
+	if (array && real.reallocarray) {
+		q = real.reallocarray(p, count, n);
+		callee = (const void *)real.reallocarray;
+	} else {
+		q = real.realloc(p, bytes);
+		callee = (const void *)real.realloc;
+	}
+	if (unlikely(!q && bytes)) {
+		/* Failed: P is untouched, and still tracked. */
+		if (had && !track_block((uint64_t)(uintptr_t)p, e.owner, e.node, e.bytes))
+			say_crowded();
+		return q;
+	}
+	if (unlikely(had))
+		credit_freed(&e);
+	if (q)
+		AFTER_ALLOCATION(q, bytes, callee, ra, sp);
+	return q;
+}
+
+EXPORT void *realloc(void *p, size_t n)
+{
+	realloc_fn f = __atomic_load_n(&real.realloc, __ATOMIC_RELAXED);
+	/* The common case inline: resolved, and P neither a bootstrap block nor maybe tracked. */
+	if (unlikely(!f || !__atomic_load_n(&real.malloc, __ATOMIC_ACQUIRE) || is_boot(p) ||
+		     (p && maybe_tracked(p))))
+		return reallocate(p, n, 1, false, CALLER(), CALLER_SP());
+	void *q = f(p, n);
+	if (q)
+		AFTER_ALLOCATION(q, n, (const void *)f, CALLER(), CALLER_SP());
+	return q;
+}
+
+EXPORT void *reallocarray(void *p, size_t count, size_t n)
+{
+	return reallocate(p, n, count, true, CALLER(), CALLER_SP());
+}
+
+static void *aligned(memalign_fn f, size_t align, size_t n, uint64_t ra, uint64_t sp)
+{
+	if (unlikely(!resolved_or_boot()))
+		return boot_alloc(n, align);
+	if (!f) {
+		/* The allocator lacks this one: memalign does the same. */
+		f = real.memalign;
+		if (!f) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	void *p = f(align, n);
+	AFTER_ALLOCATION(p, n, (const void *)f, ra, sp);
+	return p;
+}
+
+EXPORT void *memalign(size_t align, size_t n)
+{
+	return aligned(real.memalign, align, n, CALLER(), CALLER_SP());
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	return aligned(real.aligned_alloc, align, n, CALLER(), CALLER_SP());
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	if (unlikely(!resolved_or_boot())) {
+		*out = boot_alloc(n, align);
+		return *out ? 0 : ENOMEM;
+	}
+	int rc = real.posix_memalign(out, align, n);
+	if (rc == 0)
+		AFTER_ALLOCATION(*out, n, (const void *)real.posix_memalign, CALLER(), CALLER_SP());
+	return rc;
+}
+
+EXPORT void *valloc(size_t n)
+{
+	if (!real.valloc && __atomic_load_n(&real.malloc, __ATOMIC_ACQUIRE))
+		return aligned(NULL, (size_t)sysconf(_SC_PAGESIZE), n, CALLER(), CALLER_SP());
+	if (unlikely(!resolved_or_boot()))
+		return boot_alloc(n, 4096);
+	void *p = real.valloc(n);
+	AFTER_ALLOCATION(p, n, (const void *)real.valloc, CALLER(), CALLER_SP());
+	return p;
+}
+
+EXPORT void *pvalloc(size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	if (!real.pvalloc && __atomic_load_n(&real.malloc, __ATOMIC_ACQUIRE))
+		return aligned(NULL, page, (n + page - 1) & ~(page - 1), CALLER(), CALLER_SP());
+	if (unlikely(!resolved_or_boot()))
+		return boot_alloc((n + page - 1) & ~(page - 1), 4096);
+	void *p = real.pvalloc(n);
+	AFTER_ALLOCATION(p, n, (const void *)real.pvalloc, CALLER(), CALLER_SP());
+	return p;
+}
+
+EXPORT size_t malloc_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	if (is_boot(p))
+		return boot_size(p);
+	if (!resolved_or_boot())
+		return 0;
+	return real.usable_size ? real.usable_size(p) : 0;
+}

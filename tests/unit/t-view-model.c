@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t-view-model.c: view's model on databases with known values (tests/helper/viewdb.c): the
+ * three views agree (flat and bottom-up functions equal FLAT, the top-down root the totals),
+ * recursion counted once, call sites kept apart, search, filter, hot path, zoom, flatten,
+ * threads, derived and TMA values, marks, source lines, escaping and formula errors.
+ */
+#include "compat.h"
+#include "tap.h"
+#include "buf.h"
+#include "error.h"
+#include "mfile.h"
+#include "model.h"
+#include "viewdb.h"
+#include "xalloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static char label_text[512];
+
+static const char *label(struct vm *vm, enum vm_view v, vm_node n, bool utf8)
+{
+	struct buf b = BUF_INIT;
+	vm_node_label(vm, v, n, utf8, &b);
+	snprintf(label_text, sizeof(label_text), "%.*s", (int)b.len, (const char *)b.data);
+	buf_release(&b);
+	return label_text;
+}
+
+/* The first node (pre-order, all expanded) whose label is exactly TEXT. */
+static vm_node find(struct vm *vm, enum vm_view v, const char *text)
+{
+	vm_node n = vm_search(vm, v, VM_NONE, text, true), first = n;
+	while (n != VM_NONE && strcmp(label(vm, v, n, true), text) != 0) {
+		n = vm_search(vm, v, n, text, true);
+		if (n == first)
+			return VM_NONE;
+	}
+	return n;
+}
+
+static double flat_value(const struct dbfile *db, uint32_t f, uint16_t m, bool incl)
+{
+	for (uint32_t j = db->flat_start[f]; j < db->flat_start[f + 1]; j++)
+		if (db->flat_metric[j] == m)
+			return incl ? db->flat_incl[j] : db->flat_excl[j];
+	return 0;
+}
+
+static bool row_has(struct vm *vm, enum vm_view v, const char *text)
+{
+	const vm_node *rows;
+	uint32_t n = vm_rows(vm, v, &rows);
+	for (uint32_t i = 0; i < n; i++)
+		if (!strcmp(label(vm, v, rows[i], true), text))
+			return true;
+	return false;
+}
+
+static void test_views_agree(struct vm *vm)
+{
+	const struct dbfile *db = vm_db(vm);
+	is_int((long long)vm_nmetrics(vm), 4, "four metrics");
+	is_int(vm_metric_by_name(vm, "cycles"), 1, "metric by exact name");
+	is_int(vm_metric_by_name(vm, "CYCLES"), 1, "metric by name, any case");
+	is_int(vm_metric_by_name(vm, "cycles p"), 3, "metric by unique prefix");
+	is_int(vm_metric_by_name(vm, "cpu"), -1, "an ambiguous prefix is no metric");
+	is_int((long long)vm_default_metric(vm), 0, "default metric: cpu-clock");
+	ok(vm_total(vm, 0) == 1005, "total cpu-clock 1005");
+	ok(vm_total(vm, 1) == 77, "total cycles 77");
+	ok(fabs(vm_total(vm, 2) - 1.005e-6) < 1e-18, "derived seconds: $0 / 1e9");
+	ok(fabs(vm_total(vm, 3) - 77.0 / 1005) < 1e-15, "derived ratio $1 / $0");
+	ok(vm_value(vm, VM_TOPDOWN, vm_root(vm, VM_TOPDOWN), 0, true) == vm_total(vm, 0),
+	   "top-down root = total");
+	/* Bottom-up roots and flat functions equal FLAT, for every function and raw metric. */
+	for (int view = VM_BOTTOMUP; view <= VM_FLAT; view++) {
+		vm_expand_all(vm, view, true);
+		const vm_node *rows;
+		uint32_t n = vm_rows(vm, view, &rows), functions = 0, bad = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			struct vm_node_info in;
+			vm_node_info(vm, view, rows[i], &in);
+			if (in.kind != VM_KIND_FUNCTION)
+				continue;
+			functions++;
+			uint32_t f;
+			for (f = 0; f < db->nfunctions; f++)
+				if (!strcmp(dbfile_str(db, db->functions[f].name), in.name))
+					break;
+			for (uint16_t m = 0; m < 2; m++)
+				for (int incl = 0; incl < 2; incl++)
+					bad += vm_value(vm, view, rows[i], m, incl) !=
+					       flat_value(db, f, m, incl);
+		}
+		is_int(functions, 6, "%s: six functions", view == VM_FLAT ? "flat" : "bottom-up");
+		is_int(bad, 0, "%s: every function's values equal FLAT",
+		       view == VM_FLAT ? "flat" : "bottom-up");
+	}
+	vm_node fact = find(vm, VM_BOTTOMUP, "fact");
+	ok(fact != VM_NONE && vm_value(vm, VM_BOTTOMUP, fact, 0, true) == 42,
+	   "recursion counts once: fact 42");
+	vm_node comp = find(vm, VM_BOTTOMUP, "compute");
+	const vm_node *kids;
+	uint32_t n = vm_children(vm, VM_BOTTOMUP, comp, &kids);
+	is_int(n, 2, "compute has two call sites in main");
+	if (n == 2) {
+		is_str(label(vm, VM_BOTTOMUP, kids[0], true), "\xc2\xab [14] main", "caller line 14");
+		ok(vm_value(vm, VM_BOTTOMUP, kids[0], 0, true) == 330 &&
+			   vm_value(vm, VM_BOTTOMUP, kids[0], 0, false) == 150,
+		   "... 330 inclusive, 150 of compute's own");
+		is_str(label(vm, VM_BOTTOMUP, kids[1], false), "<< [20] main",
+		       "caller line 20 (ASCII)");
+		ok(vm_value(vm, VM_BOTTOMUP, kids[1], 0, true) == 30, "... 30");
+	}
+	vm_node dot = find(vm, VM_BOTTOMUP, "\xc2\xab [32] compute");
+	ok(dot != VM_NONE && vm_value(vm, VM_BOTTOMUP, dot, 0, true) == 120,
+	   "an inlined call's caller: compute at line 32, 120");
+	/* Flat: modules and files are sums; the recursive call site counts once. */
+	vm_node prog = find(vm, VM_FLAT, "prog");
+	ok(vm_value(vm, VM_FLAT, prog, 0, true) == 1005 && vm_value(vm, VM_FLAT, prog, 0, false) == 945,
+	   "flat module prog: 1005 inclusive, 945 exclusive");
+	vm_node rec = find(vm, VM_FLAT, "[52] \xc2\xbb fact");
+	ok(rec != VM_NONE && vm_value(vm, VM_FLAT, rec, 0, true) == 27,
+	   "flat: recursive call site fact:52 counts its outer call once (27)");
+	vm_node l31 = find(vm, VM_FLAT, "prog.c:31");
+	ok(l31 != VM_NONE && vm_value(vm, VM_FLAT, l31, 0, false) == 180,
+	   "flat: a line merges its contexts (180)");
+	vm_expand_all(vm, VM_BOTTOMUP, false);
+	vm_expand_all(vm, VM_FLAT, false);
+}
+
+static void test_navigation(struct vm *vm, const char *srcdir)
+{
+	enum vm_view td = VM_TOPDOWN;
+	vm_node root = vm_root(vm, td);
+	is_str(label(vm, td, root, true), "<program root>", "root label");
+	vm_expand(vm, td, root, true);
+	const vm_node *rows;
+	is_int(vm_rows(vm, td, &rows), 2, "root expanded: two rows");
+	/* Search finds a node in a collapsed subtree; reveal shows it. */
+	vm_node sq = vm_search(vm, td, VM_NONE, "SQRT", true);
+	is_str(sq != VM_NONE ? label(vm, td, sq, true) : "", "[33] \xc2\xbb sqrt",
+	       "search is case-insensitive, finds the call site first");
+	vm_node sq2 = vm_search(vm, td, sq, "sqrt", true);
+	is_str(sq2 != VM_NONE ? label(vm, td, sq2, true) : "", "sqrt", "... next: the function");
+	ok(vm_search(vm, td, sq2, "sqrt", false) == sq, "... previous: back");
+	ok(!row_has(vm, td, "sqrt"), "the match is collapsed");
+	vm_reveal(vm, td, sq2);
+	ok(row_has(vm, td, "sqrt"), "revealed");
+	ok(vm_search(vm, td, VM_NONE, "libm.c:?", true) != VM_NONE, "a glob search");
+	ok(vm_search(vm, td, VM_NONE, "nothing-like-it", true) == VM_NONE, "no match: none");
+	/* Hot path. */
+	vm_expand_all(vm, td, false);
+	vm_node end = vm_hot_path(vm, td, root, 0, 0.5);
+	is_str(label(vm, td, end, true), "prog.c:13", "hot path ends at prog.c:13");
+	ok(row_has(vm, td, "loop at prog.c:12") && row_has(vm, td, "prog.c:13"),
+	   "... expanded along the way");
+	/* Sort: by value descending by default; by name. */
+	vm_node mainf = find(vm, td, "main");
+	const vm_node *kids;
+	uint32_t n = vm_children(vm, td, mainf, &kids);
+	ok(n == 4 && !strcmp(label(vm, td, kids[0], true), "loop at prog.c:12") &&
+		   !strcmp(label(vm, td, kids[3], true), "[24] \xc2\xbb evil\x1b[2J\nname\xff\xfe"),
+	   "children sorted by inclusive value");
+	struct vm_sort s = vm_get_sort(vm);
+	struct vm_sort by_name = { 0, true, false, true };
+	vm_set_sort(vm, &by_name);
+	n = vm_children(vm, td, mainf, &kids);
+	ok(n == 4 && !strcmp(label(vm, td, kids[0], true), "[20] \xc2\xbb compute"),
+	   "sorted by name");
+	vm_set_sort(vm, &s);
+	/* Zoom. */
+	vm_node loop = find(vm, td, "loop at prog.c:12");
+	vm_zoom(vm, td, loop);
+	ok(vm_root(vm, td) == loop, "zoomed: the loop is the root");
+	n = vm_rows(vm, td, &rows);
+	ok(n >= 1 && rows[0] == loop, "... and the first row");
+	ok(vm_unzoom(vm, td) && vm_root(vm, td) == root && !vm_unzoom(vm, td), "unzoom once");
+	/* Filter: hide compute's subtree, or only compute. */
+	vm_expand_all(vm, td, true);
+	vm_set_filter(vm, "compute", VM_FILTER_SUBTREE);
+	ok(!row_has(vm, td, "compute") && !row_has(vm, td, "prog.c:31"),
+	   "filter subtree: compute and its lines are gone");
+	ok(vm_total(vm, 0) == 1005, "... the total does not change");
+	vm_set_filter(vm, "compute", VM_FILTER_SELF);
+	ok(!row_has(vm, td, "compute") && row_has(vm, td, "prog.c:31"),
+	   "filter self: compute is elided, its lines stay");
+	vm_set_filter(vm, "*libm*", VM_FILTER_SUBTREE);
+	ok(!row_has(vm, td, "sqrt") && row_has(vm, td, "compute"), "filter by module");
+	vm_set_filter(vm, NULL, VM_FILTER_SUBTREE);
+	ok(row_has(vm, td, "sqrt"), "no filter");
+	/* Flatten. */
+	vm_node fr = vm_root(vm, VM_FLAT);
+	is_int(vm_children(vm, VM_FLAT, fr, &kids), 2, "flat: two modules");
+	is_int(vm_flatten(vm), 1, "flatten once");
+	is_int(vm_children(vm, VM_FLAT, fr, &kids), 3, "... three files");
+	is_int(vm_flatten(vm), 2, "flatten twice");
+	is_int(vm_children(vm, VM_FLAT, fr, &kids), 6, "... six functions");
+	is_int(vm_unflatten(vm), 1, "unflatten");
+	is_int(vm_unflatten(vm), 0, "unflatten again");
+	is_int(vm_unflatten(vm), 0, "... not below 0");
+	/* Marks. */
+	ok(vm_value_marks(vm, td, root, 1) & VM_MARK_MULTIPLEXED, "cycles is multiplexed");
+	ok(!(vm_value_marks(vm, td, root, 0) & VM_MARK_MULTIPLEXED), "cpu-clock is not");
+	ok(vm_value_marks(vm, VM_TOPDOWN, vm_search(vm, td, VM_NONE, "prog.c:71", true), 0) &
+		   VM_MARK_LOW_SAMPLES,
+	   "3 of 1005 with 201 samples: low samples");
+	ok(!(vm_value_marks(vm, td, mainf, 0) & VM_MARK_LOW_SAMPLES), "main is not");
+	/* Source. */
+	vm_add_source_path(vm, srcdir);
+	vm_node l13 = find(vm, td, "prog.c:13");
+	struct vm_source src;
+	ok(vm_source(vm, td, l13, 0, &src) == 0, "source of prog.c:13");
+	ok(src.path && strstr(src.path, "prog.c"), "found in the source path");
+	is_str(src.recorded, "prog.c", "recorded path");
+	is_int(src.focus, 13, "focus on line 13");
+	bool l13ok = false, l12hdr = false, l14loop = false, l31 = false;
+	for (uint32_t i = 0; i < src.nlines; i++) {
+		const struct vm_source_line *x = &src.lines[i];
+		l13ok |= x->line == 13 && x->value == 600 && x->loop_depth == 1;
+		l12hdr |= x->line == 12 && x->loop_header && x->loop_depth == 1;
+		l14loop |= x->line == 14 && x->value == 330 && x->loop_depth == 1;
+		l31 |= x->line == 31;
+	}
+	ok(l13ok && l12hdr && l14loop, "line values and the loop extent 12-14");
+	ok(!l31, "lines of other functions are not in main's scope");
+	vm_source_release(&src);
+	ok(vm_source(vm, td, root, 0, &src) < 0, "the root has no source");
+	vm_expand_all(vm, td, false);
+}
+
+static void test_threads(struct vm *vm)
+{
+	double v[3];
+	ok(vm_thread_values(vm, VM_TOPDOWN, 0, 0, true, v) == 0 && v[0] == 236 && v[1] == 294 &&
+		   v[2] == 475,
+	   "per-thread totals 236 294 475");
+	vm_node comp = find(vm, VM_BOTTOMUP, "compute");
+	ok(vm_thread_values(vm, VM_BOTTOMUP, comp, 0, true, v) == 0 && v[2] == 160,
+	   "bottom-up compute in thread 2: 160");
+	ok(vm_select_thread(vm, 2) == 0 && vm_selected_thread(vm) == 2, "select thread 2");
+	ok(vm_total(vm, 0) == 475, "... total 475");
+	ok(vm_value(vm, VM_BOTTOMUP, comp, 0, true) == 160, "... bottom-up compute 160");
+	vm_node dotf = find(vm, VM_FLAT, "dot");
+	ok(vm_value(vm, VM_FLAT, dotf, 0, false) == 80, "... flat dot 80");
+	ok(vm_select_thread(vm, 7) < 0 && strstr(fth_errmsg(), "no thread 7"), "no thread 7");
+	ok(vm_select_thread(vm, -1) == 0 && vm_total(vm, 0) == 1005, "back to the sum");
+}
+
+/*
+ * Bottom-up and flat values per thread (computed from the thread's values, not the flat
+ * profile) add up to the sums over threads, and a selected thread shows its own.
+ */
+static void test_thread_sums(struct vm *vm)
+{
+	static const enum vm_view views[] = { VM_BOTTOMUP, VM_FLAT };
+	uint32_t nt = vm_db(vm)->nthreads;
+	for (size_t v = 0; v < ARRAY_SIZE(views); v++) {
+		enum vm_view view = views[v];
+		const char *name = view == VM_FLAT ? "flat" : "bottom-up";
+		vm_expand_all(vm, view, true);
+		const vm_node *rows;
+		uint32_t n = vm_rows(vm, view, &rows);
+		vm_node *ids = xmalloc(n * sizeof(vm_node));
+		memcpy(ids, rows, n * sizeof(vm_node));
+		double *per = xcalloc((size_t)n * 2 * nt, sizeof(double));
+		bool sums = true, shown = true;
+		uint32_t checked = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			struct vm_node_info in;
+			vm_node_info(vm, view, ids[i], &in);
+			for (int incl = 0; incl < 2; incl++) {
+				double *t = per + ((size_t)i * 2 + incl) * nt, total = 0;
+				if (vm_thread_values(vm, view, ids[i], 0, incl, t) < 0)
+					sums = false;
+				for (uint32_t k = 0; k < nt; k++)
+					total += t[k];
+				if (total != vm_value(vm, view, ids[i], 0, incl)) {
+					diag("%s node %u (kind %u) %s: threads add to %g, sum %g",
+					     name, ids[i], in.kind, incl ? "incl" : "excl", total,
+					     vm_value(vm, view, ids[i], 0, incl));
+					sums = false;
+				}
+				checked += in.kind == VM_KIND_MODULE || in.kind == VM_KIND_FILE ||
+					   in.kind == VM_KIND_FUNCTION;
+			}
+		}
+		ok(sums && checked >= 12, "%s: every node's per-thread values add up to its sum (%u)",
+		   name, checked);
+		for (uint32_t k = 0; k < nt; k++) {
+			ok(vm_select_thread(vm, (int32_t)k) == 0, "select thread %u", k);
+			for (uint32_t i = 0; i < n; i++)
+				for (int incl = 0; incl < 2; incl++)
+					if (vm_value(vm, view, ids[i], 0, incl) !=
+					    per[((size_t)i * 2 + incl) * nt + k])
+						shown = false;
+		}
+		ok(shown, "%s: a selected thread shows its own values at every node", name);
+		vm_select_thread(vm, -1);
+		vm_expand_all(vm, view, false);
+		free(per);
+		free(ids);
+	}
+}
+
+/* Statistics over threads, read from the database's STAT chunks on demand. */
+static void test_stats(struct vm *vm)
+{
+	struct dbfile_stat in, ex;
+	ok(vm_stats(vm, VM_TOPDOWN, 0, 0, &in, &ex) == 0 && in.count == 3 && in.sum == 1005 &&
+		   in.min == 236 && in.max == 475 && ex.count == 0,
+	   "root: 3 threads, sum 1005, min 236, max 475");
+	double mean = 1005.0 / 3, var = ((236 - mean) * (236 - mean) + (294 - mean) * (294 - mean) +
+					 (475 - mean) * (475 - mean)) / 3;
+	ok(fabs(in.stddev - sqrt(var)) < 1e-9 * sqrt(var), "root: population stddev %g",
+	   in.stddev);
+	ok(vm_stats(vm, VM_BOTTOMUP, vm_root(vm, VM_BOTTOMUP), 0, &in, &ex) < 0,
+	   "bottom-up nodes have no statistics: %s", fth_errmsg());
+}
+
+static void test_tma(const char *dir)
+{
+	struct vm *vm = vm_open(dir);
+	ok(vm != NULL, "open the TMA database");
+	if (!vm)
+		return;
+	is_int((long long)vm_default_metric(vm), 0, "default: cpu-clock, not a TMA input");
+	vm_node mainf = find(vm, VM_TOPDOWN, "main");
+	const struct vm_tma_row *r;
+	uint32_t n = vm_tma(vm, VM_TOPDOWN, mainf, &r);
+	is_int(n, 7, "seven TMA nodes");
+	static const struct {
+		const char *name;
+		uint32_t depth;
+		double fraction;
+		bool over, dominant;
+	} want[] = {
+		{ "Total Slots", 0, 1, false, true },	   { "Active", 1, 0.41, false, false },
+		{ "Retiring", 2, 0.225, false, false },	   { "Bad Speculation", 2, 0.185, true, false },
+		{ "Stall", 1, 0.59, false, true },	   { "Frontend Bound", 2, 0.14, false, false },
+		{ "Backend Bound", 2, 0.45, true, true },
+	};
+	for (uint32_t i = 0; i < n && i < 7; i++) {
+		const struct dbfile_metric *m = vm_metric(vm, r[i].metric);
+		ok(!strcmp(m->name, want[i].name) && r[i].depth == want[i].depth &&
+			   fabs(r[i].fraction - want[i].fraction) < 1e-12 &&
+			   r[i].over_threshold == want[i].over && r[i].dominant == want[i].dominant,
+		   "%s %.1f percent", want[i].name, 100 * want[i].fraction);
+	}
+	vm_node idle = find(vm, VM_TOPDOWN, "kern.c:12");
+	n = vm_tma(vm, VM_TOPDOWN, idle, &r);
+	bool all_nan = n == 7;
+	for (uint32_t i = 0; i < n; i++)
+		all_nan &= isnan(r[i].fraction) && !r[i].over_threshold && !r[i].dominant;
+	ok(all_nan, "no slots at kern.c:12: every node is NaN");
+	vm_node stream = find(vm, VM_TOPDOWN, "kern.c:6");
+	n = vm_tma(vm, VM_TOPDOWN, stream, &r);
+	ok(n == 7 && fabs(r[6].fraction - 0.75) < 1e-12, "stream: Backend Bound 0.75");
+	ok(vm_metric_is_tma(vm, 6) && !vm_metric_is_tma(vm, 1), "TMA nodes and inputs");
+	vm_close(vm);
+}
+
+static void test_escape(void)
+{
+	struct buf b = BUF_INIT;
+	const char hostile[] = "evil\x1b[2J\nname\xff\xfe\x7f\t\xc2\x9b";
+	vm_escape(&b, hostile, sizeof(hostile) - 1, true);
+	buf_addch(&b, '\0');
+	is_str((const char *)b.data, "evil\\e[2J\\nname\\xff\\xfe\\x7f\\t\\u{9b}",
+	       "controls, DEL, C1 and invalid UTF-8 escaped");
+	buf_reset(&b);
+	vm_escape(&b, "caf\xc3\xa9 \xe2\x82\xac", 9, true);
+	buf_addch(&b, '\0');
+	is_str((const char *)b.data, "caf\xc3\xa9 \xe2\x82\xac", "valid UTF-8 passes");
+	buf_reset(&b);
+	vm_escape(&b, "caf\xc3\xa9", 5, false);
+	buf_addch(&b, '\0');
+	is_str((const char *)b.data, "caf\\u{e9}", "... or not, without UTF-8");
+	buf_reset(&b);
+	vm_escape(&b, "\xc0\xaf\xed\xa0\x80", 5, true);
+	buf_addch(&b, '\0');
+	is_str((const char *)b.data, "\\xc0\\xaf\\xed\\xa0\\x80", "overlong and surrogates");
+	buf_release(&b);
+	char out[32];
+	is_str(vm_format_value(1.25e9, MFILE_UNIT_NANOSECONDS, out, sizeof(out)), "1.25 s", "1.25 s");
+	is_str(vm_format_value(830e6, MFILE_UNIT_NANOSECONDS, out, sizeof(out)), "830 ms", "830 ms");
+	is_str(vm_format_value(1.23e9, MFILE_UNIT_COUNT, out, sizeof(out)), "1.23e+09", "counts");
+	is_str(vm_format_value(4 << 20, MFILE_UNIT_BYTES, out, sizeof(out)), "4.0 MiB", "bytes");
+	is_str(vm_format_value(NAN, MFILE_UNIT_COUNT, out, sizeof(out)), "n/a", "NaN");
+}
+
+static void test_formula_errors(const char *base)
+{
+	static const struct {
+		const char *formula, *why;
+	} bad[] = {
+		{ "$0 +", "an unexpected end" },
+		{ "max(1,", "an unexpected end" },
+		{ "$9", "does not exist" },
+		{ "$0 $0", "text after the end" },
+		{ "$2", "refers to itself" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s/bad%zu", base, i);
+		struct viewdb b;
+		viewdb_init(&b, "/bin/p", 1);
+		viewdb_metric(&b, "cpu-clock", MFILE_UNIT_NANOSECONDS, NULL);
+		viewdb_metric(&b, "cycles", MFILE_UNIT_COUNT, NULL);
+		viewdb_metric(&b, "broken", MFILE_UNIT_COUNT, bad[i].formula);
+		int rc = viewdb_write(&b, dir, 0);
+		viewdb_release(&b);
+		struct vm *vm = rc == 0 ? vm_open(dir) : NULL;
+		ok(!vm && strstr(fth_errmsg(), "metric broken") && strstr(fth_errmsg(), bad[i].why),
+		   "formula \"%s\" refused: %s", bad[i].formula, fth_errmsg());
+		vm_close(vm);
+	}
+	/* Division by zero and NaN inputs: NaN, not a crash. */
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/nan", base);
+	struct viewdb b;
+	viewdb_init(&b, "/bin/p", 1);
+	viewdb_metric(&b, "cpu-clock", MFILE_UNIT_NANOSECONDS, NULL);
+	viewdb_metric(&b, "ratio", MFILE_UNIT_COUNT, "max(1, $0) / ($0 - $0) + 2e-3");
+	viewdb_metric(&b, "fine", MFILE_UNIT_COUNT, "-(2 * 3.5e1 - 1) + min(4, 7) + if($0 < 1, 1, 2)");
+	uint32_t c = viewdb_context(&b, 0, DBFILE_LINE, DBFILE_NONE, DBFILE_NONE, 0, DBFILE_NONE, 16);
+	viewdb_value(&b, c, 0, 0, 5);
+	int rc = viewdb_write(&b, dir, 0);
+	viewdb_release(&b);
+	struct vm *vm = rc == 0 ? vm_open(dir) : NULL;
+	ok(vm && isnan(vm_total(vm, 1)), "division by zero: NaN");
+	ok(vm && vm_total(vm, 2) == -69 + 4 + 2, "unary minus, exponent, min, if, <");
+	vm_close(vm);
+}
+
+int main(void)
+{
+	char dir[4096], tma[4096], src[4096], path[4200];
+	snprintf(dir, sizeof(dir), "%s/small", tap_tmpdir());
+	snprintf(tma, sizeof(tma), "%s/tma", tap_tmpdir());
+	snprintf(src, sizeof(src), "%s/src", tap_tmpdir());
+	mkdir(src, 0755);
+	snprintf(path, sizeof(path), "%s/prog.c", src);
+	FILE *f = fopen(path, "w");
+	for (int i = 1; f && i <= 80; i++)
+		fprintf(f, "line %d\n", i);
+	if (f)
+		fclose(f);
+	ok(viewdb_make_small(dir) == 0, "write the small database");
+	ok(viewdb_make_tma(tma) == 0, "write the TMA database");
+	struct vm *vm = vm_open(dir);
+	ok(vm != NULL, "open it: %s", vm ? "" : fth_errmsg());
+	if (!vm)
+		return done_testing();
+	const struct vm_tma_row *rows;
+	is_int(vm_tma(vm, VM_TOPDOWN, 0, &rows), 0, "no TMA metrics: no rows");
+	test_views_agree(vm);
+	test_navigation(vm, src);
+	test_threads(vm);
+	test_thread_sums(vm);
+	test_stats(vm);
+	vm_close(vm);
+	test_tma(tma);
+	test_escape();
+	test_formula_errors(tap_tmpdir());
+	ok(vm_open("/nonexistent/db") == NULL && strstr(fth_errmsg(), "/nonexistent/db"),
+	   "a missing database is named");
+	return done_testing();
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model-internal.h: what the files of view's model share (model.c: opening, values, threads;
+ * model-nav.c: children, sorting, rows, expansion, hot path, zoom, search, filter;
+ * model-tree.c: the bottom-up and flat trees; formula.c; model-source.c; model-tma.c;
+ * escape.c).  Nothing here is for the TUI or batch output: they use model.h.
+ */
+#ifndef FATHOM_VIEW_MODEL_INTERNAL_H
+#define FATHOM_VIEW_MODEL_INTERNAL_H
+
+#include "buf.h"
+#include "hmap.h"
+#include "model.h"
+
+/* ---- formulas (formula.c) ---- */
+
+/* A formula compiled to a stack program. */
+struct formula {
+	uint32_t n;
+	struct formula_op *ops;
+	uint32_t stack; /* the deepest stack it needs */
+};
+/* Compile TEXT; references must be below NMETRICS.  -1 with the reason when malformed. */
+int formula_compile(const char *text, uint32_t nmetrics, struct formula *out);
+/* Evaluate with REF(ctx, k) giving metric k's value; NaN on division by zero or a NaN input. */
+double formula_eval(const struct formula *f, double (*ref)(void *ctx, uint32_t k), void *ctx);
+/* Call FN for every metric referenced. */
+void formula_refs(const struct formula *f, void (*fn)(void *ctx, uint32_t k), void *ctx);
+void formula_release(struct formula *f);
+
+/* ---- value sources ---- */
+
+/*
+ * Values per (context, metric), placed by summary entry (rows by context: the summary's
+ * sum_start and sum_metric): the sums over threads, or one thread's.
+ */
+struct vsrc {
+	int32_t thread;	   /* -1: the summary */
+	const double *val; /* 2 per summary entry (inclusive, exclusive): sum_val, or OWN */
+	double *own;	   /* owned buffer of VAL for a thread (2 x nsum), reused */
+};
+
+/* ---- bottom-up and flat nodes ---- */
+
+struct vnode {
+	uint8_t kind; /* enum vm_kind */
+	bool built;   /* children known */
+	bool expanded;
+	uint32_t parent, depth;
+	uint32_t root;	   /* bottom-up: the FUNCTION node this caller chain starts at */
+	uint32_t function; /* function, caller function, or the callee of a call site */
+	uint32_t module;   /* module index or DBFILE_NONE */
+	uint32_t file;	   /* string or DBFILE_NONE */
+	uint32_t line;
+	uint64_t addr;
+	uint32_t group; /* flat: the (module, file) group; bottom-up function: the function */
+	/* bottom-up: instances (tip index in the root, context whose caller is next);
+	 * flat static nodes: contexts and whether each counts in the inclusive value */
+	uint32_t ninst;
+	uint32_t *inst_a, *inst_b;
+	uint32_t *kids;
+	uint32_t nkids, akids;
+	/* cached raw values for the current source: 2 per metric (incl, excl) */
+	double *vals;
+	uint32_t vals_gen;
+	/* bottom-up roots: tip contexts' exclusive values per metric (current source) */
+	double *tipx;
+	uint32_t tipx_gen;
+	/* visible children in the current sort order */
+	uint32_t *vis;
+	uint32_t nvis, vis_gen;
+};
+
+struct vtree {
+	struct vnode *nodes;
+	uint32_t n, cap;
+	uint32_t root; /* VM_NONE until built */
+};
+
+/* Visible children of a top-down context, cached. */
+struct vis_entry {
+	uint32_t *kids;
+	uint32_t n, gen;
+};
+
+struct view_state {
+	uint32_t *zoom; /* stack of roots */
+	uint32_t nzoom, azoom;
+	vm_node *rows;
+	uint32_t *row_depth;
+	uint32_t nrows, arows;
+};
+
+/*
+ * Function, group and module aggregates (flat view, bottom-up roots), per source:
+ * [index * 2 * nmetrics + 2 * metric + (0 incl, 1 excl)].  FN is NULL for the sums over
+ * threads, whose function values are the database's flat profile; GRP and MOD are computed
+ * when first needed.
+ */
+struct aggregates {
+	double *fn, *grp, *mod;
+	bool ready;
+};
+
+struct sort_key;
+
+struct vm {
+	struct dbfile db;
+	uint32_t nm;		 /* metrics */
+	struct formula *formulas; /* per metric: derived ones compiled, others empty */
+	bool *multiplexed;	 /* per metric, derived: any input */
+	int32_t *sample_metric;	 /* per metric: the raw metric whose samples count, or -1 */
+	/* top-down: children of every context */
+	uint32_t *child_start, *child_list;
+	uint8_t *td_expanded; /* bitmap */
+	struct hmap td_vis;   /* context -> index in vis_cache */
+	struct vis_entry *vis_cache;
+	uint32_t nvis_cache, avis_cache;
+	/* indices for bottom-up and flat (model-tree.c), built on first use */
+	bool indexed;
+	uint32_t *outer_inst;	    /* per context: outermost instance of its function on the path */
+	uint8_t *ctx_flags;	    /* per context: CF_* */
+	uint32_t *outer_list;	    /* contexts with CF_OUTER_GRP or CF_OUTER_MOD */
+	uint32_t nouter;
+	uint32_t *fn_ctx_start, *fn_ctx; /* contexts by their function field */
+	uint32_t *inl_start, *inl_ctx;	 /* INLINE contexts by the function they are inlined in */
+	uint32_t *fn_group;		 /* function -> (module, file) group */
+	uint32_t ngroups;
+	uint32_t *grp_module, *grp_file;
+	bool *fn_nonzero; /* function has a non-zero FLAT value */
+	/* values */
+	struct vsrc sum;
+	struct vsrc thread_src;
+	struct vsrc *cur;
+	uint32_t gen;  /* bumps on anything that changes visible children: sort, filter, values */
+	uint32_t vgen; /* bumps when the values change (thread selection) */
+	struct aggregates agg;
+	uint32_t agg_gen;
+	/* trees */
+	struct vtree bu, flat;
+	int flatten;
+	struct view_state vs[VM_NVIEWS];
+	struct vm_sort sort;
+	char *filter;
+	enum vm_filter_mode filter_mode;
+	/* source search path */
+	char **src_dirs;
+	uint32_t nsrc_dirs;
+	/* scratch */
+	struct vm_tma_row *tma_rows;
+	struct buf label;
+	double *scratch_vals;
+	struct sort_key *sort_keys; /* model-nav.c: 2 x asort_keys (keys and merge room) */
+	uint32_t asort_keys;
+	uint32_t eval_depth;
+};
+
+/* Context flags (model-tree.c). */
+enum {
+	CF_OUTER_FN = 1,   /* FUNCTION/INLINE with no ancestor instance of its function */
+	CF_OUTER_GRP = 2,  /* ... of its (module, file) group */
+	CF_OUTER_MOD = 4,  /* ... of its module */
+};
+
+static inline bool is_instance(uint8_t kind)
+{
+	return kind == DBFILE_FUNCTION || kind == DBFILE_INLINE;
+}
+
+/* model.c */
+double src_value(const struct vm *vm, const struct vsrc *src, uint32_t ctx, uint32_t metric,
+		 bool inclusive);
+/* Add every raw value of CTX in SRC into OUT (2 per metric) with WHICH: 1 incl, 2 excl, 3 both. */
+void src_add_row(const struct vm *vm, const struct vsrc *src, uint32_t ctx, double *out,
+		 unsigned which);
+/* Raw value (or derived, evaluated) of METRIC at NODE with SRC. */
+double value_with(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
+		  bool inclusive, const struct vsrc *src);
+const char *fn_name(const struct vm *vm, uint32_t function);
+const char *base_name(const char *path);
+
+/* model-tree.c */
+void tree_index(struct vm *vm);
+struct vtree *tree_of(struct vm *vm, enum vm_view view);
+uint32_t tree_root(struct vm *vm, enum vm_view view);
+void tree_build_children(struct vm *vm, enum vm_view view, uint32_t node);
+/* Raw values of a bottom-up or flat NODE with SRC into OUT (2 per metric). */
+void tree_node_values(struct vm *vm, enum vm_view view, uint32_t node, const struct vsrc *src,
+		      double *out);
+/* The value of METRIC at a bottom-up or flat NODE with the current values (cached). */
+double tree_node_value(struct vm *vm, enum vm_view view, uint32_t node, uint32_t metric,
+		       bool inclusive);
+void tree_release(struct vtree *t);
+void tree_reset_values(struct vm *vm);
+/* The contexts a node stands for (for source and TMA): top-down context, or NONE. */
+uint32_t tree_function_of(struct vm *vm, enum vm_view view, vm_node node);
+
+/* model-nav.c */
+void nav_invalidate(struct vm *vm);
+bool node_hidden_by_filter(struct vm *vm, enum vm_view view, vm_node node);
+uint32_t raw_children(struct vm *vm, enum vm_view view, vm_node node, const uint32_t **out);
+vm_node node_parent(struct vm *vm, enum vm_view view, vm_node node);
+/* The view's root before any zoom. */
+vm_node tree_root_of_view(struct vm *vm, enum vm_view view);
+uint32_t instance_at_or_above(const struct vm *vm, uint32_t ctx);
+
+#endif

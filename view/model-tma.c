@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model-tma.c: the top-down (TMA) breakdown of a node: the TMA metrics of the database as a
+ * forest (metric.parent), each node's formula evaluated on the node's inclusive values, the
+ * dominant path (the largest child from the top) and the nodes over their thresholds.  A top
+ * node whose formula counts slots ("Total Slots") is the whole: 1 when it has slots, NaN when
+ * it has none.
+ */
+#include "compat.h"
+#include "model-internal.h"
+#include "xalloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void add_subtree(struct vm *vm, uint32_t k, uint32_t depth, uint32_t *n)
+{
+	if (depth > 64)
+		return;
+	vm->tma_rows[(*n)++] = (struct vm_tma_row){ .metric = k, .depth = depth };
+	for (uint32_t c = 0; c < vm->nm; c++)
+		if (vm->db.metrics[c].parent == (int32_t)k && c != k)
+			add_subtree(vm, c, depth + 1, n);
+}
+
+uint32_t vm_tma(struct vm *vm, enum vm_view view, vm_node node, const struct vm_tma_row **rows)
+{
+	uint32_t count = 0;
+	for (uint32_t k = 0; k < vm->nm; k++)
+		count += vm_metric_is_tma(vm, k);
+	*rows = NULL;
+	if (!count)
+		return 0;
+	free(vm->tma_rows);
+	vm->tma_rows = xcalloc(count, sizeof(*vm->tma_rows));
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < vm->nm && n < count; k++) {
+		int32_t p = vm->db.metrics[k].parent;
+		if (vm_metric_is_tma(vm, k) && (p < 0 || (uint32_t)p >= vm->nm))
+			add_subtree(vm, k, 0, &n);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct vm_tma_row *r = &vm->tma_rows[i];
+		const struct dbfile_metric *m = &vm->db.metrics[r->metric];
+		double v = vm_value(vm, view, node, r->metric, true);
+		if (r->depth == 0 && !isnan(v))
+			v = v > 1 ? 1 : v <= 0 ? NAN : v;
+		r->fraction = v;
+		r->over_threshold = !isnan(m->threshold) && !isnan(v) && v > m->threshold;
+	}
+	/* The dominant path: the largest top node, then the largest child at each level. */
+	uint32_t parent_row = UINT32_MAX, depth = 0;
+	for (;;) {
+		uint32_t best = UINT32_MAX;
+		for (uint32_t i = parent_row == UINT32_MAX ? 0 : parent_row + 1; i < n; i++) {
+			struct vm_tma_row *r = &vm->tma_rows[i];
+			if (r->depth < depth)
+				break;
+			if (r->depth != depth || isnan(r->fraction))
+				continue;
+			if (best == UINT32_MAX || r->fraction > vm->tma_rows[best].fraction)
+				best = i;
+		}
+		if (best == UINT32_MAX)
+			break;
+		vm->tma_rows[best].dominant = true;
+		parent_row = best;
+		depth++;
+	}
+	*rows = vm->tma_rows;
+	return n;
+}

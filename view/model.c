@@ -1,0 +1,619 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model.c: opening a database for view (the top-down children index, compiled formulas),
+ * metrics, values (summary sums or one thread's, derived metrics evaluated), value marks,
+ * thread selection and per-thread values, node descriptions and labels.
+ */
+#include "compat.h"
+#include "error.h"
+#include "mfile.h"
+#include "model-internal.h"
+#include "xalloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+
+const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+const char *fn_name(const struct vm *vm, uint32_t function)
+{
+	if (function >= vm->db.nfunctions)
+		return "";
+	return dbfile_str(&vm->db, vm->db.functions[function].name);
+}
+
+/* ---- opening ---- */
+
+static void build_children(struct vm *vm)
+{
+	const struct dbfile *db = &vm->db;
+	uint32_t n = db->ncontexts;
+	vm->child_start = xcalloc((size_t)n + 2, sizeof(uint32_t));
+	vm->child_list = xmalloc(((size_t)n ? n : 1) * sizeof(uint32_t));
+	for (uint32_t c = 1; c < n; c++)
+		vm->child_start[db->contexts[c].parent + 2]++;
+	for (uint32_t c = 0; c <= n; c++)
+		vm->child_start[c + 1] += vm->child_start[c];
+	/* child_start[p + 1] is now the next free slot of P; it ends as the start of P + 1. */
+	for (uint32_t c = 1; c < n; c++)
+		vm->child_list[vm->child_start[db->contexts[c].parent + 1]++] = c;
+}
+
+struct cycle_check {
+	struct vm *vm;
+	uint8_t *state;
+	bool cycle;
+	bool multiplexed;
+	int32_t sample;
+};
+
+static void visit_metric(void *vctx, uint32_t k);
+
+static bool metric_multiplexed(const struct dbfile_metric *m)
+{
+	return (m->scale != 1 && !isnan(m->scale) && m->scale != 0) ||
+	       m->time_running < m->time_enabled;
+}
+
+static void visit_metric(void *vctx, uint32_t k)
+{
+	struct cycle_check *c = vctx;
+	const struct dbfile_metric *m = &c->vm->db.metrics[k];
+	if (c->state[k] == 1) {
+		c->cycle = true;
+		return;
+	}
+	if (c->state[k] == 2)
+		return;
+	if (m->kind != DBFILE_METRIC_DERIVED) {
+		c->multiplexed |= metric_multiplexed(m);
+		if (c->sample < 0)
+			c->sample = (int32_t)k;
+		return;
+	}
+	c->state[k] = 1;
+	formula_refs(&c->vm->formulas[k], visit_metric, c);
+	c->state[k] = 2;
+}
+
+static int compile_formulas(struct vm *vm)
+{
+	struct dbfile *db = &vm->db;
+	vm->formulas = xcalloc(vm->nm ? vm->nm : 1, sizeof(*vm->formulas));
+	vm->multiplexed = xcalloc(vm->nm ? vm->nm : 1, sizeof(bool));
+	vm->sample_metric = xcalloc(vm->nm ? vm->nm : 1, sizeof(int32_t));
+	for (uint32_t k = 0; k < vm->nm; k++) {
+		const struct dbfile_metric *m = &db->metrics[k];
+		if (m->kind != DBFILE_METRIC_DERIVED)
+			continue;
+		if (formula_compile(m->formula ? m->formula : "", vm->nm, &vm->formulas[k]) < 0)
+			return fth_error_prefix("%s: metric %s: malformed formula \"%s\"", db->dir,
+						m->name, m->formula ? m->formula : "");
+	}
+	uint8_t *state = xcalloc(vm->nm ? vm->nm : 1, 1);
+	for (uint32_t k = 0; k < vm->nm; k++) {
+		struct cycle_check c = { vm, state, false, false, -1 };
+		memset(state, 0, vm->nm);
+		visit_metric(&c, k);
+		if (c.cycle) {
+			free(state);
+			return fth_error("%s: metric %s: its formula refers to itself", db->dir,
+					 db->metrics[k].name);
+		}
+		vm->multiplexed[k] = c.multiplexed;
+		vm->sample_metric[k] = c.sample;
+	}
+	free(state);
+	return 0;
+}
+
+struct vm *vm_open(const char *dir)
+{
+	struct vm *vm = xcalloc(1, sizeof(*vm));
+	if (dbfile_open(dir, &vm->db) < 0) {
+		free(vm);
+		return NULL;
+	}
+	vm->nm = vm->db.nmetrics;
+	vm->gen = vm->vgen = 1;
+	vm->agg_gen = 0;
+	if (compile_formulas(vm) < 0) {
+		vm_close(vm);
+		return NULL;
+	}
+	build_children(vm);
+	/* The indices of bottom-up and flat now, so that switching views stays quick. */
+	tree_index(vm);
+	vm->td_expanded = xcalloc(vm->db.ncontexts / 8 + 1, 1);
+	hmap_init(&vm->td_vis);
+	vm->sum = (struct vsrc){ .thread = -1, .val = vm->db.sum_val };
+	vm->thread_src = (struct vsrc){ .thread = -1 };
+	vm->cur = &vm->sum;
+	vm->bu.root = vm->flat.root = VM_NONE;
+	vm->sort = (struct vm_sort){ vm_default_metric(vm), true, true, false };
+	buf_init(&vm->label);
+	vm->scratch_vals = xcalloc(2 * (size_t)(vm->nm ? vm->nm : 1), sizeof(double));
+	return vm;
+}
+
+static void vsrc_release(struct vsrc *s)
+{
+	free(s->own);
+	memset(s, 0, sizeof(*s));
+	s->thread = -1;
+}
+
+void vm_close(struct vm *vm)
+{
+	if (!vm)
+		return;
+	for (uint32_t k = 0; vm->formulas && k < vm->nm; k++)
+		formula_release(&vm->formulas[k]);
+	free(vm->formulas);
+	free(vm->multiplexed);
+	free(vm->sample_metric);
+	free(vm->child_start);
+	free(vm->child_list);
+	free(vm->td_expanded);
+	for (uint32_t i = 0; i < vm->nvis_cache; i++)
+		free(vm->vis_cache[i].kids);
+	free(vm->vis_cache);
+	hmap_release(&vm->td_vis);
+	free(vm->outer_inst);
+	free(vm->ctx_flags);
+	free(vm->outer_list);
+	free(vm->fn_ctx_start);
+	free(vm->fn_ctx);
+	free(vm->inl_start);
+	free(vm->inl_ctx);
+	free(vm->fn_group);
+	free(vm->grp_module);
+	free(vm->grp_file);
+	free(vm->fn_nonzero);
+	free(vm->agg.fn);
+	free(vm->agg.grp);
+	free(vm->agg.mod);
+	vsrc_release(&vm->thread_src);
+	tree_release(&vm->bu);
+	tree_release(&vm->flat);
+	for (int v = 0; v < VM_NVIEWS; v++) {
+		free(vm->vs[v].zoom);
+		free(vm->vs[v].rows);
+		free(vm->vs[v].row_depth);
+	}
+	free(vm->filter);
+	for (uint32_t i = 0; i < vm->nsrc_dirs; i++)
+		free(vm->src_dirs[i]);
+	free(vm->src_dirs);
+	free(vm->tma_rows);
+	buf_release(&vm->label);
+	free(vm->scratch_vals);
+	free(vm->sort_keys);
+	dbfile_close(&vm->db);
+	free(vm);
+}
+
+const struct dbfile *vm_db(const struct vm *vm)
+{
+	return &vm->db;
+}
+
+/* ---- metrics ---- */
+
+uint32_t vm_nmetrics(const struct vm *vm)
+{
+	return vm->nm;
+}
+
+const struct dbfile_metric *vm_metric(const struct vm *vm, uint32_t metric)
+{
+	return metric < vm->nm ? &vm->db.metrics[metric] : NULL;
+}
+
+int vm_metric_by_name(const struct vm *vm, const char *name)
+{
+	for (uint32_t k = 0; k < vm->nm; k++)
+		if (!strcmp(vm->db.metrics[k].name, name))
+			return (int)k;
+	for (uint32_t k = 0; k < vm->nm; k++)
+		if (!strcasecmp(vm->db.metrics[k].name, name))
+			return (int)k;
+	int found = -1;
+	size_t len = strlen(name);
+	for (uint32_t k = 0; k < vm->nm && len; k++)
+		if (!strncasecmp(vm->db.metrics[k].name, name, len)) {
+			if (found >= 0)
+				return -1;
+			found = (int)k;
+		}
+	return found;
+}
+
+bool vm_metric_is_tma(const struct vm *vm, uint32_t metric)
+{
+	if (metric >= vm->nm)
+		return false;
+	if (vm->db.metrics[metric].parent >= 0)
+		return true;
+	for (uint32_t k = 0; k < vm->nm; k++)
+		if (vm->db.metrics[k].parent == (int32_t)metric)
+			return true;
+	return false;
+}
+
+uint32_t vm_default_metric(const struct vm *vm)
+{
+	/* A sampled metric first (not one read at another's samples: a TMA input). */
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t k = 0; k < vm->nm; k++) {
+			const struct dbfile_metric *m = &vm->db.metrics[k];
+			if (m->kind == DBFILE_METRIC_RAW && !(m->flags & MFILE_METRIC_TMA) &&
+			    !vm_metric_is_tma(vm, k) && (pass || !(m->flags & MFILE_METRIC_PROXY)))
+				return k;
+		}
+	return 0;
+}
+
+/* ---- values ---- */
+
+double src_value(const struct vm *vm, const struct vsrc *src, uint32_t ctx, uint32_t metric,
+		 bool inclusive)
+{
+	const struct dbfile *db = &vm->db;
+	if (ctx >= db->ncontexts)
+		return NAN;
+	for (uint32_t j = db->sum_start[ctx]; j < db->sum_start[ctx + 1]; j++)
+		if (db->sum_metric[j] == metric)
+			return src->val[2 * (size_t)j + !inclusive];
+	return 0;
+}
+
+void src_add_row(const struct vm *vm, const struct vsrc *src, uint32_t ctx, double *out,
+		 unsigned which)
+{
+	const struct dbfile *db = &vm->db;
+	for (uint32_t j = db->sum_start[ctx]; j < db->sum_start[ctx + 1]; j++) {
+		uint32_t m = db->sum_metric[j];
+		if (which & 1)
+			out[2 * m] += src->val[2 * (size_t)j];
+		if (which & 2)
+			out[2 * m + 1] += src->val[2 * (size_t)j + 1];
+	}
+}
+
+struct eval_args {
+	struct vm *vm;
+	enum vm_view view;
+	vm_node node;
+	bool inclusive;
+	const struct vsrc *src;
+};
+
+static double eval_ref(void *vctx, uint32_t k)
+{
+	struct eval_args *a = vctx;
+	return value_with(a->vm, a->view, a->node, k, a->inclusive, a->src);
+}
+
+double value_with(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
+		  bool inclusive, const struct vsrc *src)
+{
+	if (metric >= vm->nm || node == VM_NONE)
+		return NAN;
+	if (vm->db.metrics[metric].kind == DBFILE_METRIC_DERIVED) {
+		if (vm->eval_depth > 64)
+			return NAN;
+		struct eval_args a = { vm, view, node, inclusive, src };
+		vm->eval_depth++;
+		double v = formula_eval(&vm->formulas[metric], eval_ref, &a);
+		vm->eval_depth--;
+		return v;
+	}
+	if (view == VM_TOPDOWN)
+		return src_value(vm, src, node, metric, inclusive);
+	struct vtree *t = tree_of(vm, view);
+	if (node >= t->n)
+		return NAN;
+	if (src == vm->cur)
+		return tree_node_value(vm, view, node, metric, inclusive);
+	double *tmp = xcalloc(2 * (size_t)vm->nm, sizeof(double));
+	tree_node_values(vm, view, node, src, tmp);
+	double v = tmp[2 * metric + !inclusive];
+	free(tmp);
+	return v;
+}
+
+double vm_value(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric, bool inclusive)
+{
+	return value_with(vm, view, node, metric, inclusive, vm->cur);
+}
+
+double vm_total(struct vm *vm, uint32_t metric)
+{
+	return value_with(vm, VM_TOPDOWN, 0, metric, true, vm->cur);
+}
+
+unsigned vm_value_marks(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric)
+{
+	if (metric >= vm->nm)
+		return 0;
+	unsigned marks = vm->multiplexed[metric] ? VM_MARK_MULTIPLEXED : 0;
+	int32_t sm = vm->sample_metric[metric];
+	if (sm >= 0 && vm->db.metrics[sm].samples > 0) {
+		double total = vm_total(vm, (uint32_t)sm);
+		double here = vm_value(vm, view, node, (uint32_t)sm, true);
+		double samples = (double)vm->db.metrics[sm].samples;
+		if (vm->cur->thread >= 0 && vm->db.metrics[sm].nthreads)
+			samples /= vm->db.metrics[sm].nthreads;
+		if (total > 0 && here > 0 && samples * here / total < 10)
+			marks |= VM_MARK_LOW_SAMPLES;
+	}
+	return marks;
+}
+
+/* ---- threads ---- */
+
+/*
+ * A large buffer that is filled at once: backed by huge pages where the kernel allows, so that
+ * the first fill costs few page faults (a thread's values of a large database: tens of MB).
+ */
+static double *alloc_values(size_t n)
+{
+	size_t bytes = n * sizeof(double), huge = 2u << 20;
+	double *p = xmalloc(bytes);
+	uintptr_t a = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1);
+	uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)(huge - 1);
+	if (bytes >= 4 * huge && e > a)
+		madvise((void *)a, e - a, MADV_HUGEPAGE);
+	return p;
+}
+
+/*
+ * Thread THREAD's values into OUT, decoded straight into place by summary entry (no sorting,
+ * no hashing); OUT's buffer is reused when it has one.
+ */
+static int load_thread(struct vm *vm, uint32_t thread, struct vsrc *out)
+{
+	struct dbfile *db = &vm->db;
+	if (db->flags & DBFILE_FLAG_NO_THREADS)
+		return fth_error("%s: the database has no per-thread values (prof --metric-db=summary)",
+				 db->dir);
+	if (thread >= db->nthreads)
+		return fth_error("%s: no thread %u (the database has %u)", db->dir, thread,
+				 db->nthreads);
+	if (!out->own)
+		out->own = alloc_values(2 * ((size_t)db->nsum ? db->nsum : 1));
+	out->thread = -1;
+	out->val = NULL;
+	if (dbfile_read_thread_entries(db, thread, out->own) < 0)
+		return -1;
+	out->thread = (int32_t)thread;
+	out->val = out->own;
+	return 0;
+}
+
+int vm_select_thread(struct vm *vm, int32_t thread)
+{
+	if (thread == vm->cur->thread)
+		return 0;
+	if (thread < 0) {
+		vm->cur = &vm->sum;
+		vsrc_release(&vm->thread_src);
+	} else {
+		/* Into the same buffer: a failure leaves the sums shown. */
+		vm->cur = &vm->sum;
+		if (load_thread(vm, (uint32_t)thread, &vm->thread_src) < 0) {
+			vm->vgen++;
+			nav_invalidate(vm);
+			return -1;
+		}
+		vm->cur = &vm->thread_src;
+	}
+	vm->vgen++;
+	nav_invalidate(vm);
+	return 0;
+}
+
+int vm_stats(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
+	     struct dbfile_stat *incl, struct dbfile_stat *excl)
+{
+	memset(incl, 0, sizeof(*incl));
+	memset(excl, 0, sizeof(*excl));
+	if (view != VM_TOPDOWN || node >= vm->db.ncontexts || metric >= vm->nm)
+		return fth_error("statistics over threads are kept for top-down contexts only");
+	return dbfile_stats(&vm->db, node, (uint16_t)metric, incl, excl);
+}
+
+int32_t vm_selected_thread(const struct vm *vm)
+{
+	return vm->cur->thread;
+}
+
+int vm_thread_values(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
+		     bool inclusive, double *out)
+{
+	/* Every other thread decoded in turn into one buffer. */
+	struct vsrc s = { .thread = -1 };
+	for (uint32_t t = 0; t < vm->db.nthreads; t++) {
+		if ((int32_t)t == vm->cur->thread) {
+			out[t] = value_with(vm, view, node, metric, inclusive, vm->cur);
+			continue;
+		}
+		if (load_thread(vm, t, &s) < 0) {
+			vsrc_release(&s);
+			return -1;
+		}
+		out[t] = value_with(vm, view, node, metric, inclusive, &s);
+	}
+	vsrc_release(&s);
+	return 0;
+}
+
+/* ---- nodes ---- */
+
+static uint32_t td_depth(struct vm *vm, vm_node node)
+{
+	vm_node root = vm_root(vm, VM_TOPDOWN);
+	uint32_t d = 0;
+	for (uint32_t c = node; c != root && c != 0 && c < vm->db.ncontexts;
+	     c = vm->db.contexts[c].parent)
+		d++;
+	return d;
+}
+
+/* The function called at call site CTX: its first FUNCTION child, or NONE. */
+static uint32_t callee_of(const struct vm *vm, uint32_t ctx)
+{
+	for (uint32_t i = vm->child_start[ctx]; i < vm->child_start[ctx + 1]; i++) {
+		const struct dbfile_context *k = &vm->db.contexts[vm->child_list[i]];
+		if (k->kind == DBFILE_FUNCTION)
+			return k->function;
+	}
+	return DBFILE_NONE;
+}
+
+void vm_node_info(struct vm *vm, enum vm_view view, vm_node node, struct vm_node_info *out)
+{
+	const struct dbfile *db = &vm->db;
+	memset(out, 0, sizeof(*out));
+	out->parent = VM_NONE;
+	out->name = "";
+	out->context = DBFILE_NONE;
+	if (view == VM_TOPDOWN) {
+		if (node >= db->ncontexts)
+			return;
+		const struct dbfile_context *c = &db->contexts[node];
+		out->kind = c->kind;
+		out->depth = td_depth(vm, node);
+		out->parent = node == vm_root(vm, view) ? VM_NONE : c->parent;
+		if (c->kind == DBFILE_FUNCTION || c->kind == DBFILE_INLINE)
+			out->name = fn_name(vm, c->function);
+		else if (c->kind == DBFILE_CALL) {
+			uint32_t callee = callee_of(vm, node);
+			out->name = callee != DBFILE_NONE ? fn_name(vm, callee) : "";
+		}
+		out->file = c->file != DBFILE_NONE ? dbfile_str(db, c->file) : NULL;
+		out->line = c->line;
+		if (c->kind == DBFILE_ENTRY)
+			out->line = 0;
+		out->module = c->module != DBFILE_NONE ? dbfile_str(db, db->modules[c->module].path)
+						       : NULL;
+		out->addr = c->file == DBFILE_NONE ? c->addr : 0;
+		out->context = node;
+		out->has_children = vm->child_start[node + 1] > vm->child_start[node];
+		out->expanded = vm->td_expanded[node / 8] >> (node % 8) & 1;
+		return;
+	}
+	struct vtree *t = tree_of(vm, view);
+	uint32_t root = tree_root(vm, view);
+	if (node >= t->n)
+		return;
+	const struct vnode *n = &t->nodes[node];
+	out->kind = n->kind;
+	uint32_t zroot = vm_root(vm, view);
+	uint32_t d = 0;
+	for (uint32_t p = node; p != zroot && p != root && p != VM_NONE; p = t->nodes[p].parent)
+		d++;
+	out->depth = d;
+	out->parent = node == zroot ? VM_NONE : n->parent;
+	switch (n->kind) {
+	case VM_KIND_MODULE:
+		out->name = n->module != DBFILE_NONE ? dbfile_str(db, db->modules[n->module].path)
+						     : "<unknown module>";
+		break;
+	case VM_KIND_FILE:
+		out->name = n->file != DBFILE_NONE ? dbfile_str(db, n->file) : "<unknown file>";
+		break;
+	case VM_KIND_ROOT:
+		break;
+	default:
+		out->name = n->function != DBFILE_NONE ? fn_name(vm, n->function) : "";
+	}
+	if (n->kind != VM_KIND_FILE && n->kind != VM_KIND_MODULE)
+		out->file = n->file != DBFILE_NONE ? dbfile_str(db, n->file) : NULL;
+	else if (n->kind == VM_KIND_FILE)
+		out->file = n->file != DBFILE_NONE ? dbfile_str(db, n->file) : NULL;
+	out->line = n->line;
+	out->module = n->module != DBFILE_NONE ? dbfile_str(db, db->modules[n->module].path) : NULL;
+	out->addr = n->addr;
+	out->has_children = !n->built || n->nkids > 0;
+	out->expanded = n->expanded;
+}
+
+static void add_file_line(struct buf *out, const char *file, uint32_t line)
+{
+	buf_addstr(out, file ? base_name(file) : "?");
+	if (line)
+		buf_printf(out, ":%u", line);
+}
+
+void vm_node_label(struct vm *vm, enum vm_view view, vm_node node, bool utf8, struct buf *out)
+{
+	struct vm_node_info in;
+	vm_node_info(vm, view, node, &in);
+	const char *right = utf8 ? "\xc2\xbb" : ">>", *left = utf8 ? "\xc2\xab" : "<<";
+	switch (in.kind) {
+	case VM_KIND_ROOT:
+		buf_addstr(out, "<program root>");
+		break;
+	case VM_KIND_ENTRY: {
+		uint32_t line = view == VM_TOPDOWN ? vm->db.contexts[node].line : 0;
+		buf_addstr(out, line == DBFILE_ENTRY_PARTIAL	 ? "<partial call paths>"
+				: line == DBFILE_ENTRY_SYNTHETIC ? "<synthetic>"
+								 : "<thread root>");
+		break;
+	}
+	case VM_KIND_FUNCTION:
+		buf_addstr(out, in.name[0] ? in.name : "<unknown function>");
+		break;
+	case VM_KIND_INLINE:
+		buf_printf(out, "inlined %s at ", in.name);
+		add_file_line(out, in.file, in.line);
+		break;
+	case VM_KIND_LOOP:
+		buf_addstr(out, "loop at ");
+		if (in.file)
+			add_file_line(out, in.file, in.line);
+		else
+			buf_printf(out, "0x%llx", (unsigned long long)in.addr);
+		break;
+	case VM_KIND_LINE:
+		if (in.file)
+			add_file_line(out, in.file, in.line);
+		else
+			buf_printf(out, "0x%llx in %s", (unsigned long long)in.addr,
+				   in.module ? base_name(in.module) : "?");
+		break;
+	case VM_KIND_CALL:
+		if (in.file)
+			buf_printf(out, "[%u] %s %s", in.line, right,
+				   in.name[0] ? in.name : "<unknown function>");
+		else
+			buf_printf(out, "[0x%llx] %s %s", (unsigned long long)in.addr, right,
+				   in.name[0] ? in.name : "<unknown function>");
+		break;
+	case VM_KIND_MODULE:
+		buf_addstr(out, base_name(in.name));
+		break;
+	case VM_KIND_FILE:
+		buf_addstr(out, in.name);
+		break;
+	case VM_KIND_CALLER:
+		if (in.line)
+			buf_printf(out, "%s [%u] %s", left, in.line,
+				   in.name[0] ? in.name : "<unknown function>");
+		else
+			buf_printf(out, "%s %s", left, in.name[0] ? in.name : "<unknown function>");
+		break;
+	default:
+		buf_addstr(out, "?");
+	}
+}

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model.h: view's model of a database, with no terminal code: the top-down, bottom-up and flat
+ * trees built lazily over lib/dbfile, the values of any metric at any node (raw, derived and
+ * TMA formulas evaluated here), sorting, expansion, hot path, zoom, flatten, search, filter,
+ * per-thread values, source lines and the TMA breakdown.  Batch output and the TUI both drive
+ * this interface, so they show the same trees.
+ *
+ * Node ids are stable for the life of a view's tree (until vm_select_thread or vm_set_filter
+ * rebuilds it).  Every value is the sum over threads, or one thread's after vm_select_thread.
+ * Functions that can fail return -1 with the message in the thread's error (lib/error.h).
+ */
+#ifndef FATHOM_VIEW_MODEL_H
+#define FATHOM_VIEW_MODEL_H
+
+#include "dbfile.h"
+
+struct buf;
+struct vm; /* opaque */
+
+enum vm_view { VM_TOPDOWN = 0, VM_BOTTOMUP = 1, VM_FLAT = 2, VM_NVIEWS };
+
+/*
+ * Node kinds: the database's context kinds (same values as enum dbfile_kind), and the flat
+ * view's groupings.  In bottom-up, the roots are FUNCTION nodes (one per function) and their
+ * descendants are CALLER nodes: the call site (function, file:line) that called the node above.
+ */
+enum vm_kind {
+	VM_KIND_ROOT = DBFILE_ROOT,
+	VM_KIND_ENTRY = DBFILE_ENTRY,
+	VM_KIND_FUNCTION = DBFILE_FUNCTION,
+	VM_KIND_INLINE = DBFILE_INLINE,
+	VM_KIND_LOOP = DBFILE_LOOP,
+	VM_KIND_LINE = DBFILE_LINE,
+	VM_KIND_CALL = DBFILE_CALL,
+	VM_KIND_MODULE,
+	VM_KIND_FILE,
+	VM_KIND_CALLER,
+	VM_KIND_COUNT
+};
+
+typedef uint32_t vm_node;
+#define VM_NONE UINT32_MAX
+
+/* What a node stands for; strings are the database's (raw: escape before printing). */
+struct vm_node_info {
+	uint8_t kind;	   /* enum vm_kind */
+	uint32_t depth;	   /* 0 for the view's root */
+	vm_node parent;	   /* VM_NONE for the root */
+	const char *name;  /* function name, module path, file path; "" when none */
+	const char *file;  /* source file of the line / call site / loop header; NULL none */
+	uint32_t line;	   /* 0 when none */
+	const char *module; /* module path; NULL none */
+	uint64_t addr;	   /* address in the module when there is no line, else 0 */
+	uint32_t context;  /* top-down: the database context; else DBFILE_NONE */
+	bool has_children; /* may have children (true until known otherwise) */
+	bool expanded;
+};
+
+/* ---- opening ---- */
+
+/* Open database DIR (or DIR/summary.fdb).  Returns NULL with an error message on failure. */
+struct vm *vm_open(const char *dir);
+void vm_close(struct vm *vm);
+const struct dbfile *vm_db(const struct vm *vm);
+
+/* ---- metrics ---- */
+
+uint32_t vm_nmetrics(const struct vm *vm);
+const struct dbfile_metric *vm_metric(const struct vm *vm, uint32_t metric);
+/* A metric by exact name, else case-insensitive name, else unique prefix; -1 when none. */
+int vm_metric_by_name(const struct vm *vm, const char *name);
+/* The metric shown by default: the first raw non-TMA metric (time, cycles), or 0. */
+uint32_t vm_default_metric(const struct vm *vm);
+/* Whether METRIC is a TMA node (has a parent, or children, in the TMA hierarchy). */
+bool vm_metric_is_tma(const struct vm *vm, uint32_t metric);
+
+/* ---- values ---- */
+
+/*
+ * The inclusive or exclusive value of METRIC at NODE of VIEW.  Derived metrics (kind 1) are
+ * evaluated from the node's values of their inputs; NaN when a formula's input is missing or it
+ * divides by zero.  Flat and bottom-up values follow doc/formats.md 8.4.9 and 8.6 (a path counts
+ * once however deep the recursion), so the three views agree.
+ */
+double vm_value(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric, bool inclusive);
+/* The program's total of METRIC (the top-down root's inclusive value): 100 %. */
+double vm_total(struct vm *vm, uint32_t metric);
+
+/* Marks on a value, shown as letters as well as colours. */
+enum {
+	VM_MARK_MULTIPLEXED = 1u << 0, /* the metric was counted part of the time and scaled */
+	VM_MARK_LOW_SAMPLES = 1u << 1, /* too few samples at this node to trust (< 10 estimated) */
+};
+unsigned vm_value_marks(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric);
+
+/* Format V for UNIT (enum mfile_unit) into OUT (at most SIZE bytes): "1.25 s", "830 ms",
+ * "1.23e+09", "4.0 MiB".  Returns OUT. */
+const char *vm_format_value(double v, unsigned unit, char *out, size_t size);
+
+/* ---- trees ---- */
+
+/* The root of VIEW (after zoom: the zoomed node). */
+vm_node vm_root(struct vm *vm, enum vm_view view);
+void vm_node_info(struct vm *vm, enum vm_view view, vm_node node, struct vm_node_info *out);
+/* A one-line label: "main", "loop at matmul.c:12", "matmul.c:14", "[14] » dgemm" (call site),
+ * "inlined dot at blas.h:30", "« [20] main" (caller); ASCII arrows when !UTF8.  Raw text. */
+void vm_node_label(struct vm *vm, enum vm_view view, vm_node node, bool utf8, struct buf *out);
+/* NODE's visible children (filter applied) in the current sort order; *OUT stays valid until
+ * the next call that changes the tree.  Builds them on first use. */
+uint32_t vm_children(struct vm *vm, enum vm_view view, vm_node node, const vm_node **out);
+
+/* Sorting: by METRIC's inclusive or exclusive value, descending or not; by name when NAME. */
+struct vm_sort {
+	uint32_t metric;
+	bool inclusive;
+	bool descending;
+	bool by_name;
+};
+void vm_set_sort(struct vm *vm, const struct vm_sort *sort);
+struct vm_sort vm_get_sort(const struct vm *vm);
+
+/* Expansion. */
+void vm_expand(struct vm *vm, enum vm_view view, vm_node node, bool expanded);
+void vm_expand_subtree(struct vm *vm, enum vm_view view, vm_node node, bool expanded);
+void vm_expand_all(struct vm *vm, enum vm_view view, bool expanded);
+/* Expand the ancestors of NODE so that it is visible. */
+void vm_reveal(struct vm *vm, enum vm_view view, vm_node node);
+
+/* The visible rows under the root in display order (the root first), with their depth relative
+ * to the root.  Valid until the next call that changes the tree. */
+uint32_t vm_rows(struct vm *vm, enum vm_view view, const vm_node **rows);
+/* The depth of each row of the last vm_rows (the root 0), parallel to its ROWS. */
+const uint32_t *vm_row_depths(struct vm *vm, enum vm_view view);
+
+/* Hot path: from NODE, expand along the child holding at least THRESHOLD (0.5) of its parent's
+ * inclusive METRIC; returns the node where the path ends. */
+vm_node vm_hot_path(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
+		    double threshold);
+
+/* Zoom: make NODE the view's root; vm_unzoom goes back one level (false when not zoomed). */
+void vm_zoom(struct vm *vm, enum vm_view view, vm_node node);
+bool vm_unzoom(struct vm *vm, enum vm_view view);
+
+/* Flat view: replace the top level by the level below (flatten), or undo one (unflatten);
+ * returns the new flatten depth, 0 when none. */
+int vm_flatten(struct vm *vm);
+int vm_unflatten(struct vm *vm);
+
+/*
+ * Search: the next node after FROM (or before it, when !FORWARD) in pre-order over the whole
+ * tree, collapsed parts included, whose label contains PATTERN (case-insensitive; a pattern
+ * with * or ? is a glob).  Bottom-up searches the functions and the callers already built.
+ * Returns VM_NONE when none; the caller reveals the match with vm_reveal.
+ */
+vm_node vm_search(struct vm *vm, enum vm_view view, vm_node from, const char *pattern,
+		  bool forward);
+
+/* Filter: nodes whose name or module matches the glob PATTERN are hidden with their subtree
+ * (VM_FILTER_SUBTREE) or elided, their children taking their place (VM_FILTER_SELF).
+ * NULL pattern removes the filter.  Costs of hidden nodes stay in their ancestors' inclusive
+ * values, so percentages do not change. */
+enum vm_filter_mode { VM_FILTER_SELF, VM_FILTER_SUBTREE };
+void vm_set_filter(struct vm *vm, const char *pattern, enum vm_filter_mode mode);
+
+/* ---- threads ---- */
+
+/*
+ * Show one thread's values (THREAD < nthreads), or the sum over threads (-1).  The thread's
+ * values are decoded into a buffer of 16 bytes per summary entry, kept while a thread is
+ * shown; when reading them fails, the sums are shown.
+ */
+int vm_select_thread(struct vm *vm, int32_t thread);
+int32_t vm_selected_thread(const struct vm *vm);
+/*
+ * The statistics over threads (count of threads with a non-zero value, sum, min, max, standard
+ * deviation) of METRIC at top-down context NODE, inclusive and exclusive; read from the
+ * database a block of contexts at a time, so they cost memory only when asked for.  Zero
+ * counts when no thread has a value there; -1 for other views or a read error.
+ */
+int vm_stats(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
+	     struct dbfile_stat *incl, struct dbfile_stat *excl);
+/* The value of METRIC at NODE for every thread: OUT has nthreads entries.  Reads every thread's
+ * values (threads.fdb is by thread): its cost grows with the threads, not with NODE. */
+int vm_thread_values(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
+		     bool inclusive, double *out);
+
+/* ---- source ---- */
+
+/* Directories searched for source files after the path recorded in the database. */
+void vm_add_source_path(struct vm *vm, const char *dir);
+
+struct vm_source_line {
+	uint32_t line;
+	double value;	  /* METRIC measured at this line within the scope (inclusive of calls) */
+	uint32_t loop_depth; /* loops of the scope enclosing the line (the gutter) */
+	bool loop_header;
+};
+struct vm_source {
+	char *path;	   /* the file found, or NULL when it could not be */
+	char *recorded;	   /* the path the database recorded */
+	uint32_t first, last; /* the scope's line range */
+	uint32_t focus;	   /* the line to show first */
+	uint32_t nlines;
+	struct vm_source_line *lines; /* lines with a value or in a loop, ascending */
+};
+/* The source of NODE's scope (its file, or the file of the function it is in). */
+int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
+	      struct vm_source *out);
+void vm_source_release(struct vm_source *s);
+
+/* ---- top-down (TMA) breakdown ---- */
+
+struct vm_tma_row {
+	uint32_t metric; /* the TMA node's metric */
+	uint32_t depth;	 /* 0 for the top of the hierarchy */
+	double fraction; /* of the parent's slots, 0..1; NaN when it cannot be computed here */
+	bool over_threshold;
+	bool dominant; /* on the path of the largest child from the top */
+};
+/* The TMA nodes measured, in tree order (pre-order, children by metric index), evaluated at
+ * NODE; returns how many, 0 when the database has no TMA metrics.  Nodes that were not
+ * measured are absent, never zero.  *ROWS is owned by VM and valid until the next call. */
+uint32_t vm_tma(struct vm *vm, enum vm_view view, vm_node node, const struct vm_tma_row **rows);
+
+/* ---- text ---- */
+
+/* Append S (N bytes) for a terminal: control characters, escape sequences, DEL and invalid
+ * UTF-8 become \xNN (or \n, \t, \e); valid UTF-8 passes when UTF8, else non-ASCII is \u{...}. */
+void vm_escape(struct buf *out, const char *s, size_t n, bool utf8);
+
+#endif

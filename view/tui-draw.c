@@ -1,0 +1,635 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tui-draw.c: the frame of view's interface: the layout for the terminal's size, the title line,
+ * the column header, the tree rows with their metric cells, marks and bars, and the footer.
+ * Everything is drawn into stdscr each frame without clearing it, so curses sends only the
+ * cells that changed.  Text from the database is escaped (vm_escape) before it is drawn.
+ */
+#include "compat.h"
+#include "mfile.h"
+#include "tui-internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+/* Widths of the parts of a metric cell. */
+#define VALUE_W 9
+#define PERCENT_W 6
+#define BAR_W 5
+#define LABEL_MIN 22
+
+static const short style_colors[TUI_NSTYLES][2] = {
+	[TUI_STYLE_NORMAL] = { -1, -1 },	     [TUI_STYLE_TITLE] = { COLOR_BLACK, COLOR_CYAN },
+	[TUI_STYLE_HEADER] = { COLOR_CYAN, -1 },     [TUI_STYLE_SELECTED] = { COLOR_BLACK, COLOR_WHITE },
+	[TUI_STYLE_FOOTER] = { COLOR_BLACK, COLOR_CYAN }, [TUI_STYLE_WARN] = { COLOR_YELLOW, -1 },
+	[TUI_STYLE_THRESHOLD] = { COLOR_MAGENTA, -1 }, [TUI_STYLE_BAR] = { COLOR_BLUE, -1 },
+	[TUI_STYLE_DOMINANT] = { COLOR_GREEN, -1 },  [TUI_STYLE_ERROR] = { COLOR_RED, -1 },
+	[TUI_STYLE_DIM] = { COLOR_BLUE, -1 },
+};
+
+void tui_styles_init(struct tui *t)
+{
+	if (!t->color)
+		return;
+	start_color();
+	use_default_colors();
+	for (int i = 1; i < TUI_NSTYLES; i++)
+		init_pair((short)i, style_colors[i][0], style_colors[i][1]);
+}
+
+attr_t tui_attr(const struct tui *t, enum tui_style style)
+{
+	if (t->color) {
+		attr_t extra = 0;
+		if (style == TUI_STYLE_THRESHOLD || style == TUI_STYLE_DOMINANT ||
+		    style == TUI_STYLE_ERROR || style == TUI_STYLE_TITLE)
+			extra = A_BOLD;
+		return style == TUI_STYLE_NORMAL ? A_NORMAL : (COLOR_PAIR(style) | extra);
+	}
+	switch (style) {
+	case TUI_STYLE_TITLE:
+	case TUI_STYLE_FOOTER:
+	case TUI_STYLE_SELECTED:
+		return A_REVERSE;
+	case TUI_STYLE_HEADER:
+	case TUI_STYLE_THRESHOLD:
+	case TUI_STYLE_DOMINANT:
+	case TUI_STYLE_ERROR:
+		return A_BOLD;
+	case TUI_STYLE_WARN:
+		return A_UNDERLINE;
+	case TUI_STYLE_DIM:
+		return A_DIM;
+	default:
+		return A_NORMAL;
+	}
+}
+
+int tui_put(int y, int x, int width, const char *s, bool pad)
+{
+	mbstate_t st;
+	int used = 0;
+
+	memset(&st, 0, sizeof(st));
+	if (width <= 0)
+		return 0;
+	move(y, x);
+	while (*s && used < width) {
+		wchar_t wc;
+		size_t n = mbrtowc(&wc, s, MB_CUR_MAX, &st);
+		int w;
+		if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+			memset(&st, 0, sizeof(st));
+			addch('?');
+			used++;
+			s++;
+			continue;
+		}
+		w = wcwidth(wc);
+		if (w < 0) {
+			addch('?');
+			used++;
+		} else {
+			if (used + w > width)
+				break;
+			addnstr(s, (int)n);
+			used += w;
+		}
+		s += n;
+	}
+	if (pad)
+		for (; used < width; used++)
+			addch(' ');
+	return used;
+}
+
+int tui_text_width(const char *s)
+{
+	mbstate_t st;
+	int used = 0;
+
+	memset(&st, 0, sizeof(st));
+	while (*s) {
+		wchar_t wc;
+		size_t n = mbrtowc(&wc, s, MB_CUR_MAX, &st);
+		if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+			memset(&st, 0, sizeof(st));
+			used++;
+			s++;
+			continue;
+		}
+		used += wcwidth(wc) < 0 ? 1 : wcwidth(wc);
+		s += n;
+	}
+	return used;
+}
+
+void tui_bar(const struct tui *t, struct buf *out, double fraction, int width)
+{
+	static const char *const eighths[] = { "", "▏", "▎", "▍", "▌", "▋", "▊", "▉" };
+	int cells = 0;
+
+	if (!(fraction > 0))
+		fraction = 0;
+	if (fraction > 1)
+		fraction = 1;
+	if (t->utf8_glyph) {
+		int n = (int)lround(fraction * width * 8);
+		for (; n >= 8 && cells < width; n -= 8, cells++)
+			buf_addstr(out, "█");
+		if (n > 0 && cells < width) {
+			buf_addstr(out, eighths[n]);
+			cells++;
+		}
+	} else {
+		int n = (int)lround(fraction * width);
+		for (; cells < n; cells++)
+			buf_addch(out, '#');
+	}
+	for (; cells < width; cells++)
+		buf_addch(out, ' ');
+}
+
+void tui_escape(const struct tui *t, struct buf *out, const char *s)
+{
+	if (s)
+		vm_escape(out, s, strlen(s), t->utf8_text);
+}
+
+void tui_label(struct tui *t, enum vm_view view, vm_node node, struct buf *out)
+{
+	struct buf raw = BUF_INIT;
+
+	buf_reset(out);
+	vm_node_label(t->vm, view, node, t->utf8_glyph, &raw);
+	vm_escape(out, (const char *)raw.data, raw.len, t->utf8_text);
+	buf_release(&raw);
+}
+
+bool tui_metric_has_percent(struct tui *t, uint32_t metric)
+{
+	const struct dbfile_metric *m = vm_metric(t->vm, metric);
+	return m && m->kind == DBFILE_METRIC_RAW && !vm_metric_is_tma(t->vm, metric);
+}
+
+int tui_cell_width(const struct tui *t, bool with_bar)
+{
+	int w;
+
+	switch (t->value_mode) {
+	case TUI_SHOW_PERCENT:
+		w = PERCENT_W + 1;
+		break;
+	case TUI_SHOW_BOTH:
+		w = VALUE_W + 1 + PERCENT_W + 1;
+		break;
+	default:
+		w = VALUE_W + 1;
+		break;
+	}
+	return w + (with_bar ? BAR_W + 1 : 0);
+}
+
+/* The text of a value of METRIC, for a field of WIDTH. */
+static void format_value(struct tui *t, uint32_t metric, double v, char *out, size_t size)
+{
+	const struct dbfile_metric *m = vm_metric(t->vm, metric);
+
+	if (isnan(v)) {
+		snprintf(out, size, "-");
+	} else if (vm_metric_is_tma(t->vm, metric)) {
+		snprintf(out, size, "%.1f%%", v * 100);
+	} else if (m && m->kind == DBFILE_METRIC_DERIVED) {
+		snprintf(out, size, "%.3g", v);
+	} else {
+		vm_format_value(v, m ? m->unit : MFILE_UNIT_COUNT, out, size);
+	}
+}
+
+static void format_percent(struct tui *t, uint32_t metric, double v, char *out, size_t size)
+{
+	double total;
+
+	if (!tui_metric_has_percent(t, metric)) {
+		format_value(t, metric, v, out, size);
+		return;
+	}
+	total = vm_total(t->vm, metric);
+	if (isnan(v) || !(total != 0) || isnan(total))
+		snprintf(out, size, "-");
+	else
+		snprintf(out, size, "%.1f%%", 100.0 * v / total);
+}
+
+/* The letter marks of a value: '*' multiplexed, '?' low samples, '!' TMA over threshold. */
+static char value_mark(struct tui *t, vm_node node, const struct tui_column *c, double v,
+		       enum tui_style *style)
+{
+	const struct dbfile_metric *m = vm_metric(t->vm, c->metric);
+	unsigned marks = vm_value_marks(t->vm, t->view, node, c->metric);
+
+	*style = TUI_STYLE_WARN;
+	if (m && vm_metric_is_tma(t->vm, c->metric) && !isnan(m->threshold) && v > m->threshold) {
+		*style = TUI_STYLE_THRESHOLD;
+		return '!';
+	}
+	if (marks & VM_MARK_LOW_SAMPLES)
+		return '?';
+	if (marks & VM_MARK_MULTIPLEXED)
+		return '*';
+	return ' ';
+}
+
+/* Draw one cell at (Y, X); returns its width. */
+static int draw_cell(struct tui *t, int y, int x, vm_node node, const struct tui_column *c,
+		     bool with_bar, attr_t base)
+{
+	char text[64];
+	double v = vm_value(t->vm, t->view, node, c->metric, c->inclusive);
+	enum tui_style mark_style;
+	char mark = value_mark(t, node, c, v, &mark_style);
+	int col = x;
+
+	attrset(base);
+	if (t->value_mode != TUI_SHOW_PERCENT) {
+		char field[VALUE_W + 1];
+		format_value(t, c->metric, v, text, sizeof(text));
+		snprintf(field, sizeof(field), "%*.*s", VALUE_W, VALUE_W, text);
+		tui_put(y, col, VALUE_W, field, true);
+		col += VALUE_W;
+	}
+	if (t->value_mode != TUI_SHOW_VALUE) {
+		char field[PERCENT_W + 1];
+		if (t->value_mode == TUI_SHOW_BOTH) {
+			mvaddch(y, col, ' ');
+			col++;
+		}
+		format_percent(t, c->metric, v, text, sizeof(text));
+		snprintf(field, sizeof(field), "%*.*s", PERCENT_W, PERCENT_W, text);
+		tui_put(y, col, PERCENT_W, field, true);
+		col += PERCENT_W;
+	}
+	attrset(base | tui_attr(t, mark_style));
+	mvaddch(y, col, (chtype)mark);
+	attrset(base);
+	col++;
+	if (with_bar) {
+		struct buf bar = BUF_INIT;
+		double total = vm_total(t->vm, c->metric);
+		double fraction = NAN;
+		if (tui_metric_has_percent(t, c->metric))
+			fraction = total > 0 ? v / total : 0;
+		else if (vm_metric_is_tma(t->vm, c->metric))
+			fraction = v;
+		mvaddch(y, col, ' ');
+		col++;
+		tui_bar(t, &bar, isnan(fraction) ? 0 : fraction, BAR_W);
+		attrset(base | tui_attr(t, TUI_STYLE_BAR));
+		tui_put(y, col, BAR_W, (const char *)bar.data, true);
+		attrset(base);
+		col += BAR_W;
+		buf_release(&bar);
+	}
+	return col - x;
+}
+
+void tui_layout(struct tui *t)
+{
+	int body_y = 2, body_h = t->lines - 3;
+	bool narrow = t->columns < 120;
+	enum tui_pane below = TUI_PANE_NONE;
+
+	t->tree = (struct tui_rect){ body_y, 0, body_h, t->columns };
+	t->pane_shown = t->tma_shown = false;
+	if (body_h < 3)
+		return;
+	if (t->tma_open && !narrow) {
+		int w = t->columns >= 160 ? 56 : 44;
+		t->tma = (struct tui_rect){ 1, t->columns - w, body_h + 1, w };
+		t->tma_shown = true;
+		t->tree.w = t->columns - w - 1;
+	}
+	if (t->bottom != TUI_PANE_NONE && (!(t->tma_open && narrow) ||
+					   t->last_opened != TUI_PANE_TMA))
+		below = t->bottom;
+	else if (t->tma_open && narrow)
+		below = TUI_PANE_TMA;
+	if (below != TUI_PANE_NONE) {
+		int h = body_h * 2 / 5;
+		if (h < 4)
+			h = body_h >= 6 ? 4 : body_h / 2;
+		if (below == TUI_PANE_TMA && h > 9)
+			h = 9;
+		if (h >= 2) {
+			struct tui_rect r = { body_y + body_h - h, 0, h, t->tree.w };
+			t->tree.h = body_h - h;
+			if (below == TUI_PANE_TMA) {
+				r.w = t->columns;
+				t->tma = r;
+				t->tma_shown = true;
+			} else {
+				t->pane = r;
+				t->pane_shown = true;
+			}
+		}
+	}
+}
+
+/* The columns that fit in WIDTH next to the labels: the sort column always.  Fills SHOWN. */
+static uint32_t fit_columns(struct tui *t, int width, uint32_t *shown, int *used)
+{
+	uint32_t sortcol = tui_sort_column(t), n = 0;
+	int total = 0;
+
+	if (sortcol != UINT32_MAX)
+		total = tui_cell_width(t, true) + 1;
+	for (uint32_t i = 0; i < t->ncols && n < ARRAY_SIZE(t->hdr_col); i++) {
+		int w = tui_cell_width(t, i == sortcol) + 1;
+		if (i != sortcol && total + w + LABEL_MIN > width)
+			continue;
+		if (i != sortcol)
+			total += w;
+		shown[n++] = i;
+	}
+	*used = total;
+	return n;
+}
+
+static void draw_title(struct tui *t)
+{
+	static const char *const names[VM_NVIEWS] = { "Top-down", "Bottom-up", "Flat" };
+	struct buf b = BUF_INIT;
+	attr_t title = tui_attr(t, TUI_STYLE_TITLE);
+	int x;
+	int32_t thread = vm_selected_thread(t->vm);
+
+	attrset(title);
+	buf_addstr(&b, " view ");
+	tui_escape(t, &b, t->opt->database ? t->opt->database : "");
+	buf_addstr(&b, "  ");
+	x = tui_put(0, 0, t->columns, (const char *)b.data, false);
+	for (int v = 0; v < VM_NVIEWS && x < t->columns; v++) {
+		char s[32];
+		snprintf(s, sizeof(s), v == (int)t->view ? "[%d %s]" : " %d %s ", v + 1, names[v]);
+		attrset(title | (v == (int)t->view ? A_BOLD : 0));
+		x += tui_put(0, x, t->columns - x, s, false);
+	}
+	attrset(title);
+	buf_reset(&b);
+	if (t->sort.by_name) {
+		buf_printf(&b, "  sort: name %s", t->sort.descending ? "Z-A" : "A-Z");
+	} else {
+		const struct dbfile_metric *m = vm_metric(t->vm, t->sort.metric);
+		buf_addstr(&b, "  sort: ");
+		tui_escape(t, &b, m ? m->name : "?");
+		buf_printf(&b, "(%s) %s", t->sort.inclusive ? "I" : "E",
+			   t->sort.descending ? (t->utf8_glyph ? "▼" : "v")
+					      : (t->utf8_glyph ? "▲" : "^"));
+	}
+	if (thread < 0) {
+		buf_addstr(&b, "  all threads");
+	} else {
+		const struct dbfile *db = vm_db(t->vm);
+		const struct dbfile_thread *th = (uint32_t)thread < db->nthreads ? &db->threads[thread]
+										: NULL;
+		buf_printf(&b, "  thread %d", thread);
+		if (th)
+			buf_printf(&b, " (rank %d tid %u)", th->rank, th->tid);
+	}
+	x += tui_put(0, x, t->columns - x, (const char *)b.data, false);
+	if (x < t->columns) {
+		const char *help = "?=help ";
+		int w = (int)strlen(help);
+		for (; x < t->columns - w; x++)
+			mvaddch(0, x, ' ');
+		tui_put(0, x, t->columns - x, help, true);
+	}
+	attrset(A_NORMAL);
+	buf_release(&b);
+}
+
+static void draw_header(struct tui *t, const uint32_t *shown, uint32_t nshown, int cells_w)
+{
+	uint32_t sortcol = tui_sort_column(t);
+	int labelw = t->tree.w - cells_w;
+	int x;
+	const char *scope = " Scope";
+
+	attrset(tui_attr(t, TUI_STYLE_HEADER) | A_BOLD);
+	if (t->sort.by_name && t->sort.descending)
+		scope = t->utf8_glyph ? " Scope ▼" : " Scope v";
+	else if (t->sort.by_name)
+		scope = t->utf8_glyph ? " Scope ▲" : " Scope ^";
+	tui_put(1, 0, labelw, scope, true);
+	x = labelw;
+	t->hdr_n = nshown;
+	for (uint32_t i = 0; i < nshown; i++) {
+		const struct tui_column *c = &t->cols[shown[i]];
+		const struct dbfile_metric *m = vm_metric(t->vm, c->metric);
+		int w = tui_cell_width(t, shown[i] == sortcol);
+		struct buf name = BUF_INIT, field = BUF_INIT;
+		int nw;
+		tui_escape(t, &name, m ? m->name : "?");
+		buf_printf(&name, "(%s)", c->inclusive ? "I" : "E");
+		if (shown[i] == sortcol)
+			buf_addstr(&name, t->sort.descending ? (t->utf8_glyph ? "▼" : "v")
+							     : (t->utf8_glyph ? "▲" : "^"));
+		nw = tui_text_width((const char *)name.data);
+		t->hdr_col[i] = shown[i];
+		t->hdr_x[i] = x;
+		t->hdr_w[i] = w + 1;
+		buf_addch(&field, ' ');
+		for (int pad = w - nw; pad > 0; pad--)
+			buf_addch(&field, ' ');
+		if (nw > w) {
+			/* Keep the end: (I)/(E) and the arrow say the most. */
+			tui_put(1, x, 1, " ", true);
+			tui_put(1, x + 1, w, (const char *)name.data, true);
+		} else {
+			buf_add(&field, name.data, name.len);
+			tui_put(1, x, w + 1, (const char *)field.data, true);
+		}
+		x += w + 1;
+		buf_release(&name);
+		buf_release(&field);
+	}
+	for (; x < t->tree.w; x++)
+		mvaddch(1, x, ' ');
+	attrset(A_NORMAL);
+}
+
+static void draw_rows(struct tui *t, const vm_node *rows, const uint32_t *shown, uint32_t nshown,
+		      int cells_w)
+{
+	uint32_t sortcol = tui_sort_column(t);
+	int labelw = t->tree.w - cells_w;
+	struct vm_node_info root;
+	struct buf line = BUF_INIT, label = BUF_INIT;
+	uint32_t top = t->top[t->view];
+
+	vm_node_info(t->vm, t->view, vm_root(t->vm, t->view), &root);
+	for (int i = 0; i < t->tree.h; i++) {
+		int y = t->tree.y + i;
+		uint32_t r = top + (uint32_t)i;
+		attr_t base;
+		struct vm_node_info info;
+		int depth, x;
+		if (r >= t->nrows) {
+			attrset(A_NORMAL);
+			move(y, 0);
+			for (int k = 0; k < t->tree.w; k++)
+				addch(' ');
+			continue;
+		}
+		base = r == t->selidx ? (t->focus == TUI_PANE_NONE ? tui_attr(t, TUI_STYLE_SELECTED)
+								   : A_UNDERLINE)
+				      : A_NORMAL;
+		vm_node_info(t->vm, t->view, rows[r], &info);
+		depth = (int)info.depth - (int)root.depth;
+		if (depth < 0)
+			depth = 0;
+		if (depth * 2 > labelw / 2)
+			depth = labelw / 4;
+		buf_reset(&line);
+		for (int k = 0; k < depth; k++)
+			buf_addstr(&line, "  ");
+		if (info.has_children)
+			buf_addstr(&line, info.expanded ? (t->utf8_glyph ? "▾ " : "- ")
+							: (t->utf8_glyph ? "▸ " : "+ "));
+		else
+			buf_addstr(&line, t->utf8_glyph ? "· " : "  ");
+		tui_label(t, t->view, rows[r], &label);
+		buf_add(&line, label.data, label.len);
+		attrset(base);
+		mvaddch(y, 0, ' ');
+		tui_put(y, 1, labelw - 1, (const char *)line.data, true);
+		x = labelw;
+		for (uint32_t k = 0; k < nshown; k++) {
+			mvaddch(y, x, ' ');
+			x++;
+			x += draw_cell(t, y, x, rows[r], &t->cols[shown[k]], shown[k] == sortcol,
+				       base);
+		}
+		attrset(base);
+		for (; x < t->tree.w; x++)
+			mvaddch(y, x, ' ');
+	}
+	attrset(A_NORMAL);
+	buf_release(&line);
+	buf_release(&label);
+}
+
+static void draw_footer(struct tui *t)
+{
+	int y = t->lines - 1;
+	char right[96];
+	struct buf left = BUF_INIT;
+	attr_t attr = tui_attr(t, TUI_STYLE_FOOTER);
+	int rw, x;
+ 
+	snprintf(right, sizeof(right), "%s%s %u/%u  %dx%d ",
+		 t->zooms[t->view] ? " [zoom]" : "", t->filter[0] ? " [filter]" : "",
+		 t->nrows ? t->selidx + 1 : 0, t->nrows, t->columns, t->lines);
+	rw = (int)strlen(right);
+	if (t->prompt != TUI_PROMPT_NONE) {
+		static const char *const prompts[] = {
+			[TUI_PROMPT_SEARCH] = "/",
+			[TUI_PROMPT_FILTER] = "filter (glob, empty clears): ",
+			[TUI_PROMPT_FILTER_MODE] = "hide matches: s = the scope only (its children "
+						   "stay), t = with its subtree? ",
+			[TUI_PROMPT_THRESHOLD] = "hot-path threshold (percent of the parent): ",
+			[TUI_PROMPT_SOURCE_DIR] = "add a source directory: ",
+			[TUI_PROMPT_SORT_COLUMN] = "sort by column (0 = name, 1-9): ",
+		};
+		buf_addstr(&left, prompts[t->prompt]);
+		if (t->prompt != TUI_PROMPT_FILTER_MODE && t->prompt != TUI_PROMPT_SORT_COLUMN)
+			tui_escape(t, &left, t->input);
+		buf_addstr(&left, "_");
+		if (t->prompt == TUI_PROMPT_SEARCH && t->search_failed)
+			buf_addstr(&left, "  (no match)");
+		attr = A_BOLD;
+	} else if (t->message[0]) {
+		buf_addch(&left, ' ');
+		tui_escape(t, &left, t->message);
+		attr = t->message_error ? tui_attr(t, TUI_STYLE_ERROR) | A_REVERSE : A_BOLD;
+	} else if (t->columns >= 120) {
+		buf_printf(&left, " F1Help F2Columns F3Search F4Filter F5Hot(%.0f%%) F6Sort F7Zoom "
+				  "F8Flatten F10Quit  s:source t:TMA p:threads",
+			   t->hot_threshold * 100);
+	} else {
+		buf_printf(&left, " ?:help q:quit /:search H:hot %.0f%% s:src t:tma p:thr",
+			   t->hot_threshold * 100);
+	}
+	attrset(attr);
+	x = tui_put(y, 0, t->columns - rw > 0 ? t->columns - rw : t->columns,
+		    (const char *)left.data, true);
+	attrset(tui_attr(t, TUI_STYLE_FOOTER));
+	if (x < t->columns)
+		tui_put(y, x, t->columns - x, right, true);
+	attrset(A_NORMAL);
+	buf_release(&left);
+}
+
+void tui_draw(struct tui *t)
+{
+	const vm_node *rows;
+	uint32_t shown[ARRAY_SIZE(t->hdr_col)], nshown;
+	int cells_w;
+	bool found = false;
+
+	t->lines = LINES;
+	t->columns = COLS;
+	if (t->lines < 6 || t->columns < 30) {
+		char s[64];
+		erase();
+		snprintf(s, sizeof(s), "terminal too small (%dx%d)", t->columns, t->lines);
+		tui_put(0, 0, t->columns, s, false);
+		return;
+	}
+	tui_layout(t);
+	t->nrows = vm_rows(t->vm, t->view, &rows);
+	if (t->selidx < t->nrows && rows[t->selidx] == t->sel[t->view])
+		found = true;
+	for (uint32_t i = 0; !found && i < t->nrows; i++)
+		if (rows[i] == t->sel[t->view]) {
+			t->selidx = i;
+			found = true;
+		}
+	if (!found) {
+		t->selidx = 0;
+		t->sel[t->view] = t->nrows ? rows[0] : VM_NONE;
+	}
+	/* Keep the selection on screen. */
+	if (t->tree.h > 0) {
+		uint32_t h = (uint32_t)t->tree.h;
+		if (t->selidx < t->top[t->view])
+			t->top[t->view] = t->selidx;
+		if (t->selidx >= t->top[t->view] + h)
+			t->top[t->view] = t->selidx - h + 1;
+		if (t->top[t->view] + h > t->nrows)
+			t->top[t->view] = t->nrows > h ? t->nrows - h : 0;
+	}
+	nshown = fit_columns(t, t->tree.w, shown, &cells_w);
+	draw_title(t);
+	draw_header(t, shown, nshown, cells_w);
+	draw_rows(t, rows, shown, nshown, cells_w);
+	if (t->tma_shown && t->tma.x > 0) {
+		/* The separator of the right-hand pane. */
+		for (int y = t->tma.y; y < t->tma.y + t->tma.h; y++)
+			tui_put(y, t->tma.x - 1, 1, t->utf8_glyph ? "│" : "|", false);
+	}
+	if (t->pane_shown) {
+		if (t->bottom == TUI_PANE_SOURCE)
+			tui_draw_source(t, t->pane);
+		else
+			tui_draw_threads(t, t->pane);
+	}
+	if (t->tma_shown)
+		tui_draw_tma(t, t->tma);
+	draw_footer(t);
+	if (t->popup != TUI_POPUP_NONE)
+		tui_draw_popup(t);
+}

@@ -1,0 +1,806 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tui-panes.c: view's panes and popups: the source pane (vm_source: per-line values, the loop
+ * gutter, a clear message when the file is missing), the threads pane (per-thread values of the
+ * selection as a sorted histogram with the imbalance, and the thread selector), the TMA pane
+ * (vm_tma: the top-down tree of the selection with bars, the dominant path and thresholds), and
+ * the help, database-information and column-chooser popups.
+ */
+#include "compat.h"
+#include "error.h"
+#include "mfile.h"
+#include "tui-internal.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SOURCE_MAX_BYTES (64u << 20)
+
+/* A pane's title line: "─ TITLE ────". */
+static void pane_title(struct tui *t, struct tui_rect r, const char *title, bool focused)
+{
+	struct buf b = BUF_INIT;
+	const char *h = t->utf8_glyph ? "─" : "-";
+
+	buf_addstr(&b, h);
+	buf_addch(&b, ' ');
+	buf_addstr(&b, title);
+	buf_addch(&b, ' ');
+	for (int w = tui_text_width((const char *)b.data); w < r.w; w++)
+		buf_addstr(&b, h);
+	attrset(tui_attr(t, TUI_STYLE_HEADER) | (focused ? A_BOLD | A_REVERSE : 0));
+	tui_put(r.y, r.x, r.w, (const char *)b.data, true);
+	attrset(A_NORMAL);
+	buf_release(&b);
+}
+
+static void pane_line(struct tui *t, struct tui_rect r, int row, const char *s, attr_t attr)
+{
+	(void)t;
+	if (row < 1 || row >= r.h)
+		return;
+	attrset(attr);
+	tui_put(r.y + row, r.x, r.w, s, true);
+	attrset(A_NORMAL);
+}
+
+static void pane_clear_from(struct tui *t, struct tui_rect r, int row)
+{
+	for (; row < r.h; row++)
+		pane_line(t, r, row, "", A_NORMAL);
+}
+
+static const char *metric_name(struct tui *t, uint32_t metric)
+{
+	const struct dbfile_metric *m = vm_metric(t->vm, metric);
+	return m ? m->name : "?";
+}
+
+/* The metric the panes show: the sort column's, else the first column's. */
+static uint32_t pane_metric(const struct tui *t, bool *inclusive)
+{
+	uint32_t c = tui_sort_column(t);
+	if (c == UINT32_MAX)
+		c = 0;
+	if (t->ncols == 0) {
+		*inclusive = true;
+		return t->metrics[0];
+	}
+	*inclusive = t->cols[c].inclusive;
+	return t->cols[c].metric;
+}
+
+/* ---- TMA ---- */
+
+void tui_draw_tma(struct tui *t, struct tui_rect r)
+{
+	const struct vm_tma_row *rows;
+	vm_node sel = t->sel[t->view];
+	uint32_t n = sel == VM_NONE ? 0 : vm_tma(t->vm, t->view, sel, &rows);
+	struct buf title = BUF_INIT, line = BUF_INIT, label = BUF_INIT;
+	int row = 1, namew = 0, skipped = 0;
+
+	buf_addstr(&title, "TMA");
+	if (t->tma_depth)
+		buf_printf(&title, " (%d level%s)", t->tma_depth, t->tma_depth > 1 ? "s" : "");
+	if (sel != VM_NONE) {
+		tui_label(t, t->view, sel, &label);
+		buf_addstr(&title, ": ");
+		buf_add(&title, label.data, label.len);
+	}
+	pane_title(t, r, (const char *)title.data, t->focus == TUI_PANE_TMA);
+	if (n == 0) {
+		pane_line(t, r, row++, " No TMA (top-down) metrics in this database.", A_BOLD);
+		pane_line(t, r, row++, " Measure them with:", A_NORMAL);
+		pane_line(t, r, row++, "   measure -e topdown ./program", A_NORMAL);
+		pane_line(t, r, row++, " (needs a CPU with a PMU; see measure -L)", A_NORMAL);
+		pane_clear_from(t, r, row);
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		int w;
+		if (t->tma_depth && rows[i].depth >= (uint32_t)t->tma_depth)
+			continue;
+		buf_reset(&label);
+		tui_escape(t, &label, metric_name(t, rows[i].metric));
+		w = (int)rows[i].depth * 2 + tui_text_width((const char *)label.data);
+		if (w > namew)
+			namew = w;
+	}
+	if (namew > r.w - 18)
+		namew = r.w - 18;
+	if (namew < 4)
+		namew = 4;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct vm_tma_row *tr = &rows[i];
+		int pad, barw = r.w - namew - 12;
+		attr_t attr = A_NORMAL;
+		if (t->tma_depth && tr->depth >= (uint32_t)t->tma_depth)
+			continue;
+		if (skipped++ < t->tma_scroll)
+			continue;
+		if (row >= r.h)
+			break;
+		buf_reset(&line);
+		buf_reset(&label);
+		buf_addstr(&line, tr->dominant ? (t->utf8_glyph ? "»" : ">") : " ");
+		for (uint32_t d = 0; d < tr->depth; d++)
+			buf_addstr(&line, "  ");
+		tui_escape(t, &label, metric_name(t, tr->metric));
+		buf_add(&line, label.data, label.len);
+		pad = namew - (int)tr->depth * 2 - tui_text_width((const char *)label.data);
+		for (; pad > 0; pad--)
+			buf_addch(&line, ' ');
+		buf_addch(&line, ' ');
+		if (barw > 20)
+			barw = 20;
+		if (barw < 3)
+			barw = 3;
+		if (isnan(tr->fraction)) {
+			for (int k = 0; k < barw; k++)
+				buf_addch(&line, ' ');
+			buf_addstr(&line, "    n/a");
+		} else {
+			tui_bar(t, &line, tr->fraction, barw);
+			buf_printf(&line, " %5.1f%%", tr->fraction * 100);
+		}
+		buf_addstr(&line, tr->over_threshold ? " !" : "  ");
+		if (tr->over_threshold)
+			attr = tui_attr(t, TUI_STYLE_THRESHOLD);
+		else if (tr->dominant)
+			attr = tui_attr(t, TUI_STYLE_DOMINANT);
+		pane_line(t, r, row++, (const char *)line.data, attr);
+	}
+	pane_clear_from(t, r, row);
+out:
+	buf_release(&title);
+	buf_release(&line);
+	buf_release(&label);
+}
+
+/* ---- source ---- */
+
+static void source_release(struct tui_source_cache *c)
+{
+	if (c->valid && c->status == 0)
+		vm_source_release(&c->src);
+	FREE_AND_NULL(c->error);
+	FREE_AND_NULL(c->text);
+	FREE_AND_NULL(c->lines);
+	c->nlines = 0;
+	c->valid = false;
+}
+
+static int read_source(struct tui_source_cache *c, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	struct buf b = BUF_INIT;
+	size_t cap = 0;
+	char *p;
+
+	if (!f)
+		return fth_error_errno(errno, "%s", path);
+	for (;;) {
+		uint8_t *space = buf_reserve(&b, 65536);
+		size_t n = fread(space, 1, 65536, f);
+		b.len += n;
+		b.data[b.len] = 0;
+		if (n < 65536)
+			break;
+		if (b.len > SOURCE_MAX_BYTES) {
+			fclose(f);
+			buf_release(&b);
+			return fth_error("%s: larger than %u MiB", path, SOURCE_MAX_BYTES >> 20);
+		}
+	}
+	fclose(f);
+	c->text = buf_detach(&b, NULL);
+	for (p = c->text; *p;) {
+		char *nl = strchr(p, '\n');
+		ALLOC_GROW(c->lines, c->nlines + 1, cap);
+		c->lines[c->nlines++] = p;
+		if (!nl)
+			break;
+		*nl = 0;
+		p = nl + 1;
+	}
+	return 0;
+}
+
+static struct tui_source_cache *source_update(struct tui *t)
+{
+	struct tui_source_cache *c = &t->source;
+	vm_node sel = t->sel[t->view];
+	bool inclusive;
+	uint32_t metric = pane_metric(t, &inclusive);
+
+	if (c->valid && c->view == t->view && c->node == sel && c->metric == metric &&
+	    c->thread == vm_selected_thread(t->vm))
+		return c;
+	source_release(c);
+	c->valid = true;
+	c->view = t->view;
+	c->node = sel;
+	c->metric = metric;
+	c->thread = vm_selected_thread(t->vm);
+	t->src_scroll = -1;
+	memset(&c->src, 0, sizeof(c->src));
+	c->status = sel == VM_NONE ? fth_error("nothing selected")
+				   : vm_source(t->vm, t->view, sel, metric, &c->src);
+	if (c->status) {
+		c->error = xstrdup(fth_errmsg());
+		return c;
+	}
+	if (c->src.path && read_source(c, c->src.path)) {
+		c->error = xstrdup(fth_errmsg());
+		FREE_AND_NULL(c->text);
+	}
+	return c;
+}
+
+static const struct vm_source_line *source_line(const struct vm_source *s, uint32_t line)
+{
+	uint32_t lo = 0, hi = s->nlines;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (s->lines[mid].line < line)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nlines && s->lines[lo].line == line ? &s->lines[lo] : NULL;
+}
+
+/* Tabs to spaces, then escaped. */
+static void source_text(struct tui *t, const char *s, struct buf *out)
+{
+	struct buf plain = BUF_INIT;
+	size_t col = 0;
+
+	for (; *s; s++) {
+		if (*s == '\t') {
+			do
+				buf_addch(&plain, ' ');
+			while (++col % 8);
+		} else if (*s != '\r') {
+			buf_addch(&plain, *s);
+			col++;
+		}
+	}
+	vm_escape(out, (const char *)plain.data, plain.len, t->utf8_text);
+	buf_release(&plain);
+}
+
+void tui_draw_source(struct tui *t, struct tui_rect r)
+{
+	struct tui_source_cache *c = source_update(t);
+	struct buf title = BUF_INIT, line = BUF_INIT;
+	int row = 1, gutter = 0, body = r.h - 1, first;
+	bool inclusive;
+	uint32_t metric = pane_metric(t, &inclusive);
+	double total = vm_total(t->vm, metric);
+
+	buf_addstr(&title, "source ");
+	if (c->status == 0)
+		tui_escape(t, &title, c->src.path ? c->src.path : c->src.recorded);
+	if (c->status == 0 && c->src.first)
+		buf_printf(&title, " lines %u-%u", c->src.first, c->src.last);
+	pane_title(t, r, (const char *)title.data, t->focus == TUI_PANE_SOURCE);
+	if (c->status) {
+		buf_reset(&line);
+		buf_addstr(&line, " no source: ");
+		tui_escape(t, &line, c->error);
+		pane_line(t, r, row++, (const char *)line.data, A_BOLD);
+		pane_clear_from(t, r, row);
+		goto out;
+	}
+	if (!c->src.path || !c->text) {
+		buf_reset(&line);
+		buf_addstr(&line, " source file not found: ");
+		tui_escape(t, &line, c->src.recorded ? c->src.recorded : "(no file recorded)");
+		pane_line(t, r, row++, (const char *)line.data, tui_attr(t, TUI_STYLE_ERROR));
+		if (c->error) {
+			buf_reset(&line);
+			buf_addch(&line, ' ');
+			tui_escape(t, &line, c->error);
+			pane_line(t, r, row++, (const char *)line.data, A_NORMAL);
+		}
+		pane_line(t, r, row++,
+			  " press S to add a directory to search (or run view --source-path DIR)",
+			  A_NORMAL);
+		pane_clear_from(t, r, row);
+		goto out;
+	}
+	for (uint32_t i = 0; i < c->src.nlines; i++)
+		if ((int)c->src.lines[i].loop_depth > gutter)
+			gutter = (int)c->src.lines[i].loop_depth;
+	if (gutter > 6)
+		gutter = 6;
+	if (t->src_scroll < 0) {
+		int focus = (int)(c->src.focus ? c->src.focus : c->src.first);
+		t->src_scroll = focus - 1 - body / 3;
+	}
+	if (t->src_scroll > (int)c->nlines - body)
+		t->src_scroll = (int)c->nlines - body;
+	if (t->src_scroll < 0)
+		t->src_scroll = 0;
+	first = t->src_scroll;
+	for (int i = 0; i < body - 0 && row < r.h; i++) {
+		uint32_t lineno = (uint32_t)(first + i + 1);
+		const struct vm_source_line *sl;
+		int textw, used;
+		attr_t attr = A_NORMAL;
+		if (lineno > c->nlines) {
+			pane_line(t, r, row++, "", A_NORMAL);
+			continue;
+		}
+		sl = source_line(&c->src, lineno);
+		buf_reset(&line);
+		for (int d = 0; d < gutter; d++)
+			buf_addstr(&line, sl && (int)sl->loop_depth > d ? (t->utf8_glyph ? "┆" : ":")
+									 : " ");
+		buf_addstr(&line, sl && sl->loop_header ? (t->utf8_glyph ? "↻" : "@") : " ");
+		buf_printf(&line, "%5u%s ", lineno, t->utf8_glyph ? "│" : "|");
+		textw = r.w - tui_text_width((const char *)line.data) - 16;
+		if (lineno == c->src.focus)
+			attr = A_BOLD;
+		if (lineno < c->src.first || lineno > c->src.last)
+			attr |= tui_attr(t, TUI_STYLE_DIM);
+		attrset(attr);
+		used = tui_put(r.y + row, r.x, r.w, (const char *)line.data, false);
+		buf_reset(&line);
+		source_text(t, c->lines[lineno - 1], &line);
+		tui_put(r.y + row, r.x + used, textw > 0 ? textw : 0, (const char *)line.data, true);
+		buf_reset(&line);
+		if (sl && sl->value != 0 && !isnan(sl->value)) {
+			if (tui_metric_has_percent(t, metric) && total > 0) {
+				buf_printf(&line, " %5.1f%% ", 100 * sl->value / total);
+				tui_bar(t, &line, sl->value / total, 8);
+			} else {
+				char v[32];
+				vm_format_value(sl->value, vm_metric(t->vm, metric)->unit, v, sizeof(v));
+				buf_printf(&line, " %14s", v);
+			}
+		}
+		tui_put(r.y + row, r.x + used + (textw > 0 ? textw : 0), 16, (const char *)line.data,
+			true);
+		attrset(A_NORMAL);
+		row++;
+	}
+	pane_clear_from(t, r, row);
+out:
+	buf_release(&title);
+	buf_release(&line);
+}
+
+/* ---- threads ---- */
+
+static const struct tui_threads_cache *threads_sort_values;
+
+static int by_value_desc(const void *a, const void *b)
+{
+	double x = threads_sort_values->values[*(const uint32_t *)a];
+	double y = threads_sort_values->values[*(const uint32_t *)b];
+	if (x != y)
+		return x > y ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+int tui_threads_update(struct tui *t)
+{
+	struct tui_threads_cache *c = &t->threads;
+	const struct dbfile *db = vm_db(t->vm);
+	vm_node sel = t->sel[t->view];
+	bool inclusive;
+	uint32_t metric = pane_metric(t, &inclusive);
+
+	if (c->valid && c->view == t->view && c->node == sel && c->metric == metric &&
+	    c->inclusive == inclusive)
+		return c->status;
+	FREE_AND_NULL(c->error);
+	free(c->values);
+	free(c->order);
+	c->values = xcalloc(db->nthreads ? db->nthreads : 1, sizeof(*c->values));
+	c->order = xcalloc(db->nthreads ? db->nthreads : 1, sizeof(*c->order));
+	c->valid = true;
+	c->view = t->view;
+	c->node = sel;
+	c->metric = metric;
+	c->inclusive = inclusive;
+	if (db->flags & DBFILE_FLAG_NO_THREADS)
+		c->status = fth_error("this database kept no per-thread values");
+	else if (sel == VM_NONE)
+		c->status = fth_error("nothing selected");
+	else
+		c->status = vm_thread_values(t->vm, t->view, sel, metric, inclusive, c->values);
+	if (c->status) {
+		c->error = xstrdup(fth_errmsg());
+		return -1;
+	}
+	for (uint32_t i = 0; i < db->nthreads; i++)
+		c->order[i] = i;
+	threads_sort_values = c;
+	qsort(c->order, db->nthreads, sizeof(*c->order), by_value_desc);
+	return 0;
+}
+
+static void thread_identity(struct tui *t, uint32_t i, struct buf *out)
+{
+	const struct dbfile_thread *th = &vm_db(t->vm)->threads[i];
+	buf_printf(out, "#%-3u rank %-3d tid %-7u ", i, th->rank, th->tid);
+	tui_escape(t, out, th->host);
+}
+
+void tui_draw_threads(struct tui *t, struct tui_rect r)
+{
+	const struct dbfile *db = vm_db(t->vm);
+	struct tui_threads_cache *c = &t->threads;
+	struct buf title = BUF_INIT, line = BUF_INIT, label = BUF_INIT;
+	int row = 1, body;
+	uint32_t n = db->nthreads;
+	int32_t current = vm_selected_thread(t->vm);
+	double sum = 0, max = 0, min = 0, median = 0;
+	const struct dbfile_metric *m;
+	char a[32], b[32], d[32], e[32];
+
+	tui_threads_update(t);
+	m = vm_metric(t->vm, c->metric);
+	buf_addstr(&title, "threads: ");
+	tui_escape(t, &title, metric_name(t, c->metric));
+	buf_printf(&title, "(%s)", c->inclusive ? "I" : "E");
+	if (t->sel[t->view] != VM_NONE) {
+		tui_label(t, t->view, t->sel[t->view], &label);
+		buf_addstr(&title, " at ");
+		buf_add(&title, label.data, label.len);
+	}
+	pane_title(t, r, (const char *)title.data, t->focus == TUI_PANE_THREADS);
+	if (c->status) {
+		buf_addstr(&line, " ");
+		tui_escape(t, &line, c->error);
+		pane_line(t, r, row++, (const char *)line.data, A_BOLD);
+		pane_clear_from(t, r, row);
+		goto out;
+	}
+	if (n) {
+		min = c->values[c->order[n - 1]];
+		max = c->values[c->order[0]];
+		median = n % 2 ? c->values[c->order[n / 2]]
+			       : (c->values[c->order[n / 2 - 1]] + c->values[c->order[n / 2]]) / 2;
+		for (uint32_t i = 0; i < n; i++)
+			sum += c->values[i];
+	}
+	vm_format_value(min, m ? m->unit : 0, a, sizeof(a));
+	vm_format_value(median, m ? m->unit : 0, b, sizeof(b));
+	vm_format_value(max, m ? m->unit : 0, d, sizeof(d));
+	snprintf(e, sizeof(e), "%.2f", n && sum > 0 ? max / (sum / n) : 0.0);
+	buf_reset(&line);
+	buf_printf(&line, " %u threads  min %s  median %s  max %s  imbalance max/mean %s", n, a, b,
+		   d, e);
+	pane_line(t, r, row++, (const char *)line.data, A_BOLD);
+	body = r.h - row;
+	if (t->thr_cursor > n)
+		t->thr_cursor = n;
+	if (t->thr_cursor < t->thr_scroll)
+		t->thr_scroll = t->thr_cursor;
+	if (body > 0 && t->thr_cursor >= t->thr_scroll + (uint32_t)body)
+		t->thr_scroll = t->thr_cursor - (uint32_t)body + 1;
+	for (uint32_t k = t->thr_scroll; k <= n && row < r.h; k++) {
+		attr_t attr = A_NORMAL;
+		bool focused = t->focus == TUI_PANE_THREADS && k == t->thr_cursor;
+		buf_reset(&line);
+		if (k == 0) {
+			buf_printf(&line, "%s all threads (the sum)", current < 0 ? "=" : " ");
+		} else {
+			uint32_t i = c->order[k - 1];
+			double v = c->values[i];
+			int idw, pad;
+			vm_format_value(v, m ? m->unit : 0, a, sizeof(a));
+			buf_addstr(&line, current == (int32_t)i ? "=" : " ");
+			thread_identity(t, i, &line);
+			idw = tui_text_width((const char *)line.data);
+			pad = (r.w > 70 ? 40 : r.w / 2) - idw;
+			for (; pad > 0; pad--)
+				buf_addch(&line, ' ');
+			buf_printf(&line, " %10s %5.1f%% ", a, sum > 0 ? 100 * v / sum : 0.0);
+			tui_bar(t, &line, max > 0 ? v / max : 0, r.w > 90 ? 20 : 10);
+		}
+		if (focused)
+			attr = tui_attr(t, TUI_STYLE_SELECTED);
+		else if (k > 0 && current == (int32_t)c->order[k - 1])
+			attr = A_BOLD;
+		pane_line(t, r, row++, (const char *)line.data, attr);
+	}
+	pane_clear_from(t, r, row);
+out:
+	buf_release(&title);
+	buf_release(&line);
+	buf_release(&label);
+}
+
+void tui_caches_release(struct tui *t)
+{
+	source_release(&t->source);
+	FREE_AND_NULL(t->threads.error);
+	FREE_AND_NULL(t->threads.values);
+	FREE_AND_NULL(t->threads.order);
+	t->threads.valid = false;
+}
+
+/* ---- popups ---- */
+
+struct popup_lines {
+	char **text; /* escaped */
+	bool *bold;
+	int n, cap;
+};
+
+static void add_line(struct popup_lines *p, bool bold, struct buf *b)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 64;
+		p->text = xreallocarray(p->text, (size_t)p->cap, sizeof(*p->text));
+		p->bold = xreallocarray(p->bold, (size_t)p->cap, sizeof(*p->bold));
+	}
+	p->text[p->n] = xstrdup((const char *)b->data);
+	p->bold[p->n++] = bold;
+	buf_reset(b);
+}
+
+static void release_lines(struct popup_lines *p)
+{
+	for (int i = 0; i < p->n; i++)
+		free(p->text[i]);
+	free(p->text);
+	free(p->bold);
+}
+
+static void help_lines(struct popup_lines *p)
+{
+	struct buf b = BUF_INIT;
+
+	buf_addstr(&b, "Keys of view  (j/k scroll; q, Esc or ? closes)");
+	add_line(p, true, &b);
+	for (size_t i = 0; i < tui_nhelp; i++) {
+		if (!tui_help[i].keys) {
+			add_line(p, false, &b);
+			buf_addstr(&b, tui_help[i].what);
+			add_line(p, true, &b);
+		} else {
+			buf_printf(&b, "  %-14s %s", tui_help[i].keys, tui_help[i].what);
+			add_line(p, false, &b);
+		}
+	}
+	buf_addstr(&b, "Marks: * multiplexed (scaled), ? too few samples, ! TMA over threshold");
+	add_line(p, false, &b);
+	add_line(p, false, &b);
+	buf_release(&b);
+}
+
+static void info_lines(struct tui *t, struct popup_lines *p)
+{
+	const struct dbfile *db = vm_db(t->vm);
+	struct buf b = BUF_INIT;
+
+	buf_addstr(&b, "Database  (q or Esc closes)");
+	add_line(p, true, &b);
+	buf_addstr(&b, "program    ");
+	tui_escape(t, &b, db->program);
+	add_line(p, false, &b);
+	buf_addstr(&b, "directory  ");
+	tui_escape(t, &b, db->dir);
+	add_line(p, false, &b);
+	buf_printf(&b, "format     %u.%u%s%s", db->major, db->minor,
+		   db->flags & DBFILE_FLAG_NO_LOOPS ? "  (some modules had no structure: no loops)"
+						    : "",
+		   db->flags & DBFILE_FLAG_NO_THREADS ? "  (no per-thread values)" : "");
+	add_line(p, false, &b);
+	buf_printf(&b, "contexts   %u   functions %u   modules %u   threads %u", db->ncontexts,
+		   db->nfunctions, db->nmodules, db->nthreads);
+	add_line(p, false, &b);
+	add_line(p, false, &b);
+	buf_addstr(&b, "Metrics");
+	add_line(p, true, &b);
+	for (uint32_t i = 0; i < db->nmetrics; i++) {
+		const struct dbfile_metric *m = &db->metrics[i];
+		buf_printf(&b, "%3u ", i);
+		tui_escape(t, &b, m->name);
+		buf_printf(&b, "  %s%s%s  samples %llu  threads %u", m->kind ? "derived" : "raw",
+			   m->flags & MFILE_METRIC_MULTIPLEXED ? " multiplexed" : "",
+			   vm_metric_is_tma(t->vm, i) ? " tma" : "", (unsigned long long)m->samples,
+			   m->nthreads);
+		if (m->scale != 1 && m->scale > 0)
+			buf_printf(&b, "  scaled x%.2f", m->scale);
+		add_line(p, false, &b);
+		if (m->description && m->description[0]) {
+			buf_addstr(&b, "      ");
+			tui_escape(t, &b, m->description);
+			add_line(p, false, &b);
+		}
+		if (m->formula && m->formula[0]) {
+			buf_addstr(&b, "      = ");
+			tui_escape(t, &b, m->formula);
+			add_line(p, false, &b);
+		}
+	}
+	add_line(p, false, &b);
+	buf_printf(&b, "Threads (%u)", db->nthreads);
+	add_line(p, true, &b);
+	for (uint32_t i = 0; i < db->nthreads; i++) {
+		const struct dbfile_thread *th = &db->threads[i];
+		buf_printf(&b, "%3u rank %d pid %u tid %u host ", i, th->rank, th->pid, th->tid);
+		tui_escape(t, &b, th->host);
+		buf_addstr(&b, "  ");
+		tui_escape(t, &b, th->file);
+		add_line(p, false, &b);
+	}
+	buf_release(&b);
+}
+
+static bool metric_shown(const struct tui *t, uint32_t metric, uint32_t *pos)
+{
+	for (uint32_t i = 0; i < t->nmetrics; i++)
+		if (t->metrics[i] == metric) {
+			*pos = i;
+			return true;
+		}
+	return false;
+}
+
+static void column_lines(struct tui *t, struct popup_lines *p)
+{
+	static const char *const modes[] = { "value", "percent", "value and percent" };
+	struct buf b = BUF_INIT;
+
+	buf_addstr(&b, "Columns  (Enter or Space toggles; q or Esc closes)");
+	add_line(p, true, &b);
+	buf_printf(&b, "[%c] inclusive columns", t->show_incl ? 'x' : ' ');
+	add_line(p, false, &b);
+	buf_printf(&b, "[%c] exclusive columns", t->show_excl ? 'x' : ' ');
+	add_line(p, false, &b);
+	buf_printf(&b, "show: %s  (Enter cycles, or %%)", modes[t->value_mode]);
+	add_line(p, false, &b);
+	buf_addstr(&b, "Metrics shown, in column order:");
+	add_line(p, true, &b);
+	for (uint32_t i = 0; i < vm_nmetrics(t->vm); i++) {
+		const struct dbfile_metric *m = vm_metric(t->vm, i);
+		uint32_t pos = 0;
+		bool on = metric_shown(t, i, &pos);
+		if (on)
+			buf_printf(&b, "[x] %2u. ", pos + 1);
+		else
+			buf_addstr(&b, "[ ]     ");
+		tui_escape(t, &b, m->name);
+		if (m->description && m->description[0]) {
+			buf_addstr(&b, "  ");
+			tui_escape(t, &b, m->description);
+		}
+		add_line(p, false, &b);
+	}
+	buf_release(&b);
+}
+
+static void popup_content(struct tui *t, struct popup_lines *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (t->popup == TUI_POPUP_HELP)
+		help_lines(p);
+	else if (t->popup == TUI_POPUP_INFO)
+		info_lines(t, p);
+	else if (t->popup == TUI_POPUP_COLUMNS)
+		column_lines(t, p);
+}
+
+int tui_popup_lines(struct tui *t)
+{
+	struct popup_lines p;
+	int n;
+
+	popup_content(t, &p);
+	n = p.n;
+	release_lines(&p);
+	return n;
+}
+
+struct tui_rect tui_popup_rect(const struct tui *t)
+{
+	struct tui_rect r;
+
+	r.w = t->columns - 4 > 96 ? 96 : t->columns - 4;
+	r.h = t->lines - 3;
+	r.x = (t->columns - r.w) / 2;
+	r.y = 1;
+	if (r.w < 10)
+		r.w = t->columns, r.x = 0;
+	if (r.h < 3)
+		r.h = t->lines, r.y = 0;
+	return r;
+}
+
+void tui_columns_toggle(struct tui *t, int line)
+{
+	if (line == 1 || line == 2) {
+		bool *flag = line == 1 ? &t->show_incl : &t->show_excl;
+		*flag = !*flag;
+		if (!t->show_incl && !t->show_excl)
+			*(line == 1 ? &t->show_excl : &t->show_incl) = true;
+	} else if (line == 3) {
+		t->value_mode = (t->value_mode + 1) % TUI_SHOW_MODES;
+	} else if (line >= COLUMNS_FIRST_METRIC &&
+		   (uint32_t)(line - COLUMNS_FIRST_METRIC) < vm_nmetrics(t->vm)) {
+		uint32_t metric = (uint32_t)(line - COLUMNS_FIRST_METRIC), pos;
+		if (metric_shown(t, metric, &pos)) {
+			if (t->nmetrics == 1) {
+				tui_message(t, true, "at least one metric stays shown");
+				return;
+			}
+			memmove(&t->metrics[pos], &t->metrics[pos + 1],
+				(t->nmetrics - pos - 1) * sizeof(*t->metrics));
+			t->nmetrics--;
+		} else {
+			t->metrics = xreallocarray(t->metrics, t->nmetrics + 1, sizeof(*t->metrics));
+			t->metrics[t->nmetrics++] = metric;
+		}
+	}
+	tui_columns_rebuild(t);
+}
+
+void tui_draw_popup(struct tui *t)
+{
+	struct popup_lines p;
+	struct tui_rect r = tui_popup_rect(t);
+	const char *h = t->utf8_glyph ? "─" : "-", *v = t->utf8_glyph ? "│" : "|";
+	struct buf edge = BUF_INIT;
+	int body = r.h - 2;
+
+	popup_content(t, &p);
+	if (t->popup_scroll > p.n - body)
+		t->popup_scroll = p.n - body;
+	if (t->popup_scroll < 0)
+		t->popup_scroll = 0;
+	if (t->popup == TUI_POPUP_COLUMNS) {
+		if (t->popup_cursor < 1)
+			t->popup_cursor = 1;
+		if (t->popup_cursor >= p.n)
+			t->popup_cursor = p.n - 1;
+		if (t->popup_cursor == COLUMNS_FIRST_METRIC - 1)
+			t->popup_cursor = COLUMNS_FIRST_METRIC;
+		if (t->popup_cursor < t->popup_scroll)
+			t->popup_scroll = t->popup_cursor;
+		if (t->popup_cursor >= t->popup_scroll + body)
+			t->popup_scroll = t->popup_cursor - body + 1;
+	}
+	attrset(A_BOLD);
+	buf_addstr(&edge, t->utf8_glyph ? "┌" : "+");
+	for (int i = 2; i < r.w; i++)
+		buf_addstr(&edge, h);
+	buf_addstr(&edge, t->utf8_glyph ? "┐" : "+");
+	tui_put(r.y, r.x, r.w, (const char *)edge.data, true);
+	buf_reset(&edge);
+	buf_addstr(&edge, t->utf8_glyph ? "└" : "+");
+	for (int i = 2; i < r.w; i++)
+		buf_addstr(&edge, h);
+	buf_addstr(&edge, t->utf8_glyph ? "┘" : "+");
+	tui_put(r.y + r.h - 1, r.x, r.w, (const char *)edge.data, true);
+	for (int i = 0; i < body; i++) {
+		int k = t->popup_scroll + i;
+		attr_t attr = A_NORMAL;
+		attrset(A_BOLD);
+		tui_put(r.y + 1 + i, r.x, 1, v, false);
+		tui_put(r.y + 1 + i, r.x + r.w - 1, 1, v, false);
+		if (k < p.n && p.bold[k])
+			attr = A_BOLD;
+		if (t->popup == TUI_POPUP_COLUMNS && k == t->popup_cursor)
+			attr = tui_attr(t, TUI_STYLE_SELECTED);
+		attrset(attr);
+		mvaddch(r.y + 1 + i, r.x + 1, ' ');
+		tui_put(r.y + 1 + i, r.x + 2, r.w - 3, k < p.n ? p.text[k] : "", true);
+	}
+	attrset(A_NORMAL);
+	buf_release(&edge);
+	release_lines(&p);
+}

@@ -1,0 +1,1456 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tui.c: view's interactive loop: the terminal set up and always restored (quit, Ctrl-C,
+ * SIGTERM, SIGHUP, fatal signals, exit), keys (typed or replayed from --keys) dispatched to
+ * the actions on the model, prompts, the navigation history, and finding the selection again
+ * after the model rebuilds a tree (thread selection, filter).
+ */
+#include "compat.h"
+#include "error.h"
+#include "tui-internal.h"
+#include "xalloc.h"
+
+#include <langinfo.h>
+#include <locale.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the terminal, restored on every way out ---- */
+
+static volatile sig_atomic_t curses_active;
+static volatile sig_atomic_t stop_signal;
+
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static const int fatal_signals[] = { SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL };
+static struct sigaction saved_stop[ARRAY_SIZE(stop_signals)];
+static struct sigaction saved_fatal[ARRAY_SIZE(fatal_signals)];
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/* Only endwin (accepted practice for curses programs) and re-raising the signal. */
+static void on_fatal_signal(int sig)
+{
+	if (curses_active) {
+		curses_active = 0;
+		endwin();
+	}
+	raise(sig); /* SA_RESETHAND: the default action now */
+}
+
+static void restore_at_exit(void)
+{
+	if (curses_active) {
+		curses_active = 0;
+		endwin();
+	}
+}
+
+static void signals_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_stop_signal; /* no SA_RESTART: the read returns */
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++) {
+		sigaction(stop_signals[i], &sa, &saved_stop[i]);
+		/* Ignored when we started (nohup, a background job): stay so. */
+		if (saved_stop[i].sa_handler == SIG_IGN)
+			sigaction(stop_signals[i], &saved_stop[i], NULL);
+	}
+	sa.sa_handler = on_fatal_signal;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	for (size_t i = 0; i < ARRAY_SIZE(fatal_signals); i++)
+		sigaction(fatal_signals[i], &sa, &saved_fatal[i]);
+}
+
+static void signals_restore(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
+		sigaction(stop_signals[i], &saved_stop[i], NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(fatal_signals); i++)
+		sigaction(fatal_signals[i], &saved_fatal[i], NULL);
+}
+
+/* ---- small helpers ---- */
+
+void tui_message(struct tui *t, bool error, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->message, sizeof(t->message), fmt, ap);
+	va_end(ap);
+	t->message_error = error;
+}
+
+void tui_columns_rebuild(struct tui *t)
+{
+	free(t->cols);
+	t->cols = xcalloc(t->nmetrics * 2 + 1, sizeof(*t->cols));
+	t->ncols = 0;
+	for (uint32_t i = 0; i < t->nmetrics; i++) {
+		if (t->show_incl)
+			t->cols[t->ncols++] = (struct tui_column){ t->metrics[i], true };
+		if (t->show_excl)
+			t->cols[t->ncols++] = (struct tui_column){ t->metrics[i], false };
+	}
+	t->threads.valid = false;
+}
+
+uint32_t tui_sort_column(const struct tui *t)
+{
+	if (t->sort.by_name)
+		return UINT32_MAX;
+	for (uint32_t i = 0; i < t->ncols; i++)
+		if (t->cols[i].metric == t->sort.metric && t->cols[i].inclusive == t->sort.inclusive)
+			return i;
+	return UINT32_MAX;
+}
+
+static vm_node selected(const struct tui *t)
+{
+	return t->sel[t->view];
+}
+
+static void label_of(struct tui *t, vm_node node, char *out, size_t size)
+{
+	struct buf b = BUF_INIT;
+	vm_node_label(t->vm, t->view, node, t->utf8_glyph, &b);
+	snprintf(out, size, "%s", (const char *)b.data);
+	buf_release(&b);
+}
+
+/* The rows, with SELIDX made right; the selection moved to its nearest visible ancestor (or
+ * the first row) when it is not visible. */
+static uint32_t current_rows(struct tui *t, const vm_node **rows)
+{
+	uint32_t n = vm_rows(t->vm, t->view, rows);
+	vm_node s = selected(t);
+
+	for (int pass = 0; pass < 64 && s != VM_NONE; pass++) {
+		struct vm_node_info info;
+		if (t->selidx < n && (*rows)[t->selidx] == s) {
+			t->sel[t->view] = s;
+			return n;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			if ((*rows)[i] == s) {
+				t->selidx = i;
+				t->sel[t->view] = s;
+				return n;
+			}
+		vm_node_info(t->vm, t->view, s, &info);
+		s = info.parent;
+	}
+	t->selidx = 0;
+	t->sel[t->view] = n ? (*rows)[0] : VM_NONE;
+	return n;
+}
+
+static void select_index(struct tui *t, int64_t idx)
+{
+	const vm_node *rows;
+	uint32_t n = current_rows(t, &rows);
+
+	if (!n)
+		return;
+	if (idx < 0)
+		idx = 0;
+	if (idx >= n)
+		idx = n - 1;
+	t->selidx = (uint32_t)idx;
+	t->sel[t->view] = rows[idx];
+}
+
+static void move_selection(struct tui *t, int64_t delta)
+{
+	const vm_node *rows;
+	current_rows(t, &rows);
+	select_index(t, (int64_t)t->selidx + delta);
+}
+
+static int page_rows(const struct tui *t)
+{
+	return t->tree.h > 1 ? t->tree.h - 1 : 1;
+}
+
+/* ---- zoom, counted here: the model's zoomed root has no parent ---- */
+
+static void do_zoom(struct tui *t, enum vm_view view, vm_node node)
+{
+	if (t->zooms[view] == 0)
+		t->top_root[view] = vm_root(t->vm, view);
+	vm_zoom(t->vm, view, node);
+	t->zooms[view]++;
+}
+
+static bool do_unzoom(struct tui *t, enum vm_view view)
+{
+	if (!vm_unzoom(t->vm, view))
+		return false;
+	if (t->zooms[view])
+		t->zooms[view]--;
+	return true;
+}
+
+static void unzoom_all(struct tui *t, enum vm_view view)
+{
+	while (do_unzoom(t, view))
+		;
+	t->zooms[view] = 0;
+	t->top_root[view] = vm_root(t->vm, view);
+}
+
+/* ---- history ---- */
+
+static struct tui_place here(struct tui *t)
+{
+	return (struct tui_place){ t->view, vm_root(t->vm, t->view), selected(t) };
+}
+
+static void history_push(struct tui *t)
+{
+	ALLOC_GROW(t->history, t->hist_pos + 2, t->hist_cap);
+	t->history[t->hist_pos++] = here(t);
+	t->hist_n = t->hist_pos;
+}
+
+static void place_restore(struct tui *t, const struct tui_place *p)
+{
+	t->view = p->view;
+	if (vm_root(t->vm, t->view) != p->root) {
+		while (vm_root(t->vm, t->view) != p->root && do_unzoom(t, t->view))
+			;
+		if (vm_root(t->vm, t->view) != p->root)
+			do_zoom(t, t->view, p->root);
+	}
+	if (p->sel != VM_NONE) {
+		vm_reveal(t->vm, t->view, p->sel);
+		t->sel[t->view] = p->sel;
+	}
+}
+
+static void history_back(struct tui *t)
+{
+	if (t->hist_pos == 0) {
+		tui_message(t, false, "at the start of the history");
+		return;
+	}
+	ALLOC_GROW(t->history, t->hist_pos + 1, t->hist_cap);
+	t->history[t->hist_pos] = here(t);
+	if (t->hist_pos == t->hist_n)
+		t->hist_n++;
+	t->hist_pos--;
+	place_restore(t, &t->history[t->hist_pos]);
+}
+
+static void history_forward(struct tui *t)
+{
+	if (t->hist_pos + 1 >= t->hist_n) {
+		tui_message(t, false, "at the end of the history");
+		return;
+	}
+	t->history[t->hist_pos] = here(t);
+	t->hist_pos++;
+	place_restore(t, &t->history[t->hist_pos]);
+}
+
+/* ---- finding nodes again after a rebuild ---- */
+
+static vm_node absolute_root(struct tui *t, enum vm_view view)
+{
+	return t->zooms[view] ? t->top_root[view] : vm_root(t->vm, view);
+}
+
+static void path_release(struct tui_path *p)
+{
+	for (uint32_t i = 0; i < p->n; i++)
+		free(p->labels[i]);
+	free(p->labels);
+	p->labels = NULL;
+	p->n = 0;
+}
+
+static void path_save(struct tui *t, enum vm_view view, vm_node node, struct tui_path *p)
+{
+	struct buf b = BUF_INIT;
+
+	p->labels = NULL;
+	p->n = 0;
+	while (node != VM_NONE) {
+		struct vm_node_info info;
+		vm_node_info(t->vm, view, node, &info);
+		if (info.parent == VM_NONE)
+			break;
+		buf_reset(&b);
+		vm_node_label(t->vm, view, node, true, &b);
+		p->labels = xreallocarray(p->labels, p->n + 1, sizeof(*p->labels));
+		p->labels[p->n++] = xstrdup((const char *)b.data);
+		node = info.parent;
+	}
+	for (uint32_t i = 0; i < p->n / 2; i++) {
+		char *tmp = p->labels[i];
+		p->labels[i] = p->labels[p->n - 1 - i];
+		p->labels[p->n - 1 - i] = tmp;
+	}
+	buf_release(&b);
+}
+
+static vm_node path_find(struct tui *t, enum vm_view view, const struct tui_path *p)
+{
+	vm_node node = absolute_root(t, view);
+	struct buf b = BUF_INIT;
+
+	for (uint32_t i = 0; i < p->n; i++) {
+		const vm_node *kids;
+		uint32_t nkids = vm_children(t->vm, view, node, &kids);
+		vm_node next = VM_NONE;
+		for (uint32_t k = 0; k < nkids && next == VM_NONE; k++) {
+			buf_reset(&b);
+			vm_node_label(t->vm, view, kids[k], true, &b);
+			if (!strcmp((const char *)b.data, p->labels[i]))
+				next = kids[k];
+		}
+		if (next == VM_NONE)
+			break;
+		node = next;
+	}
+	buf_release(&b);
+	return node;
+}
+
+enum rebuild_op { REBUILD_THREAD, REBUILD_FILTER };
+
+/* Apply an operation that rebuilds the trees, keeping each view's zoom and selection. */
+static int rebuild(struct tui *t, enum rebuild_op op, int32_t thread, const char *pattern,
+		   enum vm_filter_mode mode)
+{
+	struct tui_path roots[VM_NVIEWS], sels[VM_NVIEWS];
+	bool had[VM_NVIEWS];
+	int rc = 0;
+
+	for (int v = 0; v < VM_NVIEWS; v++) {
+		vm_node root = vm_root(t->vm, (enum vm_view)v);
+		had[v] = t->sel[v] != VM_NONE;
+		if (!had[v])
+			continue;
+		/* Unzoomed, every node has its parents: the paths are whole. */
+		unzoom_all(t, (enum vm_view)v);
+		path_save(t, (enum vm_view)v, root, &roots[v]);
+		path_save(t, (enum vm_view)v, t->sel[v], &sels[v]);
+	}
+	if (op == REBUILD_THREAD)
+		rc = vm_select_thread(t->vm, thread);
+	else
+		vm_set_filter(t->vm, pattern, mode);
+	for (int v = 0; v < VM_NVIEWS; v++) {
+		enum vm_view view = (enum vm_view)v;
+		vm_node r, s;
+		if (!had[v])
+			continue;
+		unzoom_all(t, view);
+		r = path_find(t, view, &roots[v]);
+		if (r != absolute_root(t, view))
+			do_zoom(t, view, r);
+		vm_expand(t->vm, view, vm_root(t->vm, view), true);
+		s = path_find(t, view, &sels[v]);
+		vm_reveal(t->vm, view, s);
+		t->sel[v] = s;
+		t->top[v] = 0;
+		path_release(&roots[v]);
+		path_release(&sels[v]);
+	}
+	/* Node ids changed: the history cannot be followed any more. */
+	t->hist_n = t->hist_pos = 0;
+	tui_caches_release(t);
+	return rc;
+}
+
+/* ---- actions ---- */
+
+static void switch_view(struct tui *t, enum vm_view view)
+{
+	if (view == t->view)
+		return;
+	history_push(t);
+	t->view = view;
+	if (t->sel[view] == VM_NONE) {
+		vm_node root = vm_root(t->vm, view);
+		vm_expand(t->vm, view, root, true);
+		t->sel[view] = root;
+	}
+	t->threads.valid = false;
+}
+
+static void set_sort(struct tui *t, struct vm_sort s)
+{
+	t->sort = s;
+	vm_set_sort(t->vm, &s);
+}
+
+/* Sort by column N (1-based; 0: by name). */
+static void sort_by_column(struct tui *t, uint32_t n)
+{
+	struct vm_sort s = t->sort;
+
+	if (n == 0) {
+		s.by_name = true;
+		s.descending = false;
+	} else if (n <= t->ncols) {
+		s.by_name = false;
+		s.metric = t->cols[n - 1].metric;
+		s.inclusive = t->cols[n - 1].inclusive;
+		s.descending = true;
+	} else {
+		tui_message(t, true, "no column %u (there are %u)", n, t->ncols);
+		return;
+	}
+	set_sort(t, s);
+}
+
+static void sort_step(struct tui *t, int dir)
+{
+	uint32_t c = tui_sort_column(t);
+	int64_t pos = c == UINT32_MAX ? 0 : (int64_t)c + 1; /* 0: by name */
+	int64_t n = (int64_t)t->ncols + 1;
+
+	pos = ((pos + dir) % n + n) % n;
+	sort_by_column(t, (uint32_t)pos);
+}
+
+static uint32_t pane_metric_for_hot(const struct tui *t)
+{
+	uint32_t c = tui_sort_column(t);
+	return c == UINT32_MAX ? t->cols[0].metric : t->cols[c].metric;
+}
+
+static void hot_path(struct tui *t)
+{
+	vm_node end;
+	char label[160];
+
+	if (selected(t) == VM_NONE)
+		return;
+	history_push(t);
+	end = vm_hot_path(t->vm, t->view, selected(t), pane_metric_for_hot(t), t->hot_threshold);
+	if (end == VM_NONE)
+		return;
+	vm_reveal(t->vm, t->view, end);
+	t->sel[t->view] = end;
+	label_of(t, end, label, sizeof(label));
+	tui_message(t, false, "hot path (>= %.0f%%) ends at %s", t->hot_threshold * 100, label);
+}
+
+static void zoom_in(struct tui *t)
+{
+	if (selected(t) == VM_NONE)
+		return;
+	history_push(t);
+	do_zoom(t, t->view, selected(t));
+	vm_expand(t->vm, t->view, selected(t), true);
+	t->top[t->view] = 0;
+}
+
+static void zoom_out(struct tui *t)
+{
+	struct tui_place before = here(t);
+
+	if (!do_unzoom(t, t->view)) {
+		tui_message(t, false, "not zoomed");
+		return;
+	}
+	ALLOC_GROW(t->history, t->hist_pos + 2, t->hist_cap);
+	t->history[t->hist_pos++] = before;
+	t->hist_n = t->hist_pos;
+}
+
+static void flatten(struct tui *t, bool more)
+{
+	int depth;
+
+	if (t->view != VM_FLAT) {
+		tui_message(t, true, "flatten and unflatten work in the flat view (3)");
+		return;
+	}
+	depth = more ? vm_flatten(t->vm) : vm_unflatten(t->vm);
+	tui_message(t, false, "flattened %d level%s", depth, depth == 1 ? "" : "s");
+}
+
+/* Every node of the visible subtree under the selection (the selection first). */
+static uint32_t visible_subtree(struct tui *t, vm_node **out)
+{
+	const vm_node *rows;
+	uint32_t n = current_rows(t, &rows), first = t->selidx, end;
+	struct vm_node_info info, sub;
+
+	*out = NULL;
+	if (!n)
+		return 0;
+	vm_node_info(t->vm, t->view, rows[first], &info);
+	for (end = first + 1; end < n; end++) {
+		vm_node_info(t->vm, t->view, rows[end], &sub);
+		if (sub.depth <= info.depth)
+			break;
+	}
+	*out = xmalloc((end - first) * sizeof(**out));
+	memcpy(*out, rows + first, (end - first) * sizeof(**out));
+	return end - first;
+}
+
+/* +: expand the collapsed frontier of the selection's subtree; -: collapse its deepest
+ * expanded level. */
+static void expand_level(struct tui *t, bool expand)
+{
+	vm_node *nodes;
+	uint32_t n = visible_subtree(t, &nodes);
+	uint32_t deepest = 0;
+	bool any = false;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct vm_node_info info;
+		vm_node_info(t->vm, t->view, nodes[i], &info);
+		if (expand && info.has_children && !info.expanded) {
+			vm_expand(t->vm, t->view, nodes[i], true);
+			any = true;
+		}
+		if (!expand && info.expanded && info.depth >= deepest) {
+			deepest = info.depth;
+			any = true;
+		}
+	}
+	if (!expand && any)
+		for (uint32_t i = 0; i < n; i++) {
+			struct vm_node_info info;
+			vm_node_info(t->vm, t->view, nodes[i], &info);
+			if (info.expanded && info.depth == deepest)
+				vm_expand(t->vm, t->view, nodes[i], false);
+		}
+	free(nodes);
+}
+
+static void expand_or_child(struct tui *t)
+{
+	struct vm_node_info info;
+
+	if (selected(t) == VM_NONE)
+		return;
+	vm_node_info(t->vm, t->view, selected(t), &info);
+	if (!info.has_children)
+		return;
+	if (!info.expanded)
+		vm_expand(t->vm, t->view, selected(t), true);
+	else
+		move_selection(t, 1);
+}
+
+static void collapse_or_parent(struct tui *t)
+{
+	struct vm_node_info info;
+
+	if (selected(t) == VM_NONE)
+		return;
+	vm_node_info(t->vm, t->view, selected(t), &info);
+	if (info.expanded && info.has_children) {
+		vm_expand(t->vm, t->view, selected(t), false);
+	} else if (info.parent != VM_NONE && selected(t) != vm_root(t->vm, t->view)) {
+		t->sel[t->view] = info.parent;
+	}
+}
+
+static void toggle(struct tui *t)
+{
+	struct vm_node_info info;
+
+	if (selected(t) == VM_NONE)
+		return;
+	vm_node_info(t->vm, t->view, selected(t), &info);
+	if (info.has_children)
+		vm_expand(t->vm, t->view, selected(t), !info.expanded);
+}
+
+/* The next (or previous) match of the search from FROM, wrapping around. */
+static vm_node search_next(struct tui *t, vm_node from, bool forward)
+{
+	vm_node m = vm_search(t->vm, t->view, from, t->search, forward);
+	vm_node root = vm_root(t->vm, t->view);
+
+	if (m != VM_NONE)
+		return m;
+	if (forward)
+		return vm_search(t->vm, t->view, root, t->search, true);
+	/* Wrap backward: the last match in the tree (vm_search does not wrap). */
+	for (vm_node x = root, count = 0; count < 1000000; count++) {
+		vm_node next = vm_search(t->vm, t->view, x, t->search, true);
+		if (next == VM_NONE)
+			break;
+		m = next;
+		x = next;
+	}
+	return m;
+}
+
+static void search_step(struct tui *t, bool forward)
+{
+	vm_node m;
+	char label[160];
+
+	if (!t->search[0]) {
+		tui_message(t, true, "no search yet: press / first");
+		return;
+	}
+	m = search_next(t, selected(t), forward);
+	if (m == VM_NONE) {
+		tui_message(t, true, "no match for '%s'", t->search);
+		return;
+	}
+	history_push(t);
+	vm_reveal(t->vm, t->view, m);
+	t->sel[t->view] = m;
+	label_of(t, m, label, sizeof(label));
+	tui_message(t, false, "/%s: %s", t->search, label);
+}
+
+static void search_incremental(struct tui *t)
+{
+	vm_node m;
+
+	snprintf(t->search, sizeof(t->search), "%s", t->input);
+	t->search_failed = false;
+	if (!t->input[0]) {
+		t->sel[t->view] = t->search_origin;
+		return;
+	}
+	m = search_next(t, t->search_origin, true);
+	if (m == VM_NONE) {
+		t->search_failed = true;
+		return;
+	}
+	vm_reveal(t->vm, t->view, m);
+	t->sel[t->view] = m;
+}
+
+static void show_callers(struct tui *t)
+{
+	vm_node n = selected(t), root;
+	struct vm_node_info info;
+	const vm_node *kids;
+	uint32_t nkids;
+	char *name = NULL;
+
+	while (n != VM_NONE) {
+		vm_node_info(t->vm, t->view, n, &info);
+		if ((info.kind == VM_KIND_FUNCTION || info.kind == VM_KIND_INLINE ||
+		     info.kind == VM_KIND_CALL || info.kind == VM_KIND_CALLER) &&
+		    info.name && info.name[0]) {
+			name = xstrdup(info.name);
+			break;
+		}
+		n = info.parent;
+	}
+	if (!name) {
+		tui_message(t, true, "no function here: select a function, call site or line");
+		return;
+	}
+	history_push(t);
+	t->view = VM_BOTTOMUP;
+	unzoom_all(t, VM_BOTTOMUP);
+	root = vm_root(t->vm, VM_BOTTOMUP);
+	vm_expand(t->vm, VM_BOTTOMUP, root, true);
+	nkids = vm_children(t->vm, VM_BOTTOMUP, root, &kids);
+	n = VM_NONE;
+	for (uint32_t i = 0; i < nkids && n == VM_NONE; i++) {
+		vm_node_info(t->vm, VM_BOTTOMUP, kids[i], &info);
+		if (info.name && !strcmp(info.name, name))
+			n = kids[i];
+	}
+	if (n == VM_NONE) {
+		if (t->sel[VM_BOTTOMUP] == VM_NONE)
+			t->sel[VM_BOTTOMUP] = root;
+		tui_message(t, true, "%s is not among the bottom-up functions", name);
+	} else {
+		vm_expand(t->vm, VM_BOTTOMUP, n, true);
+		vm_reveal(t->vm, VM_BOTTOMUP, n);
+		t->sel[VM_BOTTOMUP] = n;
+		tui_message(t, false, "callers of %s", name);
+	}
+	t->threads.valid = false;
+	free(name);
+}
+
+static void select_thread(struct tui *t)
+{
+	const struct dbfile *db = vm_db(t->vm);
+	int32_t thread = -1;
+
+	if (tui_threads_update(t))
+		return;
+	if (t->thr_cursor > 0 && t->thr_cursor <= db->nthreads)
+		thread = (int32_t)t->threads.order[t->thr_cursor - 1];
+	if (thread == vm_selected_thread(t->vm))
+		return;
+	if (rebuild(t, REBUILD_THREAD, thread, NULL, VM_FILTER_SUBTREE)) {
+		tui_message(t, true, "%s", fth_errmsg());
+		return;
+	}
+	t->thr_cursor = 0;
+	if (thread < 0)
+		tui_message(t, false, "showing the sum over all threads");
+	else
+		tui_message(t, false, "showing thread %d only", thread);
+}
+
+static void open_pane(struct tui *t, enum tui_pane pane, bool focus)
+{
+	if (pane == TUI_PANE_TMA) {
+		t->tma_open = true;
+	} else {
+		t->bottom = pane;
+	}
+	t->last_opened = pane;
+	if (focus)
+		t->focus = pane;
+}
+
+static void close_pane(struct tui *t, enum tui_pane pane)
+{
+	if (pane == TUI_PANE_TMA)
+		t->tma_open = false;
+	else if (t->bottom == pane)
+		t->bottom = TUI_PANE_NONE;
+	if (t->focus == pane)
+		t->focus = TUI_PANE_NONE;
+	if (t->last_opened == pane)
+		t->last_opened = t->tma_open ? TUI_PANE_TMA : t->bottom;
+}
+
+static void toggle_pane(struct tui *t, enum tui_pane pane, bool focus)
+{
+	bool open = pane == TUI_PANE_TMA ? t->tma_open : t->bottom == pane;
+
+	if (open && (!focus || t->focus == pane))
+		close_pane(t, pane);
+	else
+		open_pane(t, pane, focus);
+}
+
+static void start_prompt(struct tui *t, enum tui_prompt prompt, const char *initial)
+{
+	t->prompt = prompt;
+	snprintf(t->input, sizeof(t->input), "%s", initial ? initial : "");
+	t->input_len = strlen(t->input);
+	t->search_failed = false;
+	if (prompt == TUI_PROMPT_SEARCH)
+		t->search_origin = selected(t);
+}
+
+static void prompt_accept(struct tui *t)
+{
+	enum tui_prompt p = t->prompt;
+	char *end;
+	double v;
+
+	t->prompt = TUI_PROMPT_NONE;
+	switch (p) {
+	case TUI_PROMPT_SEARCH:
+		if (t->input[0] && !t->search_failed && selected(t) != t->search_origin) {
+			struct tui_place origin = here(t);
+			origin.sel = t->search_origin;
+			ALLOC_GROW(t->history, t->hist_pos + 2, t->hist_cap);
+			t->history[t->hist_pos++] = origin;
+			t->hist_n = t->hist_pos;
+		}
+		if (t->search_failed)
+			tui_message(t, true, "no match for '%s'", t->search);
+		break;
+	case TUI_PROMPT_FILTER:
+		if (!t->input[0]) {
+			t->filter[0] = 0;
+			rebuild(t, REBUILD_FILTER, 0, NULL, VM_FILTER_SUBTREE);
+			tui_message(t, false, "filter cleared");
+		} else {
+			snprintf(t->filter, sizeof(t->filter), "%s", t->input);
+			t->prompt = TUI_PROMPT_FILTER_MODE;
+		}
+		break;
+	case TUI_PROMPT_THRESHOLD:
+		v = strtod(t->input, &end);
+		if (end == t->input || *end || !(v > 0 && v <= 100)) {
+			tui_message(t, true, "the threshold is a percent in (0, 100]");
+			break;
+		}
+		t->hot_threshold = v / 100;
+		tui_message(t, false, "hot-path threshold %.0f%%", v);
+		break;
+	case TUI_PROMPT_SOURCE_DIR:
+		if (t->input[0]) {
+			vm_add_source_path(t->vm, t->input);
+			t->source.valid = false;
+			tui_message(t, false, "source directory added: %s", t->input);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void prompt_key(struct tui *t, int key)
+{
+	if (t->prompt == TUI_PROMPT_FILTER_MODE) {
+		t->prompt = TUI_PROMPT_NONE;
+		if (key == 's' || key == 't' || key == TK_ENTER || key == '\n' || key == KEY_ENTER) {
+			enum vm_filter_mode mode = key == 's' ? VM_FILTER_SELF : VM_FILTER_SUBTREE;
+			rebuild(t, REBUILD_FILTER, 0, t->filter, mode);
+			tui_message(t, false, "filter '%s': matches hidden %s", t->filter,
+				    mode == VM_FILTER_SELF ? "(their children stay)"
+							   : "with their subtrees");
+		} else {
+			t->filter[0] = 0;
+			tui_message(t, false, "filter cancelled");
+		}
+		return;
+	}
+	if (t->prompt == TUI_PROMPT_SORT_COLUMN) {
+		t->prompt = TUI_PROMPT_NONE;
+		if (key >= '0' && key <= '9')
+			sort_by_column(t, (uint32_t)(key - '0'));
+		return;
+	}
+	switch (key) {
+	case TK_ESC:
+	case TK_CTRL('g'):
+		if (t->prompt == TUI_PROMPT_SEARCH)
+			t->sel[t->view] = t->search_origin;
+		t->prompt = TUI_PROMPT_NONE;
+		return;
+	case TK_ENTER:
+	case '\n':
+	case KEY_ENTER:
+		prompt_accept(t);
+		return;
+	case KEY_BACKSPACE:
+	case 127:
+	case 8:
+		while (t->input_len > 0 && ((unsigned char)t->input[t->input_len - 1] & 0xc0) == 0x80)
+			t->input_len--;
+		if (t->input_len > 0)
+			t->input_len--;
+		break;
+	case TK_CTRL('u'):
+		t->input_len = 0;
+		break;
+	default:
+		if (key < 32 || key > 255 || t->input_len + 1 >= sizeof(t->input))
+			return;
+		t->input[t->input_len++] = (char)key;
+		break;
+	}
+	t->input[t->input_len] = 0;
+	if (t->prompt == TUI_PROMPT_SEARCH)
+		search_incremental(t);
+}
+
+static void popup_key(struct tui *t, int key)
+{
+	struct tui_rect r = tui_popup_rect(t);
+	int page = r.h - 3 > 1 ? r.h - 3 : 1;
+	bool chooser = t->popup == TUI_POPUP_COLUMNS;
+	int *pos = chooser ? &t->popup_cursor : &t->popup_scroll;
+
+	switch (key) {
+	case 'q':
+	case TK_ESC:
+	case KEY_F(10):
+		t->popup = TUI_POPUP_NONE;
+		if (key == KEY_F(10))
+			t->quit = true;
+		break;
+	case '?':
+	case KEY_F(1):
+		t->popup = t->popup == TUI_POPUP_HELP ? TUI_POPUP_NONE : TUI_POPUP_HELP;
+		t->popup_scroll = 0;
+		break;
+	case 'i':
+		t->popup = t->popup == TUI_POPUP_INFO ? TUI_POPUP_NONE : TUI_POPUP_INFO;
+		t->popup_scroll = 0;
+		break;
+	case 'o':
+	case KEY_F(2):
+		t->popup = t->popup == TUI_POPUP_COLUMNS ? TUI_POPUP_NONE : TUI_POPUP_COLUMNS;
+		t->popup_cursor = 1;
+		break;
+	case 'j':
+	case KEY_DOWN:
+		(*pos)++;
+		break;
+	case 'k':
+	case KEY_UP:
+		(*pos)--;
+		break;
+	case KEY_NPAGE:
+	case TK_CTRL('d'):
+		*pos += page;
+		break;
+	case ' ':
+		if (chooser)
+			tui_columns_toggle(t, t->popup_cursor);
+		else
+			*pos += page;
+		break;
+	case KEY_PPAGE:
+	case 'b':
+	case TK_CTRL('u'):
+		*pos -= page;
+		break;
+	case 'g':
+	case KEY_HOME:
+		*pos = 0;
+		break;
+	case 'G':
+	case KEY_END:
+		*pos = tui_popup_lines(t);
+		break;
+	case TK_ENTER:
+	case '\n':
+	case KEY_ENTER:
+		if (chooser)
+			tui_columns_toggle(t, t->popup_cursor);
+		break;
+	case '%':
+		t->value_mode = (t->value_mode + 1) % TUI_SHOW_MODES;
+		break;
+	default:
+		break;
+	}
+	if (chooser && *pos == COLUMNS_FIRST_METRIC - 1)
+		*pos += key == 'k' || key == KEY_UP || key == KEY_PPAGE || key == 'b' ? -1 : 1;
+	if (*pos < 0)
+		*pos = 0;
+}
+
+/* Keys for a focused pane; false when the key is not the pane's. */
+static bool pane_key(struct tui *t, int key)
+{
+	int page = t->pane_shown ? t->pane.h - 2 : 5;
+	int delta = 0;
+
+	if (page < 1)
+		page = 1;
+	switch (key) {
+	case 'j':
+	case KEY_DOWN:
+		delta = 1;
+		break;
+	case 'k':
+	case KEY_UP:
+		delta = -1;
+		break;
+	case KEY_NPAGE:
+	case ' ':
+		delta = page;
+		break;
+	case KEY_PPAGE:
+	case 'b':
+		delta = -page;
+		break;
+	case 'g':
+	case KEY_HOME:
+		delta = -1000000;
+		break;
+	case 'G':
+	case KEY_END:
+		delta = 1000000;
+		break;
+	case TK_ENTER:
+	case '\n':
+	case KEY_ENTER:
+		if (t->focus == TUI_PANE_THREADS) {
+			select_thread(t);
+			return true;
+		}
+		return false;
+	case TK_ESC:
+		t->focus = TUI_PANE_NONE;
+		return true;
+	default:
+		return false;
+	}
+	if (t->focus == TUI_PANE_THREADS) {
+		int64_t c = (int64_t)t->thr_cursor + delta;
+		int64_t n = vm_db(t->vm)->nthreads;
+		t->thr_cursor = (uint32_t)(c < 0 ? 0 : c > n ? n : c);
+	} else if (t->focus == TUI_PANE_SOURCE) {
+		int64_t s = (int64_t)(t->src_scroll < 0 ? 0 : t->src_scroll) + delta;
+		t->src_scroll = (int)(s < 0 ? 0 : s > 10000000 ? 10000000 : s);
+	} else if (t->focus == TUI_PANE_TMA) {
+		int64_t s = (int64_t)t->tma_scroll + delta;
+		t->tma_scroll = (int)(s < 0 ? 0 : s > 1000 ? 1000 : s);
+	}
+	return true;
+}
+
+static void cycle_focus(struct tui *t, int dir)
+{
+	enum tui_pane order[3];
+	int n = 0, at = 0;
+
+	order[n++] = TUI_PANE_NONE;
+	if (t->bottom != TUI_PANE_NONE && t->pane_shown)
+		order[n++] = t->bottom;
+	if (t->tma_open && t->tma_shown)
+		order[n++] = TUI_PANE_TMA;
+	for (int i = 0; i < n; i++)
+		if (order[i] == t->focus)
+			at = i;
+	t->focus = order[((at + dir) % n + n) % n];
+}
+
+static void mouse_event(struct tui *t)
+{
+	MEVENT ev;
+
+	if (getmouse(&ev) != OK)
+		return;
+	if (ev.bstate & BUTTON4_PRESSED) {
+		move_selection(t, -3);
+		return;
+	}
+	if (ev.bstate & BUTTON5_PRESSED) {
+		move_selection(t, 3);
+		return;
+	}
+	if (!(ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED)))
+		return;
+	if (ev.y == 1) {
+		for (uint32_t i = 0; i < t->hdr_n; i++)
+			if (ev.x >= t->hdr_x[i] && ev.x < t->hdr_x[i] + t->hdr_w[i]) {
+				if (tui_sort_column(t) == t->hdr_col[i]) {
+					struct vm_sort s = t->sort;
+					s.descending = !s.descending;
+					set_sort(t, s);
+				} else {
+					sort_by_column(t, t->hdr_col[i] + 1);
+				}
+			}
+		return;
+	}
+	if (ev.y >= t->tree.y && ev.y < t->tree.y + t->tree.h && ev.x < t->tree.w) {
+		uint32_t idx = t->top[t->view] + (uint32_t)(ev.y - t->tree.y);
+		if (idx < t->nrows) {
+			select_index(t, idx);
+			t->focus = TUI_PANE_NONE;
+			if (ev.bstate & BUTTON1_DOUBLE_CLICKED)
+				toggle(t);
+		}
+	}
+}
+
+static void handle_key(struct tui *t, int key)
+{
+	const vm_node *rows;
+
+	t->lines = LINES;
+	t->columns = COLS;
+	tui_layout(t);
+	if (t->prompt != TUI_PROMPT_NONE) {
+		prompt_key(t, key);
+		return;
+	}
+	if (key != KEY_RESIZE && key != KEY_MOUSE)
+		t->message[0] = 0;
+	if (t->popup != TUI_POPUP_NONE && key != KEY_RESIZE && key != TK_CTRL('l')) {
+		popup_key(t, key);
+		return;
+	}
+	if (t->focus != TUI_PANE_NONE && pane_key(t, key))
+		return;
+	switch (key) {
+	case 'j':
+	case KEY_DOWN:
+		move_selection(t, 1);
+		break;
+	case 'k':
+	case KEY_UP:
+		move_selection(t, -1);
+		break;
+	case KEY_NPAGE:
+	case ' ':
+		move_selection(t, page_rows(t));
+		t->top[t->view] += (uint32_t)page_rows(t);
+		break;
+	case KEY_PPAGE:
+	case 'b':
+		move_selection(t, -page_rows(t));
+		t->top[t->view] = t->top[t->view] > (uint32_t)page_rows(t)
+					  ? t->top[t->view] - (uint32_t)page_rows(t)
+					  : 0;
+		break;
+	case TK_CTRL('d'):
+		move_selection(t, page_rows(t) / 2 + 1);
+		break;
+	case TK_CTRL('u'):
+		move_selection(t, -(page_rows(t) / 2 + 1));
+		break;
+	case 'g':
+	case KEY_HOME:
+		history_push(t);
+		select_index(t, 0);
+		break;
+	case 'G':
+	case KEY_END:
+		history_push(t);
+		current_rows(t, &rows);
+		select_index(t, INT64_MAX / 2);
+		break;
+	case TK_ENTER:
+	case '\n':
+	case KEY_ENTER:
+		toggle(t);
+		break;
+	case 'l':
+	case KEY_RIGHT:
+		expand_or_child(t);
+		break;
+	case 'h':
+	case KEY_LEFT:
+		collapse_or_parent(t);
+		break;
+	case '+':
+		expand_level(t, true);
+		break;
+	case '-':
+		expand_level(t, false);
+		break;
+	case '*':
+		if (selected(t) != VM_NONE)
+			vm_expand_subtree(t->vm, t->view, selected(t), true);
+		break;
+	case 'E':
+		vm_expand_all(t->vm, t->view, true);
+		break;
+	case 'C':
+		vm_expand_all(t->vm, t->view, false);
+		current_rows(t, &rows);
+		break;
+	case '1':
+	case '2':
+	case '3':
+		switch_view(t, (enum vm_view)(key - '1'));
+		break;
+	case 'H':
+	case KEY_F(5):
+		hot_path(t);
+		break;
+	case 'L':
+		start_prompt(t, TUI_PROMPT_THRESHOLD, NULL);
+		snprintf(t->input, sizeof(t->input), "%.0f", t->hot_threshold * 100);
+		t->input_len = strlen(t->input);
+		break;
+	case 'z':
+	case KEY_F(7):
+		zoom_in(t);
+		break;
+	case 'Z':
+	case KEY_BACKSPACE:
+	case 127:
+	case 8:
+		zoom_out(t);
+		break;
+	case 'f':
+	case KEY_F(8):
+		flatten(t, true);
+		break;
+	case 'F':
+		flatten(t, false);
+		break;
+	case '/':
+	case KEY_F(3):
+		start_prompt(t, TUI_PROMPT_SEARCH, NULL);
+		break;
+	case 'n':
+		search_step(t, true);
+		break;
+	case 'N':
+		search_step(t, false);
+		break;
+	case '\\':
+	case '&':
+	case KEY_F(4):
+		start_prompt(t, TUI_PROMPT_FILTER, t->filter);
+		break;
+	case TK_CTRL('o'):
+	case TK_ALT_LEFT:
+		history_back(t);
+		break;
+	case TK_ALT_RIGHT:
+		history_forward(t);
+		break;
+	case 'c':
+		show_callers(t);
+		break;
+	case '<':
+		sort_step(t, -1);
+		break;
+	case '>':
+		sort_step(t, 1);
+		break;
+	case 'I': {
+		struct vm_sort s = t->sort;
+		s.descending = !s.descending;
+		set_sort(t, s);
+		break;
+	}
+	case KEY_F(6):
+		start_prompt(t, TUI_PROMPT_SORT_COLUMN, NULL);
+		break;
+	case 'o':
+	case KEY_F(2):
+		t->popup = TUI_POPUP_COLUMNS;
+		t->popup_cursor = 1;
+		t->popup_scroll = 0;
+		break;
+	case '%':
+		t->value_mode = (t->value_mode + 1) % TUI_SHOW_MODES;
+		break;
+	case 's':
+		toggle_pane(t, TUI_PANE_SOURCE, false);
+		break;
+	case 'S':
+		start_prompt(t, TUI_PROMPT_SOURCE_DIR, NULL);
+		break;
+	case 't':
+		toggle_pane(t, TUI_PANE_TMA, false);
+		break;
+	case 'T':
+		t->tma_depth = (t->tma_depth + 1) % 5;
+		if (!t->tma_open)
+			open_pane(t, TUI_PANE_TMA, false);
+		tui_message(t, false, "TMA pane: %s", t->tma_depth == 0 ? "all levels"
+					: t->tma_depth == 1 ? "1 level" : t->tma_depth == 2 ? "2 levels"
+					: t->tma_depth == 3 ? "3 levels" : "4 levels");
+		break;
+	case 'p':
+		toggle_pane(t, TUI_PANE_THREADS, false);
+		break;
+	case 'r':
+		toggle_pane(t, TUI_PANE_THREADS, true);
+		break;
+	case '\t':
+		cycle_focus(t, 1);
+		break;
+	case KEY_BTAB:
+		cycle_focus(t, -1);
+		break;
+	case 'i':
+		t->popup = TUI_POPUP_INFO;
+		t->popup_scroll = 0;
+		break;
+	case '?':
+	case KEY_F(1):
+		t->popup = TUI_POPUP_HELP;
+		t->popup_scroll = 0;
+		break;
+	case TK_CTRL('l'):
+		clearok(curscr, TRUE);
+		break;
+	case 'q':
+		if (t->focus != TUI_PANE_NONE)
+			close_pane(t, t->focus);
+		else if (t->last_opened != TUI_PANE_NONE)
+			close_pane(t, t->last_opened);
+		else
+			t->quit = true;
+		break;
+	case KEY_F(10):
+		t->quit = true;
+		break;
+	case TK_CTRL('c'):
+		stop_signal = SIGINT;
+		break;
+	case TK_ESC:
+		t->focus = TUI_PANE_NONE;
+		break;
+	case KEY_MOUSE:
+		mouse_event(t);
+		break;
+	case KEY_RESIZE:
+		break;
+	default:
+		if (key >= TK_ALT('0') && key <= TK_ALT('9'))
+			sort_by_column(t, (uint32_t)(key - TK_ALT('0')));
+		break;
+	}
+}
+
+/* A key from the terminal, with ESC + key read as Alt-key. */
+static int read_key(void)
+{
+	int key = getch();
+
+	if (key == ERR)
+		return ERR;
+	key = tui_translate_key(key);
+	if (key == TK_ESC) {
+		int next;
+		timeout(0);
+		next = getch();
+		timeout(1000);
+		if (next == KEY_LEFT)
+			return TK_ALT_LEFT;
+		if (next == KEY_RIGHT)
+			return TK_ALT_RIGHT;
+		if (next != ERR && next >= 32 && next < 127)
+			return TK_ALT(next);
+		if (next != ERR)
+			ungetch(next);
+	}
+	return key;
+}
+
+static void tui_init_state(struct tui *t, struct vm *vm, const struct tui_options *opt)
+{
+	struct vm_sort sort;
+	vm_node root;
+	bool sort_shown = false;
+
+	memset(t, 0, sizeof(*t));
+	t->vm = vm;
+	t->opt = opt;
+	for (int v = 0; v < VM_NVIEWS; v++)
+		t->sel[v] = VM_NONE;
+	t->view = opt->view < VM_NVIEWS ? opt->view : VM_TOPDOWN;
+	if (opt->nmetrics) {
+		t->metrics = xmalloc(opt->nmetrics * sizeof(*t->metrics));
+		memcpy(t->metrics, opt->metrics, opt->nmetrics * sizeof(*t->metrics));
+		t->nmetrics = opt->nmetrics;
+	} else {
+		t->metrics = xmalloc(sizeof(*t->metrics));
+		t->metrics[0] = vm_default_metric(vm);
+		t->nmetrics = 1;
+	}
+	t->show_incl = t->show_excl = true;
+	t->value_mode = TUI_SHOW_BOTH;
+	t->hot_threshold = 0.5;
+	t->tma_depth = 0;
+	t->src_scroll = -1;
+	tui_columns_rebuild(t);
+	sort = vm_get_sort(vm);
+	for (uint32_t i = 0; i < t->nmetrics; i++)
+		if (t->metrics[i] == sort.metric)
+			sort_shown = true;
+	if (!sort_shown || sort.by_name)
+		sort = (struct vm_sort){ t->metrics[0], true, true, false };
+	set_sort(t, sort);
+	root = vm_root(vm, t->view);
+	vm_expand(vm, t->view, root, true);
+	t->sel[t->view] = root;
+	if (opt->hot_path) {
+		vm_node end = vm_hot_path(vm, t->view, root, t->metrics[0], t->hot_threshold);
+		if (end != VM_NONE) {
+			vm_reveal(vm, t->view, end);
+			t->sel[t->view] = end;
+		}
+	}
+}
+
+static void tui_release(struct tui *t)
+{
+	tui_caches_release(t);
+	free(t->metrics);
+	free(t->cols);
+	free(t->history);
+	buf_release(&t->scratch);
+}
+
+int tui_run(struct vm *vm, const struct tui_options *opt)
+{
+	struct tui t;
+	int *keys = NULL;
+	size_t nkeys = 0, next_key = 0;
+	SCREEN *screen;
+	const char *no_color = getenv("NO_COLOR");
+	int sig;
+
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		return fth_error("the interactive interface needs a terminal on standard input and "
+				 "output (for text output, use --batch)"),
+		       1;
+	if (opt->keys && tui_parse_keys(opt->keys, &keys, &nkeys))
+		return 1;
+	setlocale(LC_ALL, "");
+	tui_init_state(&t, vm, opt);
+	t.utf8_text = !strcmp(nl_langinfo(CODESET), "UTF-8");
+	t.utf8_glyph = t.utf8_text && !opt->ascii;
+
+	if (!getenv("ESCDELAY"))
+		set_escdelay(100);
+	screen = newterm(NULL, stdout, stdin);
+	if (!screen) {
+		const char *term = getenv("TERM");
+		free(keys);
+		tui_release(&t);
+		fth_error("cannot use the terminal (TERM=%s): is this a terminal?",
+			  term ? term : "unset");
+		return 1;
+	}
+	signals_install();
+	curses_active = 1;
+	atexit(restore_at_exit);
+	t.color = !opt->no_color && !(no_color && no_color[0]) && has_colors();
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	idlok(stdscr, TRUE);
+	curs_set(0);
+	timeout(1000);
+	tui_keys_init();
+	tui_styles_init(&t);
+	if (!opt->no_mouse) {
+		mousemask(BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED |
+				  BUTTON5_PRESSED,
+			  NULL);
+		mouseinterval(200);
+	}
+	t.lines = LINES;
+	t.columns = COLS;
+	tui_layout(&t);
+
+	while (!t.quit && !stop_signal) {
+		int key;
+		if (next_key >= nkeys) {
+			tui_draw(&t);
+			refresh();
+			key = read_key();
+			if (key == ERR) {
+				if (!isatty(STDIN_FILENO))
+					break; /* the terminal went away */
+				continue;
+			}
+		} else {
+			key = keys[next_key++];
+		}
+		handle_key(&t, key);
+	}
+	sig = stop_signal;
+	endwin();
+	curses_active = 0;
+	delscreen(screen);
+	signals_restore();
+	free(keys);
+	tui_release(&t);
+	if (sig) {
+		/* Leave as the signal asked, now that the terminal is back. */
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	return 0;
+}
