@@ -723,6 +723,20 @@ int rt_sources_start(struct mthread *t)
 	return 0;
 }
 
+/* Unmap the rings and close the fds of T's first N events. */
+static void release_events(struct mthread *t, int n)
+{
+	size_t bytes = (size_t)(1 + RT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+	for (int i = 0; i < n; i++) {
+		if (t->ring[i])
+			munmap(t->ring[i], bytes);
+		t->ring[i] = NULL;
+		if (t->fd[i] >= 0)
+			rt_close(t->fd[i]);
+		t->fd[i] = -1;
+	}
+}
+
 void rt_sources_stop(struct mthread *t)
 {
 	t->stopped = 1;
@@ -742,28 +756,12 @@ void rt_sources_stop(struct mthread *t)
 	/* A sample running on T (another thread) reads its rings: let it finish first. */
 	for (int spin = 0; t != rt_self() && t->busy && spin < 1000000; spin++)
 		__builtin_ia32_pause();
-	size_t bytes = (size_t)(1 + RT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
-	for (int i = 0; i < c->nevents; i++) {
-		if (t->ring[i])
-			munmap(t->ring[i], bytes);
-		t->ring[i] = NULL;
-		if (t->fd[i] >= 0)
-			rt_close(t->fd[i]);
-		t->fd[i] = -1;
-	}
+	release_events(t, c->nevents);
 }
 
 void rt_sources_forget(struct mthread *t)
 {
-	size_t bytes = (size_t)(1 + RT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
-	for (int i = 0; i < MCONFIG_MAX_EVENTS; i++) {
-		if (t->ring[i])
-			munmap(t->ring[i], bytes);
-		t->ring[i] = NULL;
-		if (t->fd[i] >= 0)
-			rt_close(t->fd[i]);
-		t->fd[i] = -1;
-	}
+	release_events(t, MCONFIG_MAX_EVENTS);
 }
 
 void rt_fd_moved(int oldfd, int newfd)
