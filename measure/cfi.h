@@ -207,6 +207,20 @@ void cfi_cache_clear(struct cfi_cache *cache);
 int cfi_step_cached(struct cfi_cache *cache, cfi_find_fn find, void *ctx, struct cfi_regs *regs,
 		    const struct cfi_stack *stack);
 
+/* ---- tables kept in files (cfi-cache.c) ---- */
+
+#define CFI_CACHE_KEY_MAX 32 /* a build-id */
+
+/*
+ * The table of the module named KEY (its build-id) from the file DIR/HEX.cfi, mapped read-only
+ * into OUT (rows and index; the caller sets OUT->bias).  Returns 1, 0 when there is no such
+ * file, or -1 with fth_error() when it exists but is damaged or not this version's.
+ */
+int cfi_cache_load(const char *dir, const uint8_t *key, unsigned key_len, struct cfi_table *out);
+/* Write T as DIR/HEX.cfi (a new file renamed into place).  Returns 0, or -1 with fth_error(). */
+int cfi_cache_store(const char *dir, const uint8_t *key, unsigned key_len,
+		    const struct cfi_table *t);
+
 /* Bytes of the table's rows. */
 static inline size_t cfi_table_bytes(const struct cfi_table *t)
 {

@@ -13,6 +13,7 @@
 #include <sys/auxv.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -26,6 +27,9 @@ static _Atomic uint32_t nmodules;
 static struct exec_array *_Atomic current;
 static pthread_mutex_t rescan_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t table_bytes;
+static uint32_t tables_built, tables_mapped;
+static char tables_dir[4096]; /* MCONFIG_ENV_TABLES, or empty */
+static bool store_failed;
 
 static void *arena_cb(void *ctx, size_t size, size_t align)
 {
@@ -149,6 +153,41 @@ static struct lm_module *find_same_image(const struct lm_module *m)
 	return NULL;
 }
 
+/*
+ * M's unwind table: mapped from the run's table directory when an earlier process of the run
+ * built it, else built here (and left there for the next process).
+ */
+static void make_table(struct lm_module *m, const struct dl_phdr_info *info)
+{
+	bool shared = tables_dir[0] && m->build_id_len;
+	if (shared) {
+		int rc = cfi_cache_load(tables_dir, m->build_id, m->build_id_len, &m->cfi);
+		if (rc > 0) {
+			m->cfi.bias = info->dlpi_addr;
+			tables_mapped++;
+			table_bytes += cfi_table_bytes(&m->cfi);
+			return;
+		}
+		if (rc < 0)
+			rt_log("warning: %s; building the table again", fth_errmsg());
+	}
+	struct cfi_image img = { info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, m->path, 0 };
+	struct cfi_allocator al = { arena_cb, &rt.shared };
+	if (cfi_build(&img, &m->cfi, &al) < 0) {
+		rt_log("warning: %s: no unwind table: %s", m->path, fth_errmsg());
+		memset(&m->cfi, 0, sizeof(m->cfi));
+		return;
+	}
+	tables_built++;
+	table_bytes += cfi_table_bytes(&m->cfi);
+	if (shared && cfi_cache_store(tables_dir, m->build_id, m->build_id_len, &m->cfi) < 0 &&
+	    !store_failed) {
+		store_failed = true;
+		rt_log("warning: %s; other processes of this run build their own tables",
+		       fth_errmsg());
+	}
+}
+
 static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
@@ -196,13 +235,7 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 	set_ranges(m, info);
 	memcpy(m->build_id, probe.build_id, sizeof(m->build_id));
 	m->build_id_len = probe.build_id_len;
-	struct cfi_image img = { info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, m->path, 0 };
-	struct cfi_allocator al = { arena_cb, &rt.shared };
-	if (cfi_build(&img, &m->cfi, &al) < 0) {
-		rt_log("warning: %s: no unwind table: %s", m->path, fth_errmsg());
-		memset(&m->cfi, 0, sizeof(m->cfi));
-	}
-	table_bytes += cfi_table_bytes(&m->cfi);
+	make_table(m, info);
 	modules[n] = m;
 	nmodules = n + 1;
 	return 0;
@@ -263,6 +296,9 @@ void loadmap_rescan(void)
 
 int loadmap_init(void)
 {
+	const char *dir = getenv(MCONFIG_ENV_TABLES);
+	if (dir && *dir && strlen(dir) < sizeof(tables_dir))
+		memcpy(tables_dir, dir, strlen(dir) + 1);
 	loadmap_rescan();
 	return current ? 0 : fth_error("cannot build the load map (out of memory)");
 }
@@ -333,7 +369,9 @@ const struct lm_module *loadmap_get(uint32_t id)
 	return id < nmodules ? modules[id] : NULL;
 }
 
-size_t loadmap_table_bytes(void)
+size_t loadmap_table_bytes(uint32_t *built, uint32_t *mapped)
 {
+	*built = tables_built;
+	*mapped = tables_mapped;
 	return table_bytes;
 }

@@ -253,6 +253,21 @@ static void read_logs(const char *dir, struct summary *s)
 		closedir(d);
 }
 
+/* Remove the run's directory of unwind tables (a process still running rebuilds its own). */
+static void remove_tables(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+	if (rmdir(dir) < 0)
+		warn("%s: %s", dir, strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	fth_progname = "measure";
@@ -405,6 +420,19 @@ int main(int argc, char **argv)
 	fth_format(run_id, sizeof(run_id), "%s-%d-%lld", host, (int)getpid(), (long long)time(NULL));
 	fth_format(run_id_line, sizeof(run_id_line), "%s\n", run_id);
 	setenv(MCONFIG_ENV_RUN, run_id, 1);
+	/*
+	 * Unwind tables that the run's processes share (cfi-cache.c), removed at the end: in the
+	 * temporary directory, not beside the measurement files, whose disk they must not fill.
+	 */
+	const char *tmpdir = getenv("TMPDIR");
+	char tables[PATH_MAX];
+	fth_format(tables, sizeof(tables), "%s/fathom-unwind-XXXXXX",
+		   tmpdir && *tmpdir ? tmpdir : "/tmp");
+	bool have_tables = mkdtemp(tables) != NULL;
+	if (have_tables)
+		setenv(MCONFIG_ENV_TABLES, tables, 1);
+	else
+		unsetenv(MCONFIG_ENV_TABLES);
 	if (verbose)
 		fprintf(stderr, "measure: %s=%s\n", MCONFIG_ENV_EVENTS, events);
 
@@ -428,6 +456,8 @@ int main(int argc, char **argv)
 	while (waitpid(child_pid, &status, 0) < 0)
 		if (errno != EINTR)
 			die(2, "waitpid: %s", strerror(errno));
+	if (have_tables)
+		remove_tables(tables);
 
 	struct summary s;
 	memset(&s, 0, sizeof(s));

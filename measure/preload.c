@@ -136,8 +136,10 @@ void rt_finish_process(const char *reason)
 	finished = true;
 	rt_memleak_finish(); /* live blocks become leaks before the trees are written */
 	rt_end_all(reason);
-	rt_log("process %d ended (%s); unwind tables %zu bytes", (int)rt.pid, reason,
-	       loadmap_table_bytes());
+	uint32_t built, mapped;
+	size_t bytes = loadmap_table_bytes(&built, &mapped);
+	rt_log("process %d ended (%s); unwind tables %zu bytes (%u built, %u shared)", (int)rt.pid,
+	       reason, bytes, built, mapped);
 	log_summary();
 	rt.files = rt.errors = rt.taken = rt.recorded = rt.dropped = rt.partial = 0;
 	rt.active = false;
@@ -254,6 +256,7 @@ __attribute__((constructor)) static void measure_init(void)
 		unsetenv(MCONFIG_ENV_OUTDIR);
 		unsetenv(MCONFIG_ENV_FLAGS);
 		unsetenv(MCONFIG_ENV_RUN);
+		unsetenv(MCONFIG_ENV_TABLES);
 	}
 	rt_writer_reserve_fd();
 	if (rt_signals_install() < 0)

@@ -2,8 +2,9 @@
 /*
  * tma.c: the pure parts of top-down analysis (tma.h): CPU model table, event encodings,
  * planner, formula evaluator and decoder.  Encodings, formulas, thresholds and the group
- * plans are those of shared/research/topdown.md (Intel TMA 5.2 for SPR/EMR/GNR, Linux's
- * amdzen4/amdzen5 pipeline metrics for AMD).
+ * plans are those of shared/research/topdown.md (Intel TMA 5.2 for SPR/EMR/GNR; for ICX,
+ * whose PERF_METRICS has level 1 only, level 2 from general-purpose events (section 2.5) and
+ * levels 3-4 from Intel's ICX metrics; Linux's amdzen4/amdzen5 pipeline metrics for AMD).
  */
 #include "compat.h"
 #include "tma.h"
@@ -21,7 +22,7 @@
 /* ---- CPU models ---- */
 
 static const struct tma_cpu cpus[] = {
-	{ "icx", "Intel Ice Lake server", TMA_INTEL, 4, 5, 8, 4, false },
+	{ "icx", "Intel Ice Lake server", TMA_INTEL, 4, 5, 8, 4, true },
 	{ "spr", "Intel Sapphire Rapids", TMA_INTEL, 8, 6, 8, 4, true },
 	{ "emr", "Intel Emerald Rapids", TMA_INTEL, 8, 6, 8, 4, true },
 	{ "gnr", "Intel Granite Rapids", TMA_INTEL, 8, 6, 8, 4, true },
@@ -125,6 +126,51 @@ static const struct ev_def intel_events[] = {
 	{ "memuop", "MEM_UOP_RETIRED.ANY", 0x03e5, 0, false },
 };
 
+/*
+ * Intel Ice Lake server general-purpose events: level 2 and Intel's level-1 corrections come
+ * from these, since its PERF_METRICS has the level-1 bytes only (topdown.md 2.5).  Encodings
+ * are those of Intel's ICX event list (libpfm4's icx table agrees: t-tma-pfm); restricted:
+ * counters 0-3 in the kernel's Ice Lake constraint table (events 0x48-0x54, 0x60-0x8b, 0xa3
+ * other than STALLS_TOTAL and STALLS_MEM_ANY, 0xa8-0xb0, 0xd0-0xe6).
+ */
+static const struct ev_def icx_events[] = {
+	{ "drop", "INT_MISC.UOP_DROPPING", 0x100d, 0, false },
+	{ "clr", "INT_MISC.CLEARS_COUNT", 0x104010d, 0, false },
+	{ "fl0", "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", 0x500019c, 0, false },
+	{ "brm", "BR_MISP_RETIRED.ALL_BRANCHES", 0x00c5, 0, false },
+	{ "mcl", "MACHINE_CLEARS.COUNT", 0x10401c3, 0, false },
+	{ "smem", "CYCLE_ACTIVITY.STALLS_MEM_ANY", 0x140014a3, 0, false },
+	{ "bos", "EXE_ACTIVITY.BOUND_ON_STORES", 0x20040a6, 0, false },
+	{ "stt", "CYCLE_ACTIVITY.STALLS_TOTAL", 0x40004a3, 0, false },
+	{ "p1", "EXE_ACTIVITY.1_PORTS_UTIL", 0x02a6, 0, false },
+	{ "p2", "EXE_ACTIVITY.2_PORTS_UTIL", 0x04a6, 0, false },
+	{ "uslots", "UOPS_RETIRED.SLOTS", 0x02c2, 0, false },
+	{ "uissued", "UOPS_ISSUED.ANY", 0x010e, 0, false },
+	{ "msu", "IDQ.MS_UOPS", 0x3079, 0, true },
+	{ "dec0", "UOPS_DECODED.DEC0", 0x0156, 0, false },
+	{ "dec0c1", "UOPS_DECODED.DEC0:c1", 0x1000156, 0, false },
+	{ "mite", "IDQ.MITE_UOPS", 0x0479, 0, true },
+	{ "icd", "ICACHE_16B.IFDATA_STALL", 0x0480, 0, true },
+	{ "ict", "ICACHE_64B.IFTAG_STALL", 0x0483, 0, true },
+	{ "lcp", "ILD_STALL.LCP", 0x0187, 0, true },
+	{ "dsb", "DSB2MITE_SWITCHES.PENALTY_CYCLES", 0x02ab, 0, true },
+	{ "resteer", "INT_MISC.CLEAR_RESTEER_CYCLES", 0x800d, 0, false },
+	{ "baclr", "BACLEARS.ANY", 0x01e6, 0, true },
+	{ "mssw", "IDQ.MS_SWITCHES", 0x1043079, 0, true },
+	{ "l1m", "CYCLE_ACTIVITY.STALLS_L1D_MISS", 0xc000ca3, 0, true },
+	{ "l2m", "CYCLE_ACTIVITY.STALLS_L2_MISS", 0x50005a3, 0, true },
+	{ "l3m", "CYCLE_ACTIVITY.STALLS_L3_MISS", 0x60006a3, 0, true },
+	{ "div", "ARITH.DIVIDER_ACTIVE", 0x1000914, 0, false },
+	{ "eb0", "EXE_ACTIVITY.EXE_BOUND_0_PORTS", 0x80a6, 0, false },
+	{ "sb", "RESOURCE_STALLS.SCOREBOARD", 0x02a2, 0, false },
+	{ "x87", "UOPS_EXECUTED.X87", 0x10b1, 0, false },
+	{ "uthr", "UOPS_EXECUTED.THREAD", 0x01b1, 0, false },
+	{ "fps", "FP_ARITH_INST_RETIRED.SCALAR", 0x03c7, 0, false },
+	{ "fpv", "FP_ARITH_INST_RETIRED.VECTOR", 0xfcc7, 0, false },
+	{ "memi", "MEM_INST_RETIRED.ANY", 0x83d0, 0, true },
+	{ "inst", "INST_RETIRED.ANY_P", 0x00c0, 0, false },
+};
+
 /* The PERF_METRICS pseudo-events in byte order (config 0x8000 + byte << 8). */
 static const struct ev_def intel_metrics[] = {
 	{ "ret", "topdown-retiring", 0x8000, 0, false },
@@ -159,8 +205,20 @@ static const struct ev_def zen4_rsy = { "rsy", "resyncs_or_nc_redirects", 0x96, 
 static const struct ev_def zen5_rsy = { "rsy", "bp_redirects.resync", 0x19f, 0, false };
 static const struct ev_def amd_cycles = { "cyc", "ls_not_halted_cyc", 0x76, 0, false };
 
+/* Intel models whose PERF_METRICS has level 1 only (ICX): level 2 from general-purpose events. */
+static bool icx_like(const struct tma_cpu *cpu)
+{
+	return cpu->vendor == TMA_INTEL && cpu->metrics < 8;
+}
+
 static const struct ev_def *find_def(const struct tma_cpu *cpu, const char *key)
 {
+	if (icx_like(cpu)) {
+		for (size_t i = 0; i < ARRAY_SIZE(icx_events); i++)
+			if (!strcmp(icx_events[i].key, key))
+				return &icx_events[i];
+		return NULL;
+	}
 	if (cpu->vendor == TMA_AMD) {
 		bool zen5 = cpu->width == 8;
 		if (!strcmp(key, "fec"))
@@ -215,6 +273,54 @@ static const struct atom intel_atoms[] = {
 	{ "ports", SEC_BE, { "div", "eb0", "rse", "sb", "stt", "bol", "p1", "p23" },
 	  "Port Utilization" },
 	{ "div", SEC_BE, { "div" }, "Divider" },
+};
+
+/*
+ * ICX.  SEC_BASE atoms are level 2 and Intel's level-1 corrections: every plan has them (in
+ * the groups of the first subtree asked for, when one is), as every SPR group has PERF_METRICS.
+ * Their order packs them into two groups of 8.
+ */
+#define ICX_HEAVY { "uslots", "uissued", "msu", "dec0", "dec0c1", "mite" }
+static const struct atom icx_atoms[] = {
+	{ "heavy2", SEC_BASE, ICX_HEAVY, "Heavy Operations, Light Operations" },
+	{ "mb2", SEC_BASE, { "smem", "bos", "stt", "p1", "p2" }, "Memory Bound, Core Bound" },
+	{ "bs2", SEC_BASE, { "brm", "mcl" }, "Misprediction, Machine Clear" },
+	{ "l1fix", SEC_BASE, { "drop", "clr" },
+	  "Intel's corrections of Frontend Bound (dropped uops) and Backend Bound (clears)" },
+	{ "fl2", SEC_BASE, { "fl0", "drop" }, "Fetch Latency, Fetch Bandwidth" },
+	{ "ms3", SEC_RET, ICX_HEAVY, "Uops Sequencer, Few Operations" },
+	{ "x87", SEC_RET, { "x87", "uthr" }, "X87 Use" },
+	{ "fps", SEC_RET, { "fps" }, "FP Scalar" },
+	{ "fpv", SEC_RET, { "fpv" }, "FP Vector" },
+	{ "memops", SEC_RET, { "memi", "inst" }, "Memory Operations" },
+	{ "icache", SEC_FE, { "icd" }, "ICache Misses" },
+	{ "itlb", SEC_FE, { "ict" }, "ITLB Misses" },
+	{ "lcp", SEC_FE, { "lcp" }, "LCP" },
+	{ "dsb", SEC_FE, { "dsb" }, "DSB Switches" },
+	{ "resteer", SEC_FE, { "resteer", "baclr" }, "Branch Resteers" },
+	{ "mssw", SEC_FE, { "mssw" }, "MS Switches" },
+	{ "l1b", SEC_BE, { "smem", "l1m" }, "L1 Bound" },
+	{ "l3b", SEC_BE, { "l2m", "l3m" }, "L3 Bound" },
+	{ "store", SEC_BE, { "bos" }, "Store Bound" },
+	{ "ports", SEC_BE, { "eb0", "sb", "stt", "smem", "p1", "p2", "div" }, "Port Utilization" },
+	{ "div", SEC_BE, { "div" }, "Divider" },
+	{ "serial", SEC_BE, { "sb" }, "Serialization" },
+};
+
+/* Nodes of the target tree that a model does not have, and why (said in the plan's notes). */
+struct absent {
+	uint8_t section;
+	const char *text;
+};
+
+static const struct absent icx_absent[] = {
+	{ SEC_RET, "Integer Operations is not measured on Intel Ice Lake server: it has no "
+		   "INT_VEC_RETIRED events" },
+	{ SEC_BE, "L2 Bound is not measured on Intel Ice Lake server: Intel's formula needs six "
+		  "events of counters 0-3 in one group (MEM_LOAD_RETIRED.L2_HIT, FB_HIT, L1_MISS, "
+		  "L1D_PEND_MISS.FB_FULL_PERIODS, CYCLE_ACTIVITY.STALLS_L1D_MISS, STALLS_L2_MISS), "
+		  "and DRAM Bound, Memory Bandwidth and Memory Latency (defined from L2 Bound "
+		  "there) are left out with it" },
 };
 
 static const struct atom amd_atoms[] = {
@@ -347,6 +453,102 @@ static const struct node_def intel_nodes[] = {
 	  CLKS_OF " stalled by serializing operations", NULL },
 };
 
+/*
+ * ICX: level 1 from PERF_METRICS with Intel's corrections, levels 2-4 from general-purpose
+ * events: level 2 as topdown.md 2.5 gives it (TMA 5.2), levels 3-4 as Intel's ICX metrics
+ * (Linux's pmu-events icelakex/icx-metrics.json) define them.  LRET is tma_retiring within the
+ * group.
+ */
+#define ICX_MS "{uslots}/{uissued}*{msu}/{slots}"
+static const struct node_def icx_nodes[] = {
+	{ "Total Slots", NULL, 0, 4, NULL, -1, "{*slots}",
+	  "pipeline slots (TOPDOWN.SLOTS) while a top-down group counted", NULL },
+	{ "Active", "Total Slots", 0, 4, NULL, -1, "[Retiring]+[Bad Speculation]",
+	  SLOTS_OF ": Retiring + Bad Speculation",
+	  "Bad Speculation also holds slots stalled by recovery" },
+	{ "Retiring", "Active", 1, 4, NULL, 70, "{*ret}/" ASUM, SLOTS_OF " retiring useful uops",
+	  NULL },
+	{ "Heavy Operations", "Retiring", 2, 4, "heavy2", 10,
+	  ICX_MS "+" LRET "*({dec0}-{dec0c1})/{mite}",
+	  SLOTS_OF ": microcode uops, and instructions decoded into several uops", NULL },
+	{ "Uops Sequencer", "Heavy Operations", 3, 4, "ms3", 5, ICX_MS,
+	  SLOTS_OF ": uops from the microcode sequencer", NULL },
+	{ "Few Operations", "Heavy Operations", 3, 4, "ms3", 5,
+	  "[Heavy Operations]-[Uops Sequencer]",
+	  SLOTS_OF ": instructions of 2+ uops, not microcode", NULL },
+	{ "Light Operations", "Retiring", 2, 4, NULL, 60,
+	  "max(0,[Retiring]-[Heavy Operations])", SLOTS_OF ": single-uop instructions", NULL },
+	{ "FP Arithmetic", "Light Operations", 3, 4, NULL, 20,
+	  "[X87 Use]+[FP Scalar]+[FP Vector]", "FP uops (uops domain)", NULL },
+	{ "X87 Use", "FP Arithmetic", 4, 4, "x87", 10, LRET "*{x87}/{uthr}",
+	  "x87 uops, fraction of slots", NULL },
+	{ "FP Scalar", "FP Arithmetic", 4, 4, "fps", 10, "{fps}/(" LRET "*{slots})",
+	  "scalar FP uops, fraction of retired uops", NULL },
+	{ "FP Vector", "FP Arithmetic", 4, 4, "fpv", 10, "{fpv}/(" LRET "*{slots})",
+	  "vector FP uops, fraction of retired uops", NULL },
+	{ "Memory Operations", "Light Operations", 3, 4, "memops", 10,
+	  "[Light Operations]*{memi}/{inst}",
+	  SLOTS_OF ": load and store instructions (their share of instructions)", NULL },
+	{ "Bad Speculation", "Active", 1, 4, "l1fix", 15,
+	  "max(1-([Frontend Bound]+[Backend Bound]+[Retiring]),0)",
+	  SLOTS_OF " wasted by speculation (remainder after Intel's corrections)", NULL },
+	{ "Bad Speculation", "Active", 1, 4, NULL, 15, "{*bad}/" ASUM,
+	  SLOTS_OF " wasted by speculation", NULL },
+	{ "Misprediction", "Bad Speculation", 2, 4, "bs2", 10,
+	  "{brm}/({brm}+{mcl})*[Bad Speculation]",
+	  SLOTS_OF ": branch misprediction (share of mispredicts among mispredicts and clears)",
+	  NULL },
+	{ "Machine Clear", "Bad Speculation", 2, 4, "bs2", 10,
+	  "max(0,[Bad Speculation]-[Misprediction])", SLOTS_OF ": machine clears", NULL },
+	{ "Stall", "Total Slots", 0, 4, NULL, -1, "[Frontend Bound]+[Backend Bound]",
+	  SLOTS_OF ": Frontend Bound + Backend Bound", NULL },
+	{ "Frontend Bound", "Stall", 1, 4, "l1fix", 15, "{*fe}/" ASUM "-{drop}/{slots}",
+	  SLOTS_OF " the front end did not fill (corrected for dropped uops)", NULL },
+	{ "Frontend Bound", "Stall", 1, 4, NULL, 15, "{*fe}/" ASUM,
+	  SLOTS_OF " the front end did not fill", NULL },
+	{ "Fetch Latency", "Frontend Bound", 2, 4, "fl2", 10, "(%W*{fl0}-{drop})/{slots}",
+	  SLOTS_OF ": cycles the front end delivered no uop (less dropped uops)", NULL },
+	{ "ICache Misses", "Fetch Latency", 3, 4, "icache", 5, "{icd}/{clks}",
+	  CLKS_OF " stalled on instruction cache misses", NULL },
+	{ "ITLB Misses", "Fetch Latency", 3, 4, "itlb", 5, "{ict}/{clks}",
+	  CLKS_OF " stalled on instruction TLB misses", NULL },
+	{ "LCP", "Fetch Latency", 3, 4, "lcp", 5, "{lcp}/{clks}",
+	  CLKS_OF " stalled on length-changing prefixes", NULL },
+	{ "DSB Switches", "Fetch Latency", 3, 4, "dsb", 5, "{dsb}/{clks}",
+	  CLKS_OF " lost switching from the uop cache to legacy decode", NULL },
+	{ "Branch Resteers", "Fetch Latency", 3, 4, "resteer", 5,
+	  "{resteer}/{clks}+10*{baclr}/{clks}",
+	  CLKS_OF " lost to branch resteers (10 cycles per unknown branch)", NULL },
+	{ "MS Switches", "Fetch Latency", 3, 4, "mssw", 5, "3*{mssw}/{clks}",
+	  CLKS_OF " lost switching to the microcode sequencer (3 cycles each)", NULL },
+	{ "Fetch Bandwidth", "Frontend Bound", 2, 4, NULL, 10,
+	  "max(0,[Frontend Bound]-[Fetch Latency])", SLOTS_OF ": fetch bandwidth", NULL },
+	{ "Backend Bound", "Stall", 1, 4, "l1fix", 20, "{*be}/" ASUM "+%W*{clr}/{slots}",
+	  SLOTS_OF " the back end could not accept (with recovery after clears)", NULL },
+	{ "Backend Bound", "Stall", 1, 4, NULL, 20, "{*be}/" ASUM,
+	  SLOTS_OF " the back end could not accept", NULL },
+	{ "Memory Bound", "Backend Bound", 2, 4, "mb2", 20,
+	  "({smem}+{bos})/({stt}+({p1}+" LRET "*{p2})+{bos})*[Backend Bound]",
+	  SLOTS_OF ": memory subsystem (Backend Bound split by stall cycles)", NULL },
+	{ "L1 Bound", "Memory Bound", 3, 4, "l1b", 10, "max(({smem}-{l1m})/{clks},0)",
+	  CLKS_OF " stalled with the load in L1", NULL },
+	{ "L3 Bound", "Memory Bound", 3, 4, "l3b", 5, "({l2m}-{l3m})/{clks}",
+	  CLKS_OF " stalled on loads from L3", NULL },
+	{ "Store Bound", "Memory Bound", 3, 4, "store", 20, "{bos}/{clks}",
+	  CLKS_OF " stalled on stores", NULL },
+	{ "Core Bound", "Backend Bound", 2, 4, NULL, 10, "max(0,[Backend Bound]-[Memory Bound])",
+	  SLOTS_OF ": execution resources", NULL },
+	{ "Divider", "Core Bound", 3, 4, "div", 20, "{div}/{clks}",
+	  CLKS_OF " with the divider busy", NULL },
+	{ "Port Utilization", "Core Bound", 3, 4, "ports", 15,
+	  "if({div}<({stt}-{smem}),({eb0}+{sb}/{clks}*({stt}-{smem})+{p1}+" LRET
+	  "*{p2})/{clks},({p1}+" LRET "*{p2})/{clks})",
+	  CLKS_OF " limited by execution port use", NULL },
+	{ "Serialization", "Core Bound", 3, 4, "serial", 10, "{sb}/{clks}",
+	  CLKS_OF " stalled by serializing operations",
+	  "Intel counts these stalls inside Port Utilization on Ice Lake, so it overlaps it" },
+};
+
 #define AMD_SLOTS "(%W*{cyc})"
 static const struct node_def amd_nodes[] = {
 	{ "Total Slots", NULL, 0, 0, "l1a", -1, "%W*{cyc}",
@@ -398,11 +600,41 @@ struct pgroup {
 	uint64_t msr; /* the FRONTEND MSR value its events need, 0: none */
 };
 
+/* The tables of one kind of CPU. */
+struct model {
+	const struct atom *atoms;
+	size_t natoms;
+	const struct node_def *nodes;
+	size_t nnodes;
+	const struct absent *absent;
+	size_t nabsent;
+};
+#define MAX_ATOMS 32
+#define MAX_NODE_DEFS 64
+_Static_assert(ARRAY_SIZE(intel_atoms) <= MAX_ATOMS && ARRAY_SIZE(icx_atoms) <= MAX_ATOMS &&
+		       ARRAY_SIZE(amd_atoms) <= MAX_ATOMS, "MAX_ATOMS");
+_Static_assert(ARRAY_SIZE(intel_nodes) <= MAX_NODE_DEFS && ARRAY_SIZE(icx_nodes) <= MAX_NODE_DEFS &&
+		       ARRAY_SIZE(amd_nodes) <= MAX_NODE_DEFS, "MAX_NODE_DEFS");
+
+static struct model model_of(const struct tma_cpu *cpu)
+{
+	struct model m = { intel_atoms, ARRAY_SIZE(intel_atoms), intel_nodes,
+			   ARRAY_SIZE(intel_nodes), NULL, 0 };
+	if (cpu->vendor == TMA_AMD) {
+		m = (struct model){ amd_atoms, ARRAY_SIZE(amd_atoms), amd_nodes,
+				    ARRAY_SIZE(amd_nodes), NULL, 0 };
+	} else if (icx_like(cpu)) {
+		m = (struct model){ icx_atoms, ARRAY_SIZE(icx_atoms), icx_nodes,
+				    ARRAY_SIZE(icx_nodes), icx_absent, ARRAY_SIZE(icx_absent) };
+	}
+	return m;
+}
+
 struct planner {
 	const struct tma_cpu *cpu;
 	struct pgroup g[TMA_MAX_GROUPS];
 	int ng;
-	int8_t atom_group[ARRAY_SIZE(intel_atoms)];
+	int8_t atom_group[MAX_ATOMS];
 	int avail; /* general-purpose counters for the events of the atoms */
 	bool watchdog;
 };
@@ -458,21 +690,16 @@ static int atom_size(const struct atom *a)
 	return n;
 }
 
-/* Pack the atoms of SECTION: each goes to the group of its section needing fewest new counters. */
+/*
+ * Pack the atoms of SECTION not packed yet into groups FIRST.. (labelled LABEL): each goes to
+ * the group needing fewest new counters, or to a new group.
+ */
 static int pack_section(struct planner *pl, const struct atom *atoms, size_t natoms,
-			uint8_t section, struct buf *notes)
+			uint8_t section, uint8_t label, int first, struct buf *notes)
 {
-	int first = pl->ng;
-	if (section == SEC_BASE) {
-		if (pl->ng == TMA_MAX_GROUPS)
-			return fth_error("topdown: too many groups");
-		memset(&pl->g[pl->ng], 0, sizeof(pl->g[0]));
-		pl->g[pl->ng++].section = section;
-		return 0;
-	}
 	for (size_t i = 0; i < natoms; i++) {
 		const struct atom *a = &atoms[i];
-		if (a->section != section)
+		if (a->section != section || pl->atom_group[i] >= 0)
 			continue;
 		int best = -1, best_add = 1 << 20;
 		for (int g = first; g < pl->ng; g++) {
@@ -485,7 +712,7 @@ static int pack_section(struct planner *pl, const struct atom *atoms, size_t nat
 		if (best < 0) {
 			struct pgroup fresh;
 			memset(&fresh, 0, sizeof(fresh));
-			fresh.section = section;
+			fresh.section = label;
 			if (fit(pl, &fresh, a) < 0) {
 				buf_printf(notes, "%s not measured: its events need %d general-purpose "
 						  "counters together, %d are free for them here%s\n",
@@ -632,8 +859,9 @@ int tma_plan(const struct tma_cpu *cpu, const struct tma_request *req,
 				 "top-down group", budget->gp,
 				 budget->watchdog ? " (one held by the NMI watchdog)" : "");
 	}
-	const struct atom *atoms = intel ? intel_atoms : amd_atoms;
-	size_t natoms = intel ? ARRAY_SIZE(intel_atoms) : ARRAY_SIZE(amd_atoms);
+	const struct model mdl = model_of(cpu);
+	const struct atom *atoms = mdl.atoms;
+	size_t natoms = mdl.natoms;
 	int rc = 0;
 	if (intel) {
 		unsigned subs = req->subtrees;
@@ -643,26 +871,56 @@ int tma_plan(const struct tma_cpu *cpu, const struct tma_request *req,
 				   cpu->product);
 			subs = TMA_SUB_BASE;
 		}
-		if (cpu->metrics < 8)
+		bool general_l2 = false;
+		for (size_t i = 0; i < natoms; i++)
+			general_l2 |= atoms[i].section == SEC_BASE;
+		if (general_l2)
+			buf_printf(&notes, "level 2 comes from general-purpose events (Intel's "
+					   "formulas for %s, whose PERF_METRICS has level 1 only)\n",
+				   cpu->product);
+		else if (cpu->metrics < 8)
 			buf_printf(&notes, "level 2 is not measured: PERF_METRICS has level 1 only "
 					   "on %s\n", cpu->product);
 		else if (metrics < 8)
 			buf_printf(&notes, "level 2 is not measured: this kernel exposes the level-1 "
 					   "PERF_METRICS events only (a newer kernel has the others)\n");
-		if (!(subs & TMA_SUB_ALL))
-			rc = pack_section(&pl, atoms, natoms, SEC_BASE, &notes);
-		if (rc == 0 && (subs & TMA_SUB_RETIRING))
-			rc = pack_section(&pl, atoms, natoms, SEC_RET, &notes);
-		if (rc == 0 && (subs & TMA_SUB_FRONTEND))
-			rc = pack_section(&pl, atoms, natoms, SEC_FE, &notes);
-		if (rc == 0 && (subs & TMA_SUB_BACKEND))
-			rc = pack_section(&pl, atoms, natoms, SEC_BE, &notes);
+		/*
+		 * topdown: the level-2 atoms (if any) in T groups, at least one group.  A subtree:
+		 * its groups, the first subtree's also holding the level-2 atoms.
+		 */
+		if (!(subs & TMA_SUB_ALL)) {
+			rc = pack_section(&pl, atoms, natoms, SEC_BASE, SEC_BASE, 0, &notes);
+			if (rc == 0 && pl.ng == 0) {
+				memset(&pl.g[0], 0, sizeof(pl.g[0]));
+				pl.g[pl.ng++].section = SEC_BASE;
+			}
+		}
+		static const struct {
+			unsigned bit;
+			uint8_t section;
+		} subtree[] = { { TMA_SUB_RETIRING, SEC_RET }, { TMA_SUB_FRONTEND, SEC_FE },
+				{ TMA_SUB_BACKEND, SEC_BE } };
+		bool base_packed = !(subs & TMA_SUB_ALL);
+		for (size_t t = 0; t < ARRAY_SIZE(subtree) && rc == 0; t++) {
+			uint8_t sec = subtree[t].section;
+			if (!(subs & subtree[t].bit))
+				continue;
+			int first = pl.ng;
+			if (!base_packed)
+				rc = pack_section(&pl, atoms, natoms, SEC_BASE, sec, first, &notes);
+			base_packed = true;
+			if (rc == 0)
+				rc = pack_section(&pl, atoms, natoms, sec, sec, first, &notes);
+			for (size_t k = 0; k < mdl.nabsent; k++)
+				if (mdl.absent[k].section == sec)
+					buf_printf(&notes, "%s\n", mdl.absent[k].text);
+		}
 	} else {
 		if (req->subtrees & TMA_SUB_ALL)
 			buf_addstr(&notes, "AMD has no level 3 or 4 in its pipeline-utilization "
 					   "metrics: every topdown event measures levels 1 and 2\n");
 		for (uint8_t s = SEC_AP; s <= SEC_AR && rc == 0; s++)
-			rc = pack_section(&pl, atoms, natoms, s, &notes);
+			rc = pack_section(&pl, atoms, natoms, s, s, pl.ng, &notes);
 	}
 	if (rc < 0) {
 		buf_release(&notes);
@@ -705,10 +963,10 @@ int tma_plan(const struct tma_cpu *cpu, const struct tma_request *req,
 			       : total_gp > budget->gp - (budget->watchdog ? 1 : 0);
 
 	/* Nodes: the first eligible template of each name, then drop those with missing inputs. */
-	const struct node_def *defs = intel ? intel_nodes : amd_nodes;
-	size_t ndefs = intel ? ARRAY_SIZE(intel_nodes) : ARRAY_SIZE(amd_nodes);
-	int node_at[ARRAY_SIZE(intel_nodes)];
-	int def_group[ARRAY_SIZE(intel_nodes)];
+	const struct node_def *defs = mdl.nodes;
+	size_t ndefs = mdl.nnodes;
+	int node_at[MAX_NODE_DEFS];
+	int def_group[MAX_NODE_DEFS];
 	for (size_t j = 0; j < ndefs; j++) {
 		const struct node_def *d = &defs[j];
 		node_at[j] = -1;

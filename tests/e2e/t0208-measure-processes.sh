@@ -19,6 +19,17 @@ test_expect_success 'the exec was flushed before, the new image measured after' 
 	grep -l "ended (exec)" fe/*.log | head -n 1 | grep -q . &&
 	grep -q "exec failed; measuring on" fe/*.log
 '
+test_expect_success 'the exec'"'"'d children map the unwind tables an earlier process built' '
+	grep -h "unwind tables" fe/*.log >tables &&
+	grep -q "([1-9][0-9]* built, 0 shared)" tables &&
+	test "$(grep -c "(0 built, [1-9][0-9]* shared)" tables)" -ge 5 &&
+	! grep -q "building the table again\|build their own tables" fe/*.log
+'
+test_expect_success 'and the shared tables are gone after the run' '
+	mkdir tmp && TMPDIR=$PWD/tmp measure -o sh2 -e task-clock sh -c "/bin/true; /bin/true" 2>err &&
+	grep -q "(0 built, [1-9][0-9]* shared)" sh2/*.log &&
+	test -z "$(ls -A tmp)"
+'
 # Short processes spend part of their time in the loader before main and in exit after it:
 # those paths end at _start, the process's outermost frame, so "complete" is the measure.
 # That includes samples inside ld.so's lazy-binding resolver, whose CFA is based on RBX.

@@ -78,10 +78,15 @@ test_expect_success '--plan combinations: two subtrees, each at its own rate, an
 	test "$(grep -c "trigger.*sample period 1000000$" plan)" -eq 3 &&
 	grep -q "^metric table: 78 counters" plan
 '
-test_expect_success '--plan on Ice Lake server: level 1 only, and says so' '
+test_expect_success '--plan on Ice Lake server: level 2 from general-purpose events, and says so' '
 	FATHOM_CPU=icx,watchdog=0 measure --plan -e topdown:frontend >plan &&
-	grep -q "^group T1: 6 events" plan && grep -q "level 1 only" plan &&
-	! grep -q "Heavy Operations" plan
+	grep -q "^topdown plan for Intel Ice Lake server: .*; 4 groups, multiplexed$" plan &&
+	grep -q "^group F1: 14 events, 8 general-purpose counters" plan &&
+	grep -q "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE *type 4 config 0x500019c" plan &&
+	grep -q "level 2 comes from general-purpose events" plan &&
+	grep -q "^metric table: 47 counters, then 21 TMA nodes" plan &&
+	grep -q "Fetch Latency = (5\*\$[0-9]*-\$[0-9]*)/\$[0-9]*$" plan &&
+	grep -q "ICache Misses = " plan && grep -q "Heavy Operations = " plan
 '
 test_expect_success '--plan on Zen 4: the pipeline-utilization groups, SMT Contention' '
 	FATHOM_CPU=zen4,watchdog=0 measure --plan -e topdown >plan &&

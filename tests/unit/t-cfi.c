@@ -1171,6 +1171,121 @@ static void test_edges(struct mod *self)
 	   "caller: RIP from the stack, RSP = CFA, not exact");
 }
 
+/* Tables kept in files: the same rows and index back, and nothing from a damaged file. */
+static void same_table(const char *what, const struct cfi_table *a, const struct cfi_table *b)
+{
+	ok(a->nrows == b->nrows && a->nfdes == b->nfdes && a->nunknown == b->nunknown &&
+		   a->nbad == b->nbad && a->text_lo == b->text_lo && a->text_hi == b->text_hi &&
+		   !memcmp(a->rows, b->rows, cfi_table_bytes(a)) && (a->index != NULL) == (b->index != NULL) &&
+		   (!a->index || (a->nbuckets == b->nbuckets && a->shift == b->shift &&
+				  !memcmp(a->index, b->index, cfi_index_bytes(a)))),
+	   "%s: the table read back equals the one written", what);
+}
+
+static void damage(const char *path, off_t at, uint8_t xor_mask)
+{
+	int fd = open(path, O_RDWR);
+	uint8_t c = 0;
+	bool done = fd >= 0 && pread(fd, &c, 1, at) == 1;
+	c ^= xor_mask;
+	done = done && pwrite(fd, &c, 1, at) == 1;
+	if (fd >= 0)
+		close(fd);
+	if (!done)
+		ok(false, "damage byte %lld of %s", (long long)at, path);
+}
+
+static void test_cache(struct mod *libc, struct mod *small)
+{
+	char dir[512], path[600];
+	snprintf(dir, sizeof(dir), "%s/t-cfi-cache.XXXXXX", tap_tmpdir());
+	if (!mkdtemp(dir)) {
+		ok(false, "mkdtemp %s", dir);
+		return;
+	}
+	static const uint8_t key[20] = { 0xab, 0xcd, 1, 2, 3 }, other[20] = { 0xab, 0xce };
+	struct cfi_table t;
+	memset(&t, 0, sizeof(t));
+	is_int(cfi_cache_load(dir, key, sizeof(key), &t), 0, "no file: 0, build the table");
+	is_int(cfi_cache_store(dir, key, sizeof(key), &libc->t), 0, "libc's table stored");
+	snprintf(path, sizeof(path), "%s/abcd010203000000000000000000000000000000.cfi", dir);
+	ok(access(path, R_OK) == 0, "named by the key in hex");
+	is_int(cfi_cache_load(dir, key, sizeof(key), &t), 1, "and loaded");
+	same_table("libc", &libc->t, &t);
+	ok(libc->t.index != NULL, "libc's table has an index");
+	/* A lookup through the mapped table answers as the built one. */
+	int same = 0, tries = 0;
+	for (uint64_t pc = libc->lo; pc < libc->hi; pc += 997, tries++)
+		same += cfi_lookup(&t, pc - libc->bias) == NULL
+				? cfi_lookup(&libc->t, pc - libc->bias) == NULL
+				: !memcmp(cfi_lookup(&t, pc - libc->bias),
+					  cfi_lookup(&libc->t, pc - libc->bias), sizeof(struct cfi_row));
+	is_int(same, tries, "every lookup of %d in libc gives the same row", tries);
+	is_int(cfi_cache_load(dir, other, sizeof(other), &t), 0, "another key: no file");
+
+	/* A small table without an index. */
+	struct cfi_table tiny = small->t;
+	tiny.nrows = 3;
+	struct cfi_row rows[3];
+	memcpy(rows, small->t.rows, sizeof(rows));
+	rows[2].kind = CFI_NONE;
+	tiny.rows = rows;
+	tiny.index = NULL;
+	tiny.nbuckets = tiny.shift = 0;
+	is_int(cfi_cache_store(dir, other, sizeof(other), &tiny), 0, "a table without index stored");
+	is_int(cfi_cache_load(dir, other, sizeof(other), &t), 1, "and loaded");
+	same_table("three rows", &tiny, &t);
+
+	/* A file whose checksum is right but whose table would send the handler astray. */
+	struct cfi_row bad_rows[8];
+	for (int i = 0; i < 8; i++)
+		bad_rows[i] = (struct cfi_row){ .start = 16u * (uint32_t)i, .kind = CFI_RSP, .cfa_off = 8 };
+	bad_rows[7].kind = CFI_NONE;
+	uint32_t bad_index[8] = { 0, 1, 2, 3, 4, 5, 6, 9 };
+	struct cfi_table bad = { .rows = bad_rows, .nrows = 8, .index = bad_index, .nbuckets = 7,
+				 .shift = 4 };
+	is_int(cfi_cache_store(dir, other, sizeof(other), &bad), 0, "a table with a bad index stored");
+	is_int(cfi_cache_load(dir, other, sizeof(other), &t), -1, "refused on load: %s", fth_errmsg());
+	bad_index[7] = 7;
+	bad_rows[3].start = 100;
+	cfi_cache_store(dir, other, sizeof(other), &bad);
+	is_int(cfi_cache_load(dir, other, sizeof(other), &t), -1, "rows out of order: %s",
+	       fth_errmsg());
+	bad_rows[3].start = 48;
+	bad_rows[7].kind = CFI_RSP;
+	cfi_cache_store(dir, other, sizeof(other), &bad);
+	is_int(cfi_cache_load(dir, other, sizeof(other), &t), -1, "not closed: %s", fth_errmsg());
+	bad_rows[7].kind = CFI_NONE;
+	cfi_cache_store(dir, other, sizeof(other), &bad);
+	is_int(cfi_cache_load(dir, other, sizeof(other), &t), 1, "mended: loaded");
+
+	/* Damage: a flipped byte anywhere (header, rows, index), truncation, a wrong key. */
+	struct stat st;
+	stat(path, &st);
+	off_t spots[] = { 0, 12, 20, 60, 100, st.st_size / 2, st.st_size - 1 };
+	for (size_t i = 0; i < ARRAY_SIZE(spots); i++) {
+		damage(path, spots[i], 0x10);
+		is_int(cfi_cache_load(dir, key, sizeof(key), &t), -1, "byte %lld flipped: refused (%s)",
+		       (long long)spots[i], fth_errmsg());
+		damage(path, spots[i], 0x10);
+	}
+	is_int(cfi_cache_load(dir, key, sizeof(key), &t), 1, "restored: loaded again");
+	ok(truncate(path, st.st_size - 16) == 0, "truncated");
+	is_int(cfi_cache_load(dir, key, sizeof(key), &t), -1, "a truncated file is refused: %s",
+	       fth_errmsg());
+	ok(truncate(path, 10) == 0, "cut to 10 bytes");
+	is_int(cfi_cache_load(dir, key, sizeof(key), &t), -1, "refused: %s", fth_errmsg());
+	char other_path[600];
+	snprintf(other_path, sizeof(other_path), "%s/abce000000000000000000000000000000000000.cfi", dir);
+	ok(rename(other_path, path) == 0, "another module's file under this key");
+	is_int(cfi_cache_load(dir, key, sizeof(key), &t), -1, "refused: %s", fth_errmsg());
+	ok(strstr(fth_errmsg(), "another module") != NULL, "the message says so");
+	is_int(cfi_cache_store("/nonexistent-dir", key, sizeof(key), &libc->t), -1,
+	       "an unwritable directory: %s", fth_errmsg());
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	dl_iterate_phdr(add_mod, NULL);
@@ -1204,5 +1319,6 @@ int main(void)
 	test_plt(self);
 	test_edges(self);
 	test_synthetic();
+	test_cache(libc, self);
 	return done_testing();
 }

@@ -4,7 +4,8 @@
  * CPU models, the exact group configs for SPR/EMR/GNR, ICX, Zen 4 and Zen 5 for every topdown
  * event and for combinations, the counter budget (NMI watchdog), the formula language, and
  * every test vector of section 5 (PERF_METRICS bytes, kernel rounding, deltas, levels 3-4,
- * AMD, multiplex scaling).
+ * AMD, multiplex scaling); on ICX, level 2 from general-purpose events (section 2.5) and
+ * levels 3-4 against Intel's ICX formulas computed in the test, and the counters 0-3 rule.
  */
 #include "compat.h"
 #include "buf.h"
@@ -318,17 +319,13 @@ static void test_intel_plans(void)
 	   (a.sample_type & PERF_SAMPLE_READ) && (a.read_format & PERF_FORMAT_GROUP),
 	   "cycles: the sampling member (proxy sampling), PERF_SAMPLE_READ");
 
-	/* ICX: level 1 only. */
-	ok(make_plan("icx", TMA_SUB_BASE, 0, false) == 0, "icx topdown");
-	is_int(plan.nevents, 6, "icx: slots, 4 metrics, cycles");
-	check_intel_shape(4, "icx topdown");
-	is_int(plan.nnodes, 7, "icx: Total, Active, Stall and level 1");
-	ok(has_node("Retiring") && has_node("Bad Speculation") && has_node("Frontend Bound") &&
-	   has_node("Backend Bound") && !has_node("Heavy Operations"), "icx: no level 2");
-	ok(strstr(plan.notes, "level 1 only") != NULL, "icx: says level 2 is missing");
-	ok(make_plan("icx", TMA_SUB_BACKEND, 0, false) == 0 && !strcmp(group_names(), "T1") &&
+	/* A model without levels 3-4 measures level 1-2 for a subtree event, and says so. */
+	static const struct tma_cpu l1cpu = { "l1", "a level-1 model", TMA_INTEL, 8, 6, 8, 4, false };
+	r = request(TMA_SUB_BACKEND);
+	struct tma_budget b8 = { 8, 4, false, 0 };
+	ok(tma_plan(&l1cpu, &r, &b8, &plan) == 0 && !strcmp(group_names(), "T1") &&
 	   strstr(plan.notes, "levels 3 and 4 are not available"),
-	   "icx topdown:backend: level 1, and says why not more");
+	   "a model without levels 3-4: topdown:backend plans topdown, and says why");
 	struct tma_budget b4 = { 8, 4, false, 4 };
 	r = request(TMA_SUB_BASE);
 	ok(tma_plan(tma_cpu_find("spr"), &r, &b4, &plan) == 0 && plan.nevents == 6 &&
@@ -356,6 +353,154 @@ static void test_intel_plans(void)
 	for (int g = 0; g < plan.ngroups; g++)
 		fits &= plan.group[g].gp <= 4;
 	ok(fits, "4 general counters: every group fits");
+}
+
+/* Every group within the budget: at most AVAIL general events, at most 4 of counters 0-3. */
+static bool within_budget(int avail)
+{
+	bool good = true;
+	for (int g = 0; g < plan.ngroups; g++) {
+		int general = 0, restricted = 0;
+		for (int k = plan.group[g].first; k < plan.group[g].first + plan.group[g].n; k++) {
+			general += plan.ev[k].role == TMA_ROLE_GENERAL;
+			restricted += plan.ev[k].restricted;
+		}
+		good &= general <= avail && restricted <= 4;
+	}
+	return good;
+}
+
+/*
+ * Whether Linux restricts raw Intel event CONFIG to counters 0-3 on Ice Lake (its
+ * intel_icl_event_constraints, written out here independently of tma.c).
+ */
+static bool icl_restricted(uint64_t config)
+{
+	unsigned ev = config & 0xff, evumask = config & 0xffff;
+	if (evumask == 0x04a3 || evumask == 0x10a3 || evumask == 0x14a3)
+		return false;
+	return (ev >= 0x03 && ev <= 0x0a) || (ev >= 0x1f && ev <= 0x28) || ev == 0x32 ||
+	       (ev >= 0x48 && ev <= 0x54) || (ev >= 0x60 && ev <= 0x8b) || ev == 0xa3 ||
+	       (ev >= 0xa8 && ev <= 0xb0) || (ev >= 0xb7 && ev <= 0xbd) ||
+	       (ev >= 0xd0 && ev <= 0xe6) || ev == 0xef || (ev >= 0xf0 && ev <= 0xf4);
+}
+
+/* ICX: level 1 from PERF_METRICS, level 2 and below from general-purpose events. */
+static void test_icx_plans(void)
+{
+	static const uint64_t T1[] = { 0x02c2, 0x010e, 0x3079, 0x0156, 0x1000156, 0x0479, 0x00c5,
+				       0x10401c3 };
+	static const uint64_t T2[] = { 0x140014a3, 0x20040a6, 0x40004a3, 0x02a6, 0x04a6, 0x100d,
+				       0x104010d, 0x500019c };
+	ok(make_plan("icx", TMA_SUB_BASE, 0, false) == 0, "icx topdown");
+	is_str(group_names(), "T1 T2", "icx topdown: two groups");
+	check_intel_shape(4, "icx topdown");
+	check_general("T1", T1, ARRAY_SIZE(T1), "icx topdown");
+	check_general("T2", T2, ARRAY_SIZE(T2), "icx topdown");
+	ok(within_budget(8), "icx topdown: 8 general events a group, at most 4 of counters 0-3");
+	ok(plan.multiplexed && strstr(plan.notes, "the 2 groups cannot count at once"),
+	   "icx topdown: multiplexed, and said so");
+	ok(strstr(plan.notes, "level 2 comes from general-purpose events") != NULL,
+	   "icx topdown: says where level 2 comes from");
+	is_int(plan.nnodes, 15, "icx topdown: 15 nodes, as on SPR");
+	static const char *const l2[] = { "Heavy Operations", "Light Operations", "Misprediction",
+					  "Machine Clear", "Fetch Latency", "Fetch Bandwidth",
+					  "Memory Bound", "Core Bound" };
+	bool all = true;
+	for (size_t i = 0; i < ARRAY_SIZE(l2); i++)
+		all &= has_node(l2[i]) && plan.node[tma_node_index(&plan, l2[i])].level == 2;
+	ok(all, "icx topdown: the eight level-2 nodes");
+	ok(!has_node("Uops Sequencer") && !has_node("L1 Bound"), "icx topdown: no level 3");
+	like(plan.node[tma_node_index(&plan, "Backend Bound")].formula, "+5*$",
+	     "icx: Backend Bound adds 5 x INT_MISC.CLEARS_COUNT / slots");
+	like(plan.node[tma_node_index(&plan, "Fetch Latency")].formula, "(5*$",
+	     "icx: Fetch Latency is 5 x cycles with no uop delivered");
+	ok(!strstr(plan.notes, "not measured"), "icx topdown: nothing left out");
+
+	/* topdown:all: level 2 in the retiring groups, then the three subtrees. */
+	static const uint64_t IR3[] = { 0x10b1, 0x01b1, 0x03c7, 0xfcc7, 0x83d0, 0x00c0 };
+	static const uint64_t IF1[] = { 0x0480, 0x0483, 0x0187, 0x02ab };
+	static const uint64_t IF2[] = { 0x800d, 0x01e6, 0x1043079 };
+	static const uint64_t IB1[] = { 0x140014a3, 0x0c000ca3, 0x50005a3, 0x60006a3, 0x20040a6 };
+	static const uint64_t IB2[] = { 0x80a6, 0x02a2, 0x40004a3, 0x140014a3, 0x02a6, 0x04a6,
+				       0x1000914 };
+	ok(make_plan("icx", TMA_SUB_ALL, 0, false) == 0, "icx topdown:all");
+	is_str(group_names(), "R1 R2 R3 F1 F2 B1 B2", "icx topdown:all: seven groups");
+	check_intel_shape(4, "icx topdown:all");
+	check_general("R1", T1, ARRAY_SIZE(T1), "icx topdown:all");
+	check_general("R2", T2, ARRAY_SIZE(T2), "icx topdown:all");
+	check_general("R3", IR3, ARRAY_SIZE(IR3), "icx topdown:all");
+	check_general("F1", IF1, ARRAY_SIZE(IF1), "icx topdown:all");
+	check_general("F2", IF2, ARRAY_SIZE(IF2), "icx topdown:all");
+	check_general("B1", IB1, ARRAY_SIZE(IB1), "icx topdown:all");
+	check_general("B2", IB2, ARRAY_SIZE(IB2), "icx topdown:all");
+	ok(within_budget(8), "icx topdown:all: every group within 8 counters, 4 of them 0-3");
+	bool same = true;
+	for (int i = 0; i < plan.nevents; i++)
+		if (plan.ev[i].role == TMA_ROLE_GENERAL &&
+		    plan.ev[i].restricted != icl_restricted(plan.ev[i].config)) {
+			diag("  %s: restricted %d", plan.ev[i].event, plan.ev[i].restricted);
+			same = false;
+		}
+	ok(same, "icx: every event restricted to counters 0-3 exactly as Linux's Ice Lake table");
+	check_nodes_wellformed("icx topdown:all");
+	is_int(plan.nnodes, 34, "icx topdown:all: 34 nodes");
+	int ms_events = 0, ms_elsewhere = 0;
+	for (int i = 0; i < plan.nevents; i++)
+		if (!strcmp(plan.ev[i].key, "msu")) {
+			ms_events++;
+			ms_elsewhere += plan.ev[i].group != 0;
+		}
+	ok(ms_events == 1 && ms_elsewhere == 0, "icx: IDQ.MS_UOPS is counted once, in R1");
+	like(plan.node[tma_node_index(&plan, "Uops Sequencer")].description, "group R1",
+	     "icx: Uops Sequencer shares Heavy Operations' group (R1)");
+	static const struct {
+		const char *name;
+		int level;
+	} l34[] = {
+		{ "Uops Sequencer", 3 }, { "Few Operations", 3 }, { "FP Arithmetic", 3 },
+		{ "X87 Use", 4 },	 { "FP Scalar", 4 },	  { "FP Vector", 4 },
+		{ "Memory Operations", 3 }, { "ICache Misses", 3 }, { "ITLB Misses", 3 },
+		{ "LCP", 3 },		 { "DSB Switches", 3 },	  { "Branch Resteers", 3 },
+		{ "MS Switches", 3 },	 { "L1 Bound", 3 },	  { "L3 Bound", 3 },
+		{ "Store Bound", 3 },	 { "Divider", 3 },	  { "Port Utilization", 3 },
+		{ "Serialization", 3 },
+	};
+	all = true;
+	for (size_t i = 0; i < ARRAY_SIZE(l34); i++) {
+		int j = tma_node_index(&plan, l34[i].name);
+		all &= j >= 0 && plan.node[j].level == l34[i].level;
+		if (j < 0)
+			diag("missing %s", l34[i].name);
+	}
+	ok(all, "icx topdown:all: the level 3 and 4 nodes with an ICX definition");
+	ok(plan.node[tma_node_index(&plan, "Serialization")].approximate,
+	   "icx: Serialization is approximate (inside Port Utilization on ICX)");
+
+	/* One subtree: level 2 and that subtree's levels 3-4, in its own groups. */
+	ok(make_plan("icx", TMA_SUB_BACKEND, 0, false) == 0, "icx topdown:backend");
+	is_str(group_names(), "B1 B2 B3 B4", "icx topdown:backend: four groups");
+	ok(has_node("Misprediction") && has_node("Heavy Operations") && has_node("L1 Bound") &&
+	   has_node("Port Utilization") && !has_node("ICache Misses") && !has_node("X87 Use"),
+	   "icx topdown:backend: level 2 everywhere, level 3 of Backend Bound only");
+	ok(strstr(plan.notes, "L2 Bound is not measured") && !strstr(plan.notes, "Integer"),
+	   "icx topdown:backend: the notes name what Backend Bound lacks on ICX");
+
+	/* The NMI watchdog: 7 counters, three groups. */
+	ok(make_plan("icx", TMA_SUB_BASE, 0, true) == 0, "icx topdown with the NMI watchdog");
+	is_str(group_names(), "T1 T2 T3", "icx watchdog: three groups");
+	ok(within_budget(7), "icx watchdog: every group within 7 counters");
+	is_int(plan.nnodes, 15, "icx watchdog: every level-2 node still");
+
+	/* Four counters: the 6-event and 5-event level-2 nodes cannot be measured; said so. */
+	ok(make_plan("icx", TMA_SUB_BASE, 4, false) == 0, "icx topdown with 4 counters");
+	ok(within_budget(4), "icx 4 counters: every group fits");
+	ok(!has_node("Heavy Operations") && !has_node("Light Operations") &&
+	   !has_node("Memory Bound") && !has_node("Core Bound") && has_node("Fetch Latency") &&
+	   has_node("Misprediction"), "icx 4 counters: Heavy/Light and Memory/Core Bound are absent");
+	ok(strstr(plan.notes, "Heavy Operations, Light Operations not measured") &&
+	   strstr(plan.notes, "Memory Bound, Core Bound not measured"),
+	   "icx 4 counters: the notes say what is missing");
 }
 
 static void test_amd_plans(void)
@@ -708,6 +853,145 @@ static void test_level34(void)
 							 "undefined, never 0");
 }
 
+/* ICX level 2 (topdown.md 2.5): the node formulas against Intel's formulas computed here. */
+static void test_icx_level2(void)
+{
+	static struct tma_group_read prev[TMA_MAX_GROUPS], cur[TMA_MAX_GROUPS];
+	double deltas[TMA_MAX_EVENTS], nodes[TMA_MAX_NODES];
+	ok(make_plan("icx", TMA_SUB_BASE, 0, false) == 0, "icx topdown");
+	start_reads(prev, cur, true);
+	const double slots = 5000000, ret = 1250000, bad = 250000, fe = 1000000, be = 2500000;
+	const double uslots = 1100000, uissued = 1375000, msu = 125000, dec0 = 400000,
+		     dec0c1 = 300000, mite = 500000, brm = 9000, mcl = 1000, drop = 50000,
+		     clr = 20000, fl0 = 120000, smem = 300000, bos = 50000, stt = 600000,
+		     p1 = 100000, p2 = 80000;
+	static const char *const keys[] = { "slots", "ret", "bad", "fe", "be", "clks", "uslots",
+					    "uissued", "msu", "dec0", "dec0c1", "mite", "brm",
+					    "mcl", "drop", "clr", "fl0", "smem", "bos", "stt",
+					    "p1", "p2" };
+	const double vals[] = { slots, ret, bad, fe, be, 1000000, uslots, uissued, msu, dec0,
+				dec0c1, mite, brm, mcl, drop, clr, fl0, smem, bos, stt, p1, p2 };
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		set(cur, keys[i], (uint64_t)vals[i]);
+	is_int(tma_decode(&plan, prev, cur, deltas, nodes), 2, "icx: two groups ran");
+
+	/* Intel's ICX formulas (pipeline width 5), level 1 with its corrections first. */
+	double sum = ret + bad + fe + be;
+	double w_ret = ret / sum;
+	double w_fe = fe / sum - drop / slots;
+	double w_be = be / sum + 5 * clr / slots;
+	double w_bad = fmax(1 - (w_fe + w_be + w_ret), 0);
+	double w_ms = uslots / uissued * msu / slots;
+	double w_heavy = w_ms + w_ret * (dec0 - dec0c1) / mite;
+	double w_misp = brm / (brm + mcl) * w_bad;
+	double w_fl = (5 * fl0 - drop) / slots;
+	double w_mb = (smem + bos) / (stt + (p1 + w_ret * p2) + bos) * w_be;
+	const struct {
+		const char *name;
+		double want, literal;
+	} out[] = {
+		{ "Retiring", w_ret, .25 },
+		{ "Frontend Bound", w_fe, .19 },
+		{ "Backend Bound", w_be, .52 },
+		{ "Bad Speculation", w_bad, .04 },
+		{ "Heavy Operations", w_heavy, .07 },
+		{ "Light Operations", fmax(0, w_ret - w_heavy), .18 },
+		{ "Misprediction", w_misp, .036 },
+		{ "Machine Clear", fmax(0, w_bad - w_misp), .004 },
+		{ "Fetch Latency", w_fl, .11 },
+		{ "Fetch Bandwidth", fmax(0, w_fe - w_fl), .08 },
+		{ "Memory Bound", w_mb, .52 * 350000 / 770000 },
+		{ "Core Bound", fmax(0, w_be - w_mb), .52 - .52 * 350000 / 770000 },
+		{ "Active", w_ret + w_bad, .29 },
+		{ "Stall", w_fe + w_be, .71 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(out); i++) {
+		near(node(nodes, out[i].name), out[i].want, 1e-12, out[i].name);
+		ok(fabs(out[i].want - out[i].literal) < 1e-12, "%s by hand: %g", out[i].name,
+		   out[i].literal);
+	}
+	near(node(nodes, "Total Slots"), 2 * slots, 0, "icx: Total Slots sums both groups");
+
+	/* A group that did not run: the nodes of its events are undefined, never 0. */
+	int t2 = -1;
+	for (int g = 0; g < plan.ngroups; g++)
+		if (!strcmp(plan.group[g].name, "T2"))
+			t2 = g;
+	if (ok(t2 >= 0, "icx: group T2 exists")) {
+		cur[t2].time_running = prev[t2].time_running;
+		tma_decode(&plan, prev, cur, deltas, nodes);
+		ok(isnan(node(nodes, "Fetch Latency")) && isnan(node(nodes, "Memory Bound")) &&
+		   isnan(node(nodes, "Core Bound")) && isnan(node(nodes, "Frontend Bound")),
+		   "icx: T2 did not run: Fetch Latency, Memory Bound, Core Bound, Frontend Bound "
+		   "are undefined");
+		near(node(nodes, "Heavy Operations"), w_heavy, 1e-12,
+		     "icx: T2 did not run: Heavy Operations (T1) still");
+		near(node(nodes, "Retiring"), w_ret, 1e-12, "icx: and Retiring");
+	}
+
+	/* No micro-op decode in the interval: Heavy Operations is undefined, not 0. */
+	ok(make_plan("icx", TMA_SUB_BASE, 0, false) == 0, "icx topdown again");
+	start_reads(prev, cur, true);
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		set(cur, keys[i], (uint64_t)vals[i]);
+	set(cur, "mite", 0);
+	tma_decode(&plan, prev, cur, deltas, nodes);
+	ok(isnan(node(nodes, "Heavy Operations")) && isnan(node(nodes, "Light Operations")) &&
+	   !isnan(node(nodes, "Memory Bound")), "icx: IDQ.MITE_UOPS 0: Heavy and Light Operations "
+						"are undefined, Memory Bound is not");
+}
+
+/* ICX levels 3 and 4 (Intel's ICX formulas), from topdown:all. */
+static void test_icx_level34(void)
+{
+	static struct tma_group_read prev[TMA_MAX_GROUPS], cur[TMA_MAX_GROUPS];
+	double deltas[TMA_MAX_EVENTS], nodes[TMA_MAX_NODES];
+	ok(make_plan("icx", TMA_SUB_ALL, 0, false) == 0, "icx topdown:all");
+	start_reads(prev, cur, true);
+	static const struct {
+		const char *key;
+		uint64_t v;
+	} in[] = {
+		{ "slots", 5000000 }, { "ret", 1250000 },  { "bad", 250000 },	 { "fe", 1000000 },
+		{ "be", 2500000 },    { "clks", 1000000 }, { "uslots", 1100000 }, { "uissued", 1375000 },
+		{ "msu", 125000 },    { "dec0", 400000 },  { "dec0c1", 300000 }, { "mite", 500000 },
+		{ "brm", 9000 },      { "mcl", 1000 },	   { "drop", 50000 },	 { "clr", 20000 },
+		{ "fl0", 120000 },    { "smem", 300000 },  { "bos", 50000 },	 { "stt", 600000 },
+		{ "p1", 100000 },     { "p2", 80000 },	   { "x87", 10000 },	 { "uthr", 2000000 },
+		{ "fps", 150000 },    { "fpv", 75000 },	   { "memi", 400000 },	 { "inst", 2000000 },
+		{ "icd", 50000 },     { "ict", 20000 },	   { "lcp", 5000 },	 { "dsb", 30000 },
+		{ "resteer", 40000 }, { "baclr", 1000 },   { "mssw", 2000 },	 { "l1m", 250000 },
+		{ "l2m", 200000 },    { "l3m", 150000 },   { "div", 10000 },	 { "eb0", 40000 },
+		{ "sb", 30000 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(in); i++)
+		set(cur, in[i].key, in[i].v);
+	is_int(tma_decode(&plan, prev, cur, deltas, nodes), plan.ngroups, "every group ran");
+	static const struct {
+		const char *name;
+		double want;
+	} out[] = {
+		{ "Heavy Operations", .07 },	{ "Uops Sequencer", .02 },  { "Few Operations", .05 },
+		{ "Light Operations", .18 },	{ "X87 Use", .00125 },	    { "FP Scalar", .12 },
+		{ "FP Vector", .06 },		{ "FP Arithmetic", .18125 }, { "Memory Operations", .036 },
+		{ "ICache Misses", .05 },	{ "ITLB Misses", .02 },	    { "LCP", .005 },
+		{ "DSB Switches", .03 },	{ "Branch Resteers", .05 }, { "MS Switches", .006 },
+		{ "L1 Bound", .05 },		{ "L3 Bound", .05 },	    { "Store Bound", .05 },
+		{ "Divider", .01 },		{ "Port Utilization", .169 }, { "Serialization", .03 },
+		{ "Fetch Latency", .11 },	{ "Memory Bound", .52 * 350000 / 770000 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(out); i++)
+		near(node(nodes, out[i].name), out[i].want, 1e-9, out[i].name);
+	set(cur, "div", 400000);
+	tma_decode(&plan, prev, cur, deltas, nodes);
+	near(node(nodes, "Port Utilization"), .12, 1e-9, "icx Port Utilization, the else branch");
+	ok(!has_node("Integer Operations") && !has_node("L2 Bound") && !has_node("DRAM Bound") &&
+	   !has_node("Memory Bandwidth") && !has_node("Memory Latency"),
+	   "icx: the nodes without an ICX definition are absent");
+	ok(strstr(plan.notes, "Integer Operations is not measured") &&
+	   strstr(plan.notes, "L2 Bound is not measured"), "icx: and the notes say why");
+}
+
 /* 5.6 AMD. */
 static void test_amd(void)
 {
@@ -782,7 +1066,7 @@ static void test_print(void)
 }
 
 /* The launcher's encoding of a planned configuration decodes to the same in the library. */
-static void test_config(void)
+static void test_config(const char *cpu)
 {
 	static struct mconfig c, d;
 	static char env[65536];
@@ -796,7 +1080,7 @@ static void test_config(void)
 	e->type = PERF_TYPE_SOFTWARE;
 	e->config = PERF_COUNT_SW_TASK_CLOCK;
 	e->rate = 300;
-	ok(make_plan("spr", TMA_SUB_ALL, 0, false) == 0, "spr topdown:all");
+	ok(make_plan(cpu, TMA_SUB_ALL, 0, false) == 0, "%s topdown:all", cpu);
 	int base = c.nevents;
 	for (int i = 0; i < plan.nevents; i++) {
 		const struct tma_event *te = &plan.ev[i];
@@ -862,6 +1146,7 @@ int main(void)
 	test_models();
 	test_identify();
 	test_intel_plans();
+	test_icx_plans();
 	test_amd_plans();
 	test_formulas();
 	test_perf_metrics();
@@ -869,9 +1154,12 @@ int main(void)
 	test_rdpmc();
 	test_delta_path();
 	test_level34();
+	test_icx_level2();
+	test_icx_level34();
 	test_amd();
 	test_scaling();
 	test_print();
-	test_config();
+	test_config("spr");
+	test_config("icx");
 	return done_testing();
 }
