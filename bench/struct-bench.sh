@@ -4,8 +4,10 @@
 # (libpetsc-real3.18-dbg, DWARF 5 in the file, dwz) and HotSpot's libjvm.so with its separate
 # compressed debug file (openjdk-17-dbg).  For each: wall and CPU time on 1 and 2 threads,
 # throughput (MB of executable code per second), peak memory, the speedup from 1 to 2
-# threads, and the time of a second run answered by the cache.  Installs the packages with
-# apt-get when they are missing (as root).
+# threads, and the time of a second run answered by the cache; then, for the best runs, the
+# wall and CPU time of struct's phases, which tell what the speedup would be on an idle
+# machine when others share this one (a phase's CPU time over its wall time is how many
+# threads it kept busy).  Installs the packages with apt-get when they are missing (as root).
 #
 #   bench/struct-bench.sh [PATH_TO_STRUCT] [RUNS]      (make bench-struct runs it)
 set -u
@@ -45,6 +47,7 @@ run() {
 	read -r wall user sys rss <"$tmp/time"
 	mbps=$(sed -n 's/.* text \([0-9.]*\) MB, \([0-9.]*\) MB\/s.*/\2/p' "$tmp/err")
 	text=$(sed -n 's/.* text \([0-9.]*\) MB, .*/\1/p' "$tmp/err")
+	sed -n 's/.*phases (wall\/CPU): //p' "$tmp/err" >"$tmp/phases"
 	echo "$wall $(echo "$user + $sys" | bc) ${mbps:-0} $((rss / 1024)) ${text:-0}"
 }
 
@@ -57,6 +60,7 @@ best() {
 		r=$(run "$threads" "$bin" --no-cache) || return 1
 		if [ -z "$out" ] || [ "$(echo "$(echo $r | cut -d' ' -f1) < $(echo $out | cut -d' ' -f1)" | bc)" -eq 1 ]; then
 			out=$r
+			cp "$tmp/phases" "$tmp/best-phases-$threads"
 		fi
 		i=$((i + 1))
 	done
@@ -67,6 +71,7 @@ echo "struct-bench: $(uname -m), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /
 printf '%-10s %8s %8s %8s %9s %8s %8s %8s %9s %8s %9s\n' binary text_MB 1t_wall 1t_cpu 1t_MB/s \
 	1t_RSS 2t_wall 2t_cpu 2t_MB/s speedup cache_hit
 status=0
+: >"$tmp/notes"
 for name in petsc libjvm; do
 	case $name in
 	petsc) bin=$PETSC ;;
@@ -81,6 +86,10 @@ for name in petsc libjvm; do
 	speedup=$(echo "scale=2; $1 / $6" | bc)
 	printf '%-10s %8s %7ss %7ss %9s %6sMB %7ss %7ss %9s %7sx %8ss\n' "$name" "$5" "$1" "$2" \
 		"$3" "$4" "$6" "$7" "$8" "$speedup" "$hit"
+	for t in 1 2; do
+		echo "  $name, $t thread(s), phases (wall/CPU): $(cat "$tmp/best-phases-$t")" >>"$tmp/notes"
+	done
 done
+cat "$tmp/notes"
 echo "struct-bench: wall = elapsed seconds; cpu = user + system seconds; RSS = peak resident memory"
 exit $status

@@ -6,7 +6,10 @@
  * per DW_AT_stmt_list.  With N threads, each has its own Dwarf handle (libdw handles are not
  * shared between threads), opened on the same Elf so that sections are decompressed once, and
  * claims units from a shared counter; the parts are merged in a canonical order, so the result
- * does not depend on N.
+ * does not depend on N.  Compressed DWARF is not left to libelf (which decompresses every
+ * section serially before the first unit can be read): dwimage.c rebuilds it uncompressed,
+ * the threads decompress the sections between them, and the walk follows .debug_info as it
+ * is decompressed.
  */
 #include "compat.h"
 #include "struct.h"
@@ -24,8 +27,29 @@
 
 #define MAX_DIE_DEPTH 512
 
+/* A piece of one thread's line rows, sorted on its own. */
+struct line_run {
+	unsigned part;
+	struct sfile_line *rows;
+	uint64_t n;
+	struct sfile_line *scratch; /* N rows of room for sorting */
+};
+
+struct dw_thread;
+
 struct dw_shared {
 	const struct image *img;
+	struct dw_thread *threads;
+	unsigned nthreads;
+	struct dw_info *out;
+	uint32_t **remap; /* per thread: its string ids to the canonical ones (merge_scopes) */
+	unsigned walkers_left; /* under LOCK: threads still walking units */
+	pthread_cond_t walked;
+	struct line_run *runs; /* planned when the last walker is done */
+	struct sfile_line *scratch; /* room for all rows: sorting, then the merged rows */
+	unsigned nruns;
+	atomic_uint next_run;
+	struct dw_image *image; /* compressed DWARF decompressed here, or NULL */
 	atomic_uint next_unit;
 	pthread_mutex_t lock;
 	struct hmap seen_lines; /* DW_AT_stmt_list offsets already read */
@@ -56,6 +80,15 @@ static int fail(struct dw_thread *t, const char *what)
 			 dwarf_errmsg(-1));
 	t->rc = -1;
 	return -1;
+}
+
+/* A failure reported by dwimage.c (with fth_error). */
+static void fail_image(struct dw_thread *t)
+{
+	if (!t->err[0])
+		snprintf(t->err, sizeof(t->err), "%s", fth_errmsg());
+	fth_error_clear();
+	t->rc = -1;
 }
 
 static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, uint8_t kind)
@@ -269,44 +302,48 @@ static int line_order_local(const void *a, const void *b, void *strings)
 		return d;
 	const struct strtab *st = strings;
 	if (x->file == NONE32 || y->file == NONE32)
-		return x->file == NONE32 ? -1 : 1;
+		return x->file == NONE32 ? 1 : -1; /* last, as in line_order() */
 	return strcmp(st->v[x->file], st->v[y->file]);
 }
 
 /*
- * Sort rows by address: an LSD radix sort on LO over the bits that vary, in digits of at most
- * 11 bits (2048 buckets, so the scatter stays in cache), then runs of equal LO sorted by the
- * full order.  libdw gives each unit's rows sorted; units interleave (hot and cold parts).
+ * Sort rows by address: an LSD radix sort on LO over the bits that vary, in an even number of
+ * digits of at most 12 bits (4096 buckets, so the scatter stays in cache) so that the rows end
+ * where they started (SCRATCH, as large, holds them in between), then runs of equal LO sorted
+ * by the full order.  libdw gives each unit's rows sorted; units interleave (hot and cold
+ * parts).
  */
-#define RADIX_BITS 11
-static void sort_lines(struct dw_info *d)
+#define RADIX_MAX_BITS 12
+static void sort_rows(struct sfile_line *rows, uint64_t n, const struct strtab *strings,
+		      struct sfile_line *scratch)
 {
-	uint64_t n = d->nlines;
 	if (n < 2)
 		return;
-	struct sfile_line *src = d->lines;
-	uint64_t lo = src[0].lo, hi = src[0].lo;
+	uint64_t lo = rows[0].lo, hi = rows[0].lo;
 	bool sorted = true;
 	for (uint64_t i = 1; i < n; i++) {
-		lo = FTH_MIN(lo, src[i].lo);
-		hi = FTH_MAX(hi, src[i].lo);
-		sorted &= src[i - 1].lo < src[i].lo;
+		lo = FTH_MIN(lo, rows[i].lo);
+		hi = FTH_MAX(hi, rows[i].lo);
+		sorted &= rows[i - 1].lo < rows[i].lo;
 	}
-	const uint64_t mask = (1u << RADIX_BITS) - 1;
-	if (!sorted) {
+	if (!sorted && hi > lo) {
 		unsigned bits = 0;
 		while (bits < 64 && ((hi - lo) >> bits))
 			bits++;
-		unsigned passes = (bits + RADIX_BITS - 1) / RADIX_BITS;
-		struct sfile_line *dst = xmalloc(n * sizeof(*dst));
-		uint64_t *count = xmalloc(((size_t)1 << RADIX_BITS) * sizeof(uint64_t));
+		unsigned passes = (bits + RADIX_MAX_BITS - 1) / RADIX_MAX_BITS;
+		passes += passes & 1;
+		unsigned digit = (bits + passes - 1) / passes;
+		size_t buckets = (size_t)1 << digit;
+		const uint64_t mask = buckets - 1;
+		uint64_t *count = xmalloc(buckets * sizeof(uint64_t));
+		struct sfile_line *src = rows, *dst = scratch;
 		for (unsigned p = 0; p < passes; p++) {
-			unsigned shift = p * RADIX_BITS;
-			memset(count, 0, ((size_t)1 << RADIX_BITS) * sizeof(uint64_t));
+			unsigned shift = p * digit;
+			memset(count, 0, buckets * sizeof(uint64_t));
 			for (uint64_t i = 0; i < n; i++)
 				count[((src[i].lo - lo) >> shift) & mask]++;
 			uint64_t sum = 0;
-			for (unsigned k = 0; k < (1u << RADIX_BITS); k++) {
+			for (size_t k = 0; k < buckets; k++) {
 				uint64_t c = count[k];
 				count[k] = sum;
 				sum += c;
@@ -318,17 +355,74 @@ static void sort_lines(struct dw_info *d)
 			dst = tmp;
 		}
 		free(count);
-		free(dst);
-		d->lines = src;
-		d->lines_cap = n;
 	}
 	for (uint64_t i = 0; i + 1 < n;) {
 		uint64_t j = i + 1;
-		while (j < n && src[j].lo == src[i].lo)
+		while (j < n && rows[j].lo == rows[i].lo)
 			j++;
 		if (j - i > 1)
-			qsort_r(src + i, j - i, sizeof(*src), line_order_local, &d->strings);
+			qsort_r(rows + i, j - i, sizeof(*rows), line_order_local, (void *)strings);
 		i = j;
+	}
+}
+
+/*
+ * The rows of every part are sorted in runs of about equal size, claimed by the threads once
+ * all have walked their units (a thread that read more units does not sort alone for longer),
+ * then merged by merge_lines() into the scratch space that the sort has already touched (fresh
+ * pages cost more than the copies here).  One thread sorts its part as one run.
+ */
+static void plan_runs(struct dw_shared *sh)
+{
+	uint64_t total = 0;
+	for (unsigned k = 0; k < sh->nthreads; k++)
+		total += sh->threads[k].part.nlines;
+	uint64_t chunk = total + 1;
+	if (sh->nthreads > 1)
+		chunk = total / (2 * sh->nthreads) + 1; /* at most 3 runs per thread */
+	sh->runs = NULL;
+	sh->nruns = 0;
+	sh->scratch = xmalloc((total ? total : 1) * sizeof(*sh->scratch));
+	uint64_t at = 0;
+	for (unsigned k = 0; k < sh->nthreads; k++) {
+		struct dw_info *part = &sh->threads[k].part;
+		uint64_t n = part->nlines, pieces = (n + chunk - 1) / chunk;
+		if (k)
+			at += sh->threads[k - 1].part.nlines;
+		for (uint64_t p = 0; p < pieces; p++) {
+			uint64_t from = n * p / pieces, to = n * (p + 1) / pieces;
+			sh->runs = xreallocarray(sh->runs, sh->nruns + 1, sizeof(*sh->runs));
+			sh->runs[sh->nruns++] = (struct line_run){ .part = k,
+								   .rows = part->lines + from,
+								   .n = to - from,
+								   .scratch = sh->scratch + at + from };
+		}
+	}
+}
+
+static void merge_scopes(struct dw_info *out, struct dw_shared *sh);
+
+static void sort_runs(struct dw_thread *t)
+{
+	struct dw_shared *sh = t->sh;
+	pthread_mutex_lock(&sh->lock);
+	bool last = --sh->walkers_left == 0;
+	if (last) {
+		plan_runs(sh);
+		pthread_cond_broadcast(&sh->walked);
+	}
+	while (sh->walkers_left)
+		pthread_cond_wait(&sh->walked, &sh->lock);
+	pthread_mutex_unlock(&sh->lock);
+	/* The last one merges strings and scopes while the others start sorting. */
+	if (last)
+		merge_scopes(sh->out, sh);
+	for (;;) {
+		unsigned r = atomic_fetch_add(&sh->next_run, 1);
+		if (r >= sh->nruns)
+			break;
+		struct line_run *run = &sh->runs[r];
+		sort_rows(run->rows, run->n, &sh->threads[run->part].part.strings, run->scratch);
 	}
 }
 
@@ -360,21 +454,38 @@ static Dwarf *open_dwarf(const struct image *img, Dwfl **dwflp, char **debug_pat
 	return dw;
 }
 
-static void *thread_main(void *arg)
+static void walk_units(struct dw_thread *t)
 {
-	struct dw_thread *t = arg;
 	const struct image *img = t->sh->img;
+	struct dw_image *di = t->sh->image;
 	Dwfl *dwfl = NULL;
 	Dwarf *dw = t->shared_dw;
+	if (di) {
+		/* Decompress sections until none is left, then read units as they come. */
+		while (dwimage_work(di))
+			;
+		if (dwimage_wait_support(di) < 0) {
+			fail_image(t);
+			return;
+		}
+	}
 	if (!dw && !(dw = open_dwarf(img, &dwfl, &t->part.debug_path)))
-		return NULL;
+		return;
 	t->part.found = true;
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie, subdie;
 	uint8_t unit_type;
 	unsigned index = 0, mine = atomic_fetch_add(&t->sh->next_unit, 1);
+	uint64_t next_offset = 0; /* of the next unit in .debug_info */
 	int rc;
-	while ((rc = dwarf_get_units(dw, cu, &cu, NULL, &unit_type, &cudie, &subdie)) == 0) {
+	for (;;) {
+		if (di && dwimage_wait_unit(di, &next_offset) < 0) {
+			fail_image(t);
+			rc = 1;
+			break;
+		}
+		if ((rc = dwarf_get_units(dw, cu, &cu, NULL, &unit_type, &cudie, &subdie)) != 0)
+			break;
 		if (index++ != mine)
 			continue;
 		mine = atomic_fetch_add(&t->sh->next_unit, 1);
@@ -404,8 +515,14 @@ static void *thread_main(void *arg)
 		fail(t, "unit headers");
 	if (dwfl)
 		dwfl_end(dwfl);
+}
+
+static void *thread_main(void *arg)
+{
+	struct dw_thread *t = arg;
+	walk_units(t);
 	/* Sort here, in parallel; ties are broken by content so the order is canonical. */
-	sort_lines(&t->part);
+	sort_runs(t);
 	return NULL;
 }
 
@@ -419,11 +536,15 @@ static int line_order(const struct sfile_line *x, const struct sfile_line *y)
 }
 
 /*
- * Merge the parts of all threads into OUT with canonical string ids (sorted strings), so that
- * the result does not depend on which thread read which unit.
+ * Merge the strings, scopes and ranges of all threads' parts into OUT with canonical string
+ * ids (sorted strings), so that the result does not depend on which thread read which unit;
+ * SH->remap keeps each part's ids to canonical ones for merge_lines().  Runs on the last
+ * thread to finish walking, while the others sort line rows.
  */
-static void merge_parts(struct dw_info *out, struct dw_thread *th, unsigned nthreads)
+static void merge_scopes(struct dw_info *out, struct dw_shared *sh)
 {
+	struct dw_thread *th = sh->threads;
+	unsigned nthreads = sh->nthreads;
 	uint32_t **remap = xcalloc(nthreads, sizeof(*remap));
 	for (unsigned k = 0; k < nthreads; k++) {
 		struct dw_info *part = &th[k].part;
@@ -433,12 +554,44 @@ static void merge_parts(struct dw_info *out, struct dw_thread *th, unsigned nthr
 	}
 	uint32_t *rank;
 	strtab_sort(&out->strings, &rank);
-	uint64_t total = 0;
+	unsigned base = 0;
 	for (unsigned k = 0; k < nthreads; k++) {
 		struct dw_info *part = &th[k].part;
 		for (uint32_t i = 0; i < part->strings.n; i++)
 			remap[k][i] = rank[remap[k][i]];
+		if (part->found && !out->debug_path) {
+			out->debug_path = part->debug_path;
+			part->debug_path = NULL;
+		}
+		out->found |= part->found;
+		if (part->nscopes > th[base].part.nscopes)
+			base = k;
+	}
+	/*
+	 * The scopes and ranges of the largest part stay where they are (not copied: fewer fresh
+	 * pages to fault in), the others are appended.  Scope ids need not be canonical:
+	 * functions are put in a canonical order later.
+	 */
+	for (unsigned step = 0; step < nthreads; step++) {
+		unsigned k = step == 0 ? base : step <= base ? step - 1 : step;
+		struct dw_info *part = &th[k].part;
 #define REMAP(x) ((x) == NONE32 ? NONE32 : remap[k][x])
+		if (step == 0) {
+			out->scopes = part->scopes;
+			out->nscopes = part->nscopes;
+			out->scopes_cap = part->scopes_cap;
+			out->ranges = part->ranges;
+			out->nranges = part->nranges;
+			out->ranges_cap = part->ranges_cap;
+			part->scopes = NULL;
+			part->ranges = NULL;
+			part->nscopes = part->scopes_cap = part->nranges = part->ranges_cap = 0;
+			for (uint32_t i = 0; i < out->nscopes; i++) {
+				out->scopes[i].name = REMAP(out->scopes[i].name);
+				out->scopes[i].file = REMAP(out->scopes[i].file);
+			}
+			continue;
+		}
 		uint32_t scope0 = out->nscopes, range0 = out->nranges;
 		ALLOC_GROW(out->scopes, out->nscopes + part->nscopes, out->scopes_cap);
 		for (uint32_t i = 0; i < part->nscopes; i++) {
@@ -455,34 +608,40 @@ static void merge_parts(struct dw_info *out, struct dw_thread *th, unsigned nthr
 			memcpy(out->ranges + out->nranges, part->ranges,
 			       part->nranges * sizeof(*part->ranges));
 		out->nranges += part->nranges;
-		for (uint64_t i = 0; i < part->nlines; i++)
-			part->lines[i].file = REMAP(part->lines[i].file);
 #undef REMAP
-		total += part->nlines;
-		if (part->found && !out->debug_path) {
-			out->debug_path = part->debug_path;
-			part->debug_path = NULL;
-		}
-		out->found |= part->found;
-		free(remap[k]);
 	}
-	free(remap);
 	free(rank);
-	/* K-way merge of the sorted rows (in place when one part holds them all). */
-	unsigned nonempty = 0, only = 0;
-	for (unsigned k = 0; k < nthreads; k++)
-		if (th[k].part.nlines) {
-			nonempty++;
-			only = k;
+	sh->remap = remap;
+}
+
+/* Merge the sorted runs of line rows into OUT, with canonical file ids. */
+static void merge_lines(struct dw_info *out, struct dw_shared *sh)
+{
+	struct dw_thread *th = sh->threads;
+	uint32_t **remap = sh->remap;
+	uint64_t total = 0;
+	for (unsigned k = 0; k < sh->nthreads; k++)
+		total += th[k].part.nlines;
+	/* K-way merge of the sorted runs (in place when there is only one). */
+	struct line_run *runs = sh->runs;
+	unsigned nruns = 0, only = 0;
+	for (unsigned r = 0; r < sh->nruns; r++)
+		if (runs[r].n) {
+			nruns++;
+			only = r;
 		}
-	if (nonempty == 1) {
-		out->lines = th[only].part.lines;
-		out->lines_cap = th[only].part.nlines;
-		th[only].part.lines = NULL;
-		th[only].part.nlines = 0;
+#define CANON(run, f) ((f) == NONE32 ? NONE32 : remap[(run)->part][f])
+	if (nruns == 1) {
+		struct line_run *run = &runs[only]; /* the whole of its part's array */
+		out->lines = th[run->part].part.lines;
+		out->lines_cap = total;
+		th[run->part].part.lines = NULL;
+		th[run->part].part.nlines = 0;
+		free(sh->scratch);
 		uint64_t n = 0;
 		for (uint64_t i = 0; i < total; i++) {
 			struct sfile_line l = out->lines[i];
+			l.file = CANON(run, l.file);
 			struct sfile_line *last = n ? &out->lines[n - 1] : NULL;
 			if (last && l.lo < last->hi) {
 				if (l.lo == last->lo)
@@ -492,33 +651,60 @@ static void merge_parts(struct dw_info *out, struct dw_thread *th, unsigned nthr
 			out->lines[n++] = l;
 		}
 		out->nlines = n;
-		return;
-	}
-	out->lines = xmalloc((total ? total : 1) * sizeof(*out->lines));
-	out->lines_cap = total;
-	uint64_t *pos = xcalloc(nthreads, sizeof(uint64_t));
-	for (;;) {
-		int best = -1;
-		for (unsigned k = 0; k < nthreads; k++)
-			if (pos[k] < th[k].part.nlines &&
-			    (best < 0 || line_order(&th[k].part.lines[pos[k]],
-						    &th[best].part.lines[pos[best]]) < 0))
-				best = (int)k;
-		if (best < 0)
-			break;
-		struct sfile_line l = th[best].part.lines[pos[best]++];
-		struct sfile_line *last = out->nlines ? &out->lines[out->nlines - 1] : NULL;
-		if (last && l.lo < last->hi) {
-			/* Overlapping rows (sequences of discarded or duplicated code): a row that
-			 * starts later cuts the one before it; of rows that start together, the
-			 * shortest stays. */
-			if (l.lo == last->lo)
+	} else if (nruns == 0) {
+		out->lines = sh->scratch;
+		out->lines_cap = 1;
+	} else {
+		out->lines = sh->scratch;
+		out->lines_cap = total;
+		/* The head of every run with its canonical file id; K is small (2 per thread). */
+		uint64_t *pos = xcalloc(sh->nruns, sizeof(uint64_t));
+		struct sfile_line *head = xmalloc(sh->nruns * sizeof(*head));
+		unsigned live = 0;
+		unsigned *order = xmalloc(sh->nruns * sizeof(*order));
+		for (unsigned r = 0; r < sh->nruns; r++) {
+			if (!runs[r].n)
 				continue;
-			last->hi = l.lo;
+			head[r] = runs[r].rows[0];
+			head[r].file = CANON(&runs[r], head[r].file);
+			order[live++] = r;
 		}
-		out->lines[out->nlines++] = l;
+		while (live) {
+			unsigned bi = 0;
+			for (unsigned i = 1; i < live; i++) {
+				const struct sfile_line *x = &head[order[i]], *y = &head[order[bi]];
+				if (x->lo < y->lo || (x->lo == y->lo && line_order(x, y) < 0))
+					bi = i;
+			}
+			unsigned best = order[bi];
+			struct sfile_line l = head[best];
+			if (++pos[best] < runs[best].n) {
+				head[best] = runs[best].rows[pos[best]];
+				head[best].file = CANON(&runs[best], head[best].file);
+			} else {
+				order[bi] = order[--live];
+			}
+			struct sfile_line *last = out->nlines ? &out->lines[out->nlines - 1] : NULL;
+			if (last && l.lo < last->hi) {
+				/* Overlapping rows (sequences of discarded or duplicated code):
+				 * a row that starts later cuts the one before it; of rows that
+				 * start together, the shortest stays. */
+				if (l.lo == last->lo)
+					continue;
+				last->hi = l.lo;
+			}
+			out->lines[out->nlines++] = l;
+		}
+		free(order);
+		free(head);
+		free(pos);
 	}
-	free(pos);
+#undef CANON
+	sh->scratch = NULL;
+	for (unsigned k = 0; k < sh->nthreads; k++)
+		free(remap[k]);
+	free(remap);
+	sh->remap = NULL;
 }
 
 void dw_release(struct dw_info *d)
@@ -542,29 +728,58 @@ int dw_read(const struct image *img, unsigned nthreads, struct dw_info *out)
 	if (nthreads < 1)
 		nthreads = 1;
 	struct dw_thread *th = xcalloc(nthreads, sizeof(*th));
+	unsigned nallocated = nthreads;
 	for (unsigned i = 0; i < nthreads; i++) {
 		th[i].sh = &sh;
 		strtab_init(&th[i].part.strings);
 	}
+	sh.threads = th;
+	sh.out = out;
+	sh.nthreads = sh.walkers_left = nthreads;
+	pthread_cond_init(&sh.walked, NULL);
+	atomic_init(&sh.next_run, 0);
 	/*
 	 * Thread 0's handle is opened first.  When its DWARF has no dwz alternate file, the
 	 * other threads get handles on the same Elf: its sections are already decompressed,
 	 * so a compressed debug file is decompressed (and held in memory) once, not per thread.
+	 * Compressed DWARF, in the binary or in its debug file, becomes a dwimage instead, whose
+	 * sections the threads decompress between them.
 	 */
 	Dwfl *dwfl0 = NULL;
-	Dwarf *dw0 = open_dwarf(img, &dwfl0, &th[0].part.debug_path);
-	Elf *delf = dw0 && !dwarf_getalt(dw0) ? dwarf_getelf(dw0) : NULL;
+	Dwarf *dw0 = NULL;
+	Elf *delf = NULL;
+	struct dw_image *di = dwimage_find(img);
+	if (!di)
+		dw0 = open_dwarf(img, &dwfl0, &th[0].part.debug_path);
+	if (di) {
+		dw0 = dwarf_begin_elf(dwimage_elf(di), DWARF_C_READ, NULL);
+		if (dw0) {
+			delf = dwimage_elf(di);
+			free(th[0].part.debug_path);
+			th[0].part.debug_path = xstrdup(dwimage_path(di));
+			sh.image = di;
+		}
+	} else if (dw0 && !dwarf_getalt(dw0)) {
+		delf = dwarf_getelf(dw0);
+	}
 	th[0].shared_dw = dw0;
 	for (unsigned i = 1; i < nthreads && dw0; i++) {
 		if (delf)
 			th[i].shared_dw = dwarf_begin_elf(delf, DWARF_C_READ, NULL);
-		if (pthread_create(&th[i].tid, NULL, thread_main, &th[i]) != 0)
+		if (pthread_create(&th[i].tid, NULL, thread_main, &th[i]) != 0) {
 			th[i].rc = 1; /* not started: thread 0 and the others take its units */
+			pthread_mutex_lock(&sh.lock);
+			sh.walkers_left--;
+			pthread_mutex_unlock(&sh.lock);
+		}
 	}
-	if (dw0)
+	if (dw0) {
 		thread_main(&th[0]);
-	else
-		nthreads = 1; /* no DWARF at all */
+	} else {
+		nthreads = sh.nthreads = 1; /* no DWARF at all */
+		plan_runs(&sh);
+		merge_scopes(out, &sh);
+	}
 	for (unsigned i = 1; i < nthreads; i++) {
 		if (th[i].rc != 1)
 			pthread_join(th[i].tid, NULL);
@@ -573,15 +788,20 @@ int dw_read(const struct image *img, unsigned nthreads, struct dw_info *out)
 	}
 	if (dwfl0)
 		dwfl_end(dwfl0);
+	else if (dw0 && di)
+		dwarf_end(dw0);
+	dwimage_close(di);
 	int rc = 0;
 	for (unsigned i = 0; i < nthreads; i++)
 		if (th[i].rc < 0 && rc == 0)
 			rc = fth_error("%s", th[i].err);
-	merge_parts(out, th, nthreads);
-	for (unsigned i = 0; i < nthreads; i++)
+	merge_lines(out, &sh);
+	for (unsigned i = 0; i < nallocated; i++)
 		dw_release(&th[i].part);
 	free(th);
+	free(sh.runs);
 	hmap_release(&sh.seen_lines);
+	pthread_cond_destroy(&sh.walked);
 	pthread_mutex_destroy(&sh.lock);
 	return rc;
 }

@@ -97,6 +97,28 @@ bool image_read(const struct image *img, uint64_t addr, void *out, size_t size);
 char *image_key(const struct image *img);
 const char *machine_name(unsigned machine);
 
+/* ---- dwimage.c: compressed DWARF, decompressed in memory by the DWARF threads ---- */
+
+struct dw_image;
+/*
+ * An uncompressed image of IMG's DWARF (in IMG or in its separate debug file), or NULL when
+ * that has no compressed DWARF that this path handles (libdwfl then reads it as usual).
+ * The sections are filled in by dwimage_work().
+ */
+struct dw_image *dwimage_find(const struct image *img);
+void dwimage_close(struct dw_image *di);
+Elf *dwimage_elf(const struct dw_image *di);
+const char *dwimage_path(const struct dw_image *di);
+/* Decompress one more section (any thread); false when none is left to start. */
+bool dwimage_work(struct dw_image *di);
+/* Wait for every section but .debug_info; -1 with a message when one was corrupt. */
+int dwimage_wait_support(struct dw_image *di);
+/*
+ * Wait until the unit at *OFFSET in .debug_info is decompressed and set *OFFSET to its end
+ * (the next unit).  Units that refer into other units make this wait for all of .debug_info.
+ */
+int dwimage_wait_unit(struct dw_image *di, uint64_t *offset);
+
 /* ---- dwarf.c: functions, inlined call sites and lines from DWARF ---- */
 
 struct dw_scope {
