@@ -10,7 +10,8 @@
 # TMPDIR for the scratch directory (removed at exit), CHURN millions of churn steps (default 10),
 # DEPTH of the trees (default 16), WRITES (default 1000000), OLD_LIB another libmeasure.so (say,
 # a copy of the library before a change): every measured configuration also runs with it,
-# interleaved, in rows marked "before".
+# interleaved, in rows marked "before"; WORKLOADS, the workloads to run (default "churn trees
+# writes").
 # Workloads (bench/workloads/, gcc -O2 -g, no frame pointers):
 #   allocs churn  a cache of 4096 live blocks, one freed and one allocated (malloc or realloc,
 #                 16 to 1024 bytes, three call sites) per step: allocation-heavy, few contexts
@@ -27,6 +28,10 @@ RUNS=${RUNS:-5}
 CHURN=${CHURN:-10}
 DEPTH=${DEPTH:-16}
 WRITES=${WRITES:-1000000}
+WORKLOADS=${WORKLOADS:-churn trees writes}
+for w in $WORKLOADS; do
+	case $w in churn | trees | writes) ;; *) echo "sync-bench: unknown workload $w (churn, trees, writes)" >&2; exit 2 ;; esac
+done
 B=${1:-$HERE/../_build}
 B=$(cd "$B" 2>/dev/null && pwd) || { echo "sync-bench: build directory ${1:-$HERE/../_build} not found" >&2; exit 2; }
 MEASURE=$B/measure/measure
@@ -98,10 +103,11 @@ median() {
 echo "sync-bench: $RUNS runs each; $(nproc) CPUs; $(uname -r)${OLD_LIB:+; before: $OLD_LIB}"
 OLD_MEMLEAK= OLD_IO=
 [ -n "$OLD_LIB" ] && OLD_MEMLEAK="old-p1 old-p01" && OLD_IO=old-io
+has() { case " $WORKLOADS " in *" $1 "*) return 0 ;; esac; return 1; }
 for r in $(seq 1 "$RUNS"); do
-	for cfg in bare p1 p01 $OLD_MEMLEAK; do run churn $cfg "$r"; done
-	for cfg in bare p1 p01 $OLD_MEMLEAK; do run trees $cfg "$r"; done
-	for cfg in bare io $OLD_IO; do run writes $cfg "$r"; done
+	if has churn; then for cfg in bare p1 p01 $OLD_MEMLEAK; do run churn $cfg "$r"; done; fi
+	if has trees; then for cfg in bare p1 p01 $OLD_MEMLEAK; do run trees $cfg "$r"; done; fi
+	if has writes; then for cfg in bare io $OLD_IO; do run writes $cfg "$r"; done; fi
 done
 
 printf '\n%-28s %-22s %10s %10s %10s\n' "workload" "measured with" "bare cpu s" "cpu ratio" "wall ratio"
@@ -111,9 +117,13 @@ line() {
 }
 for old in "" ${OLD_LIB:+old-}; do
 	tag=${old:+"before: "}
-	line "allocs churn $CHURN M steps" churn "$tag-e MEMLEAK (P = 1)" ${old}p1
-	line "allocs churn $CHURN M steps" churn "$tag--memleak-prob 0.1" ${old}p01
-	line "allocs trees depth $DEPTH" trees "$tag-e MEMLEAK (P = 1)" ${old}p1
-	line "allocs trees depth $DEPTH" trees "$tag--memleak-prob 0.1" ${old}p01
-	line "smallwrites $WRITES" writes "$tag-e IO" ${old}io
+	if has churn; then
+		line "allocs churn $CHURN M steps" churn "$tag-e MEMLEAK (P = 1)" ${old}p1
+		line "allocs churn $CHURN M steps" churn "$tag--memleak-prob 0.1" ${old}p01
+	fi
+	if has trees; then
+		line "allocs trees depth $DEPTH" trees "$tag-e MEMLEAK (P = 1)" ${old}p1
+		line "allocs trees depth $DEPTH" trees "$tag--memleak-prob 0.1" ${old}p01
+	fi
+	if has writes; then line "smallwrites $WRITES" writes "$tag-e IO" ${old}io; fi
 done

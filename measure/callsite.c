@@ -11,20 +11,27 @@
  * so the rest of the path is the last one's, nodes included.  Per thread, small direct-mapped
  * memos keep what the load map and unwind tables said about recent return addresses and which
  * node recent tree edges lead to, so that a call that differs from the last in a frame or two
- * looks nothing up.  No malloc, no locks: memory comes from the thread's arena, and a thread's
- * tree is touched only by its own thread while it is claimed through its busy flag (which makes
- * the sample handler drop a sample, not race).
+ * looks nothing up; and a few recent calls are kept whole (their return address, frame address
+ * and the return-address words of their path), so that call sites taking turns find their leaf
+ * by comparing those words, without stepping at all.  No malloc, no locks: memory comes from
+ * the thread's arena, and a thread's tree is touched only by its own thread while it is claimed
+ * through its busy flag (which makes the sample handler drop a sample, not race).
  */
 #include "compat.h"
 #include "loadmap.h"
 #include "runtime.h"
 
 #include <string.h>
+#include <sys/single_threaded.h>
 
 #define PATH_FRAMES 1024 /* a deeper last path is not kept: such calls unwind in full */
 #define STEP_MEMO 64	 /* return addresses whose CFA = RSP + n step is remembered */
 #define CHILD_MEMO 256	 /* tree edges remembered in front of cct_child */
 #define CALLEE_MEMO 8	 /* real functions whose module is remembered */
+#define RECENT_CALLS 16	 /* whole recent calls remembered, direct-mapped by call site */
+#define RECENT_FRAMES 16 /* a deeper call is not remembered (deep recursions rarely repeat) */
+#define RECENT_CREDIT 64 /* at most this many remembered calls without a hit */
+#define RECENT_RETRY 16
 
 /* The step from a frame whose pc is the return address RIP: CFA = RSP + CFA_OFF. */
 struct step_memo {
@@ -48,6 +55,26 @@ struct path_frame {
 	uint32_t module, node;
 };
 
+/* Where a return address was read (SLOT) and what it was (RIP): a frame of a recent call. */
+struct saved_word {
+	uint64_t slot, rip;
+};
+
+/*
+ * A recent call, whole: the caller's return address RA and frame address CFA, the real
+ * function CALLEE, the LEAF it was credited to, and the return-address words of its LEN frames
+ * (all CFA = RSP + n steps).  A call with the same RA, CFA and CALLEE whose words are all
+ * unchanged has the same path, so the same leaf: a few call sites that take turns (a loop
+ * calling malloc from two functions) find their leaf without stepping or tree lookups.
+ */
+struct recent_call {
+	uint64_t ra, cfa;
+	const void *callee;
+	uint32_t leaf, len; /* len 0: empty */
+	uint32_t generation; /* loadmap_count() when made */
+	struct saved_word *words; /* RECENT_FRAMES, outermost first */
+};
+
 /*
  * The thread's last call path, outermost frame first, kept when every step of its unwind was
  * CFA = RSP + n (one array, so that a walk along it reads consecutive lines).  LEAF is the
@@ -67,6 +94,16 @@ struct rt_sync {
 	struct step_memo *steps; /* STEP_MEMO, direct-mapped by return address */
 	struct child_memo *children; /* CHILD_MEMO, direct-mapped by edge */
 	struct step_memo callees[CALLEE_MEMO]; /* by the function's address (no step) */
+	uint32_t next_callee; /* the entry of callees replaced next */
+	struct recent_call recent[RECENT_CALLS];
+	uint32_t recent_mru; /* bit I: which entry of set I was used last */
+	/*
+	 * Whether remembering calls pays: a hit earns credit, a call remembered spends it.
+	 * Without credit (every call in a context of its own, as in a recursion that allocates),
+	 * only one call in RECENT_RETRY looks and remembers, so that a change is noticed.
+	 */
+	int32_t recent_credit;
+	uint32_t recent_tick;
 };
 
 static uint64_t own_lo, own_hi; /* measure's executable code */
@@ -95,6 +132,21 @@ bool rt_sync_from_measure(uint64_t ra)
 
 bool rt_sync_claim(struct mthread *t)
 {
+	if (__libc_single_threaded) {
+		/*
+		 * No other thread can end this one: only this thread's own code and its signal
+		 * handlers run, in order, so plain accesses do (and spare the locked exchange).
+		 */
+		if (t->busy)
+			return false;
+		t->busy = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (t->stopped || t->written) {
+			t->busy = 0;
+			return false;
+		}
+		return true;
+	}
 	/* Pairs with rt_thread_end(): it marks the thread written, then waits for busy. */
 	if (__atomic_exchange_n(&t->busy, 1, __ATOMIC_SEQ_CST))
 		return false; /* already busy: leave the flag to its owner */
@@ -125,7 +177,13 @@ static struct rt_sync *state_of(struct mthread *t)
 	s->children = arena_alloc(a, CHILD_MEMO * sizeof(*s->children), 64);
 	if (!s->path || !s->fresh || !s->slots || !s->steps || !s->children)
 		return NULL;
+	for (uint32_t i = 0; i < RECENT_CALLS; i++) {
+		s->recent[i].words = arena_alloc(a, RECENT_FRAMES * sizeof(struct saved_word), 64);
+		if (!s->recent[i].words)
+			return NULL;
+	}
 	s->memo_generation = loadmap_count();
+	s->recent_credit = RECENT_CREDIT / 4;
 	t->sync = s;
 	return s;
 }
@@ -146,10 +204,9 @@ static uint32_t child_of(struct mthread *t, struct rt_sync *s, uint32_t parent, 
 	return child;
 }
 
-/* The load map changed: what the memos say about modules may be wrong now. */
-static void check_memo_generation(struct rt_sync *s)
+/* The load map changed (now G modules): what the memos say about modules may be wrong now. */
+static void check_memo_generation(struct rt_sync *s, uint32_t g)
 {
-	uint32_t g = loadmap_count();
 	if (likely(s->memo_generation == g))
 		return;
 	memset(s->steps, 0, STEP_MEMO * sizeof(*s->steps));
@@ -178,10 +235,17 @@ static const struct step_memo *plain_step(struct rt_sync *s, uint64_t rip)
 static uint32_t leaf_under(struct mthread *t, struct rt_sync *s, uint32_t node, const void *callee)
 {
 	uint64_t addr = (uint64_t)(uintptr_t)callee;
-	/* The real functions are few: where each lies is remembered. */
-	struct step_memo *m = &s->callees[(addr >> 4) % CALLEE_MEMO];
-	if (m->rip != addr) {
+	/* The real functions are few: where each lies is remembered (all of them side by side:
+	 * their addresses may share any bits). */
+	struct step_memo *m = NULL;
+	for (uint32_t i = 0; i < CALLEE_MEMO; i++)
+		if (s->callees[i].rip == addr) {
+			m = &s->callees[i];
+			break;
+		}
+	if (!m) {
 		const struct lm_module *mod = loadmap_find(addr);
+		m = &s->callees[s->next_callee++ % CALLEE_MEMO];
 		*m = (struct step_memo){ addr, mod ? addr - mod->bias : addr,
 					 mod ? mod->id : MFILE_NO_MODULE, 0 };
 	}
@@ -257,18 +321,89 @@ static uint32_t fast_context(struct mthread *t, struct rt_sync *s, const void *c
 	return s->leaf;
 }
 
+static uint32_t full_context(struct mthread *t, struct rt_sync *s, const void *callee,
+			     uint64_t ra, uint64_t cfa);
+
+/* The two entries of the recent calls where a call from RA with CFA to CALLEE may be. */
+static inline struct recent_call *recent_set(struct rt_sync *s, uint64_t ra, uint64_t cfa,
+					     const void *callee)
+{
+	uint64_t h = (ra ^ (cfa << 12) ^ (uint64_t)(uintptr_t)callee) * 0x9e3779b97f4a7c15ull;
+	_Static_assert(RECENT_CALLS == 2u << 3, "sets of two, picked by 3 bits");
+	return &s->recent[(h >> (64 - 3)) * 2];
+}
+
+static inline bool recent_holds(const struct recent_call *r, uint64_t ra, uint64_t cfa,
+				const void *callee, uint32_t generation)
+{
+	if (r->ra != ra || r->cfa != cfa || r->callee != callee || !r->len ||
+	    r->generation != generation)
+		return false;
+	/* Innermost first: that is where paths change. */
+	for (uint32_t q = r->len; q-- > 0;)
+		if (*(const volatile uint64_t *)(uintptr_t)r->words[q].slot != r->words[q].rip)
+			return false;
+	return true;
+}
+
+/* Remember the call just resolved (the thread's kept path, ending at RA and CFA). */
+static void remember_call(struct rt_sync *s, struct recent_call *set, uint64_t ra, uint64_t cfa)
+{
+	uint32_t len = s->len;
+	if (!len || len > RECENT_FRAMES || s->path[len - 1].rip != ra ||
+	    s->path[len - 1].rsp != cfa)
+		return;
+	/* The entry not used last in its set. */
+	uint32_t which = (uint32_t)(set - s->recent) / 2;
+	struct recent_call *r = &set[!((s->recent_mru >> which) & 1)];
+	for (uint32_t q = 0; q < len; q++)
+		r->words[q] = (struct saved_word){ s->path[q].rsp - 8, s->path[q].rip };
+	r->ra = ra;
+	r->cfa = cfa;
+	r->callee = s->leaf_callee;
+	r->leaf = s->leaf;
+	r->len = len;
+	r->generation = s->generation;
+	s->recent_mru = (s->recent_mru & ~(1u << which)) | ((uint32_t)(r - set) << which);
+}
+
 uint32_t rt_sync_context(struct mthread *t, const void *callee, uint64_t ra, uint64_t cfa)
 {
 	struct rt_sync *s = state_of(t);
 	if (!s)
 		return UINT32_MAX;
-	check_memo_generation(s);
+	uint32_t generation = loadmap_count(), which;
+	check_memo_generation(s, generation);
 	if (t->stack_hi && cfa > t->stack_lo && cfa < t->stack_hi) {
+		struct recent_call *set = recent_set(s, ra, cfa, callee);
+		bool recall = s->recent_credit > 0 || ++s->recent_tick % RECENT_RETRY == 0;
+		for (uint32_t i = 0; recall && i < 2; i++) {
+			if (!recent_holds(&set[i], ra, cfa, callee, generation))
+				continue;
+			which = (uint32_t)(set - s->recent) / 2;
+			s->recent_mru = (s->recent_mru & ~(1u << which)) | (i << which);
+			if (s->recent_credit < RECENT_CREDIT)
+				s->recent_credit++;
+			return set[i].leaf;
+		}
 		uint32_t leaf = fast_context(t, s, callee, ra, cfa);
-		if (leaf != NOT_FAST)
-			return leaf;
+		if (leaf == NOT_FAST)
+			leaf = full_context(t, s, callee, ra, cfa);
+		if (recall && leaf != UINT32_MAX && s->leaf == leaf && s->leaf_callee == callee) {
+			remember_call(s, set, ra, cfa);
+			if (s->recent_credit > 0)
+				s->recent_credit--;
+		}
+		return leaf;
 	}
-	/* In full, from this frame: measure's frames are dropped, the program's recorded. */
+	return full_context(t, s, callee, ra, cfa);
+}
+
+/* The call path unwound in full, from this frame: measure's frames are dropped. */
+static __attribute__((noinline)) uint32_t full_context(struct mthread *t, struct rt_sync *s,
+							const void *callee, uint64_t ra,
+							uint64_t cfa)
+{
 	bool complete, cacheable;
 	uint32_t n = rt_unwind_caller(t, t->frames, s->slots, RT_MAX_FRAMES, &complete, &cacheable);
 	bool keep = cacheable && n <= PATH_FRAMES && t->stack_hi && s->slots[0] + 8 == cfa;

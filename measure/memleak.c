@@ -16,8 +16,8 @@
  * the number of allocations up to the next tracked one is drawn from the geometric
  * distribution of parameter P (the waiting time of independent Bernoulli(P) trials, so each
  * allocation is tracked with probability P independently of the others, as with one draw per
- * call).  A free reads one byte of a 16 KiB filter that stays in the cache: per hash of the
- * address, how many tracked blocks live there (saturating: a full counter stays full), so a
+ * call).  A free reads one bit of a 2 KiB filter that stays in the cache: per hash of the
+ * address, whether tracked blocks may live there (behind it, counters of how many), so a
  * zero proves the block untracked and only the rest look in the table.
  *
  * The table is global, so that any thread can free what another allocated, and lock-free:
@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/single_threaded.h>
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -192,6 +193,18 @@ static __thread int64_t countdown __attribute__((tls_model("initial-exec")));
 
 #define HASH_MULT 0x9e3779b97f4a7c15ull
 
+/*
+ * While the process has a single thread, nothing else can touch the table or the filter (a
+ * signal handler of the program that allocates would have broken the allocator already), so
+ * plain loads and stores do what the atomic operations do, without their cost.  glibc clears
+ * __libc_single_threaded before it starts a second thread, which only this thread can do; its
+ * own malloc relies on the same flag to skip its locks.
+ */
+static inline bool one_thread(void)
+{
+	return __libc_single_threaded;
+}
+
 static inline uint32_t home_of(const struct table *t, uint64_t p)
 {
 	if (t->by_address)
@@ -204,6 +217,22 @@ static bool insert_in(struct table *t, uint64_t p, struct mthread *owner, uint32
 {
 	uint32_t h = home_of(t, p);
 	bool counted = false;
+	if (one_thread()) {
+		for (uint32_t i = 0; i < t->probes; i++) {
+			struct slot *s = &t->slot[(h + i) & t->mask];
+			if (s->key != KEY_EMPTY && s->key != p)
+				continue;
+			if (i)
+				t->slot[h].displaced++;
+			*s = (struct slot){ p, owner, node, s->displaced, bytes };
+			if (t->touched) {
+				uint32_t page = ((h + i) & t->mask) / SLOTS_PER_PAGE;
+				t->touched[page / 64] |= 1ull << (page % 64);
+			}
+			return true;
+		}
+		return false;
+	}
 	for (uint32_t i = 0; i < t->probes; i++) {
 		uint32_t at = (h + i) & t->mask;
 		struct slot *s = &t->slot[at];
@@ -243,6 +272,21 @@ static bool insert_in(struct table *t, uint64_t p, struct mthread *owner, uint32
 static bool take_from(struct table *t, uint64_t p, struct slot *e)
 {
 	uint32_t h = home_of(t, p);
+	if (one_thread()) {
+		for (uint32_t i = 0; i < t->probes; i++) {
+			struct slot *s = &t->slot[(h + i) & t->mask];
+			if (s->key == p) {
+				*e = *s;
+				s->key = KEY_EMPTY;
+				if (i)
+					t->slot[h].displaced--;
+				return true;
+			}
+			if (i == 0 && !s->displaced)
+				return false;
+		}
+		return false;
+	}
 	for (uint32_t i = 0; i < t->probes; i++) {
 		struct slot *s = &t->slot[(h + i) & t->mask];
 		if (__atomic_load_n(&s->key, __ATOMIC_ACQUIRE) == p) {
@@ -266,42 +310,72 @@ static bool take_from(struct table *t, uint64_t p, struct slot *e)
 /*
  * The filter in front of the table: counter H is at least the number of tracked blocks whose
  * address hashes to H, so a free that finds 0 there needs nothing else.  A counter that
- * reaches FILTER_FULL stays there (its blocks are then always looked up in the table).  16 KiB:
- * it stays in the cache while the program runs.  Never touched when MEMLEAK is off: all zero,
- * and frees look no further.
+ * reaches FILTER_FULL stays there (its blocks are then always looked up in the table).  Every
+ * free reads the filter, so what it reads is a bitmap, 2 KiB that stay in the first-level
+ * cache (the 16 KiB of counters did not, with the program's own data going through): bit H is
+ * set whenever counter H is not 0, and the counter is read only when it is.  While the process
+ * has one thread, a bit is cleared when its counter returns to 0; with more threads, bits are
+ * only set (clearing one could race with another thread's setting), and the counters decide.
+ * Never touched when MEMLEAK is off: all zero, and frees look no further.
  */
 #define FILTER_BITS 14
 #define FILTER_FULL 255
 
 static _Alignas(64) uint8_t filter[1u << FILTER_BITS];
+static _Alignas(64) uint64_t filter_bits[(1u << FILTER_BITS) / 64];
 
-static inline uint8_t *filter_counter(uint64_t p)
+static inline uint32_t filter_index(uint64_t p)
 {
-	return &filter[(p * HASH_MULT) >> (64 - FILTER_BITS)];
+	return (uint32_t)((p * HASH_MULT) >> (64 - FILTER_BITS));
 }
 
 static void filter_add(uint64_t p)
 {
-	uint8_t *c = filter_counter(p), v = __atomic_load_n(c, __ATOMIC_RELAXED);
+	uint32_t h = filter_index(p);
+	uint8_t *c = &filter[h], v = __atomic_load_n(c, __ATOMIC_RELAXED);
+	uint64_t bit = 1ull << (h % 64), *word = &filter_bits[h / 64];
+	if (one_thread()) {
+		*c = (uint8_t)(v + (v != FILTER_FULL));
+		*word |= bit;
+		return;
+	}
 	while (v != FILTER_FULL &&
 	       !__atomic_compare_exchange_n(c, &v, (uint8_t)(v + 1), true, __ATOMIC_RELAXED,
 					    __ATOMIC_RELAXED))
 		;
+	if (!(__atomic_load_n(word, __ATOMIC_RELAXED) & bit))
+		__atomic_fetch_or(word, bit, __ATOMIC_RELAXED);
 }
 
 static void filter_remove(uint64_t p)
 {
-	uint8_t *c = filter_counter(p), v = __atomic_load_n(c, __ATOMIC_RELAXED);
+	uint32_t h = filter_index(p);
+	uint8_t *c = &filter[h], v = __atomic_load_n(c, __ATOMIC_RELAXED);
+	if (one_thread()) {
+		v = (uint8_t)(v - (v != FILTER_FULL && v != 0));
+		*c = v;
+		if (!v)
+			filter_bits[h / 64] &= ~(1ull << (h % 64));
+		return;
+	}
 	while (v != FILTER_FULL && v != 0 &&
 	       !__atomic_compare_exchange_n(c, &v, (uint8_t)(v - 1), true, __ATOMIC_RELAXED,
 					    __ATOMIC_RELAXED))
 		;
 }
 
-/* Whether P may be tracked: false proves it is not. */
+/* Whether P may be tracked, by the bitmap alone: false proves it is not. */
 static inline bool maybe_tracked(const void *p)
 {
-	return __atomic_load_n(filter_counter((uint64_t)(uintptr_t)p), __ATOMIC_RELAXED) != 0;
+	uint32_t h = filter_index((uint64_t)(uintptr_t)p);
+	return __atomic_load_n(&filter_bits[h / 64], __ATOMIC_RELAXED) & (1ull << (h % 64));
+}
+
+/* Whether P may be tracked, by its counter (after maybe_tracked() said it may; while the
+ * process has one thread, the bit says as much). */
+static inline bool counter_nonzero(const void *p)
+{
+	return __atomic_load_n(&filter[filter_index((uint64_t)(uintptr_t)p)], __ATOMIC_RELAXED);
 }
 
 /* Track P: its entry, then its count in the filter (both before the program can free it). */
@@ -348,10 +422,27 @@ static inline uint64_t next_random(void)
 }
 
 /*
- * ln U for U in (0, 1], inline (no call into libm on this path): U = M 2^E with M in
- * [sqrt(1/2), sqrt(2)), and ln M = 2 atanh(S) with S = (M - 1) / (M + 1), |S| < 0.172, by its
- * series to S^11 (error below 1e-10, far below what could bias the draws).
+ * ln U for U in (0, 1], inline and without a division (no call into libm on this path):
+ * U = M 2^E with M in [1, 2); the top LN_BITS bits of M's fraction pick C, the middle of their
+ * interval, whose ln C and 1 / C are in a table made at start; R = M / C - 1 is below 2^-8 in
+ * magnitude, and ln M = ln C + ln(1 + R) by the series of ln(1 + R) to R^4 (error below 1e-12,
+ * far below what could bias the draws).
  */
+#define LN_BITS 7
+
+static struct {
+	double ln_c, inverse_c;
+} ln_table[1u << LN_BITS];
+
+static void make_ln_table(void)
+{
+	for (uint32_t i = 0; i < ARRAY_SIZE(ln_table); i++) {
+		double c = 1 + (i + 0.5) / (1u << LN_BITS);
+		ln_table[i].ln_c = log(c);
+		ln_table[i].inverse_c = 1 / c;
+	}
+}
+
 static inline double ln_unit(double u)
 {
 	union {
@@ -359,15 +450,11 @@ static inline double ln_unit(double u)
 		uint64_t bits;
 	} x = { .d = u };
 	int e = (int)((x.bits >> 52) & 0x7ff) - 1023;
+	uint32_t i = (uint32_t)(x.bits >> (52 - LN_BITS)) & ((1u << LN_BITS) - 1);
 	x.bits = (x.bits & ((UINT64_C(1) << 52) - 1)) | (UINT64_C(1023) << 52); /* M in [1, 2) */
-	if (x.d > 1.4142135623730951) {
-		x.d *= 0.5;
-		e++;
-	}
-	double s = (x.d - 1) / (x.d + 1), s2 = s * s;
-	double series = 1 + s2 * (1.0 / 3 + s2 * (1.0 / 5 + s2 * (1.0 / 7 + s2 * (1.0 / 9 +
-			    s2 * (1.0 / 11 + s2 * (1.0 / 13))))));
-	return e * 0.6931471805599453 + 2 * s * series;
+	double r = x.d * ln_table[i].inverse_c - 1;
+	double series = r * (1 - r * (1.0 / 2 - r * (1.0 / 3 - r * (1.0 / 4))));
+	return e * 0.6931471805599453 + ln_table[i].ln_c + series;
 }
 
 /*
@@ -559,6 +646,7 @@ static void forget_in_child(void)
 	madvise(small.slot, (size_t)(small.mask + 1) * sizeof(struct slot), MADV_DONTNEED);
 	madvise(big.slot, (size_t)(big.mask + 1) * sizeof(struct slot), MADV_DONTNEED);
 	memset(filter, 0, sizeof(filter));
+	memset(filter_bits, 0, sizeof(filter_bits));
 	memset(big_touched, 0, sizeof(big_touched));
 	crowded = 0;
 	big_entries = 0;
@@ -580,6 +668,7 @@ void rt_memleak_init(void)
 	}
 	if (metric_alloc < 0 || metric_freed < 0 || metric_leaked < 0)
 		return;
+	make_ln_table();
 	gap_scale = probability >= MLEAK_PROB_ONE
 			    ? 0
 			    : 1 / log1p(-(double)probability / MLEAK_PROB_ONE);
@@ -652,9 +741,16 @@ static __attribute__((noinline)) void free_maybe_tracked(void *p)
 {
 	if (!resolved_or_boot())
 		return; /* only bootstrap blocks can exist yet */
+	/*
+	 * The block's entry was last touched when it was allocated, and so was the allocator's
+	 * header in front of the block: both are likely out of the cache.  Fetching the header
+	 * now overlaps its miss with the table's, instead of the real free waiting for it after.
+	 */
+	__builtin_prefetch((const char *)p - 16, 1);
 	struct slot e;
 	/* Untracked before the real free, while the address cannot be handed out again. */
-	if (p && table && untrack_block((uint64_t)(uintptr_t)p, &e)) {
+	if (p && table && (one_thread() || counter_nonzero(p)) &&
+	    untrack_block((uint64_t)(uintptr_t)p, &e)) {
 		real.free(p);
 		credit_freed(&e);
 		return;
@@ -703,7 +799,9 @@ static __attribute__((noinline)) void *reallocate(void *p, size_t n, size_t coun
 		return q;
 	}
 	struct slot e;
-	bool had = p && unlikely(maybe_tracked(p)) && table &&
+	if (p)
+		__builtin_prefetch((const char *)p - 16, 1); /* as in free_maybe_tracked() */
+	bool had = p && unlikely(maybe_tracked(p)) && counter_nonzero(p) && table &&
 		   untrack_block((uint64_t)(uintptr_t)p, &e);
 	const void *callee;
 	void *q;
