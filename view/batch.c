@@ -338,16 +338,24 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, const vm_nod
 	free(tma_metric);
 }
 
+enum json_values { JSON_TOTALS, JSON_INCLUSIVE, JSON_EXCLUSIVE };
+
+/* {"metric": value, ...} of the chosen metrics: the program's totals, or NODE's values. */
 static void json_metric_object(struct vm *vm, const struct batch_options *opt, vm_node node,
-			       bool inclusive, struct buf *out)
+			       enum json_values which, struct buf *out)
 {
 	buf_addch(out, '{');
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
+		uint32_t m = opt->metrics[k];
 		if (k)
 			buf_addstr(out, ", ");
-		json_text(out, vm_metric(vm, opt->metrics[k])->name);
+		json_text(out, vm_metric(vm, m)->name);
 		buf_addstr(out, ": ");
-		put_number(out, vm_value(vm, opt->view, node, opt->metrics[k], inclusive), "null");
+		put_number(out,
+			   which == JSON_TOTALS ? vm_total(vm, m)
+						: vm_value(vm, opt->view, node, m,
+							   which == JSON_INCLUSIVE),
+			   "null");
 	}
 	buf_addch(out, '}');
 }
@@ -369,15 +377,8 @@ static void run_json(struct vm *vm, const struct batch_options *opt, const vm_no
 		json_text(out, vm_metric(vm, opt->metrics[k])->name);
 	}
 	buf_addstr(out, "], \"totals\": ");
-	buf_addch(out, '{');
-	for (uint32_t k = 0; k < opt->nmetrics; k++) {
-		if (k)
-			buf_addstr(out, ", ");
-		json_text(out, vm_metric(vm, opt->metrics[k])->name);
-		buf_addstr(out, ": ");
-		put_number(out, vm_total(vm, opt->metrics[k]), "null");
-	}
-	buf_addstr(out, "},\n\"tree\": ");
+	json_metric_object(vm, opt, 0, JSON_TOTALS, out);
+	buf_addstr(out, ",\n\"tree\": ");
 	for (uint32_t r = 0; r < nrows; r++) {
 		struct vm_node_info in;
 		vm_node_info(vm, opt->view, rows[r], &in);
@@ -401,9 +402,9 @@ static void run_json(struct vm *vm, const struct batch_options *opt, const vm_no
 		else
 			buf_addstr(out, "null");
 		buf_addstr(out, ", \"inclusive\": ");
-		json_metric_object(vm, opt, rows[r], true, out);
+		json_metric_object(vm, opt, rows[r], JSON_INCLUSIVE, out);
 		buf_addstr(out, ", \"exclusive\": ");
-		json_metric_object(vm, opt, rows[r], false, out);
+		json_metric_object(vm, opt, rows[r], JSON_EXCLUSIVE, out);
 		if (opt->topdown) {
 			const struct vm_tma_row *tma;
 			uint32_t n = vm_tma(vm, opt->view, rows[r], &tma);

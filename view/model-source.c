@@ -154,7 +154,7 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 	/* Values per line and loop extents. */
 	struct hmap lines = HMAP_INIT, loops = HMAP_INIT;
 	double *vals = NULL;
-	uint32_t *line_no = NULL, nl = 0, al = 0, avals = 0;
+	uint32_t *line_no = NULL, nl = 0, al = 0;
 	struct loop *lv = NULL;
 	uint32_t nloops = 0, aloops = 0;
 	for (uint32_t i = 0; i < items.n; i++) {
@@ -164,12 +164,11 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 			continue;
 		if (x->kind == DBFILE_LOOP) {
 			bool ins;
-			uint64_t *at = hmap_upsert(&loops, x->line, nloops, &ins);
+			hmap_upsert(&loops, x->line, nloops, &ins);
 			if (ins) {
 				ALLOC_GROW(lv, nloops + 1, aloops);
 				lv[nloops++] = (struct loop){ x->line, x->line };
 			}
-			(void)at;
 			continue;
 		}
 		double v = items.v[i].once ? vm_value(vm, VM_TOPDOWN, c, metric, true) : 0;
@@ -178,22 +177,13 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 		if (ins) {
 			ALLOC_GROW(line_no, nl + 1, al);
 			vals = xreallocarray(vals, al, sizeof(double));
-			avals = al;
 			line_no[nl] = x->line;
 			vals[nl++] = 0;
 		}
 		if (!isnan(v))
 			vals[*at] += v;
-		/* This line extends every loop of the function around it. */
-		for (uint32_t p = x->parent; p && db->contexts[p].kind == DBFILE_LOOP;
-		     p = db->contexts[p].parent) {
-			uint64_t li;
-			if (db->contexts[p].file == file && hmap_get(&loops, db->contexts[p].line, &li) &&
-			    lv[li].end < x->line)
-				lv[li].end = x->line;
-		}
 	}
-	/* Loops met after their lines: extend again now that every loop is known. */
+	/* Once every loop is known, each line extends the loops of its file around it. */
 	for (uint32_t i = 0; i < items.n; i++) {
 		const struct dbfile_context *x = &db->contexts[items.v[i].ctx];
 		if (x->file != file || !x->line)
@@ -206,7 +196,6 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 				lv[li].end = x->line;
 		}
 	}
-	(void)avals;
 	/* The lines that matter: with a value, or in a loop. */
 	uint32_t *all = NULL, nall = 0, aall = 0;
 	for (uint32_t i = 0; i < nl; i++) {

@@ -6,21 +6,13 @@
 . "$top_srcdir/tests/lib/test-lib.sh"
 
 good="$top_builddir/tests/struct-workloads/loops-O2"
-# patch FILE OFFSET HEXBYTES: overwrite bytes in place.
-patch() {
-	bytes=""
-	for byte in $(echo "$3" | sed 's/../& /g'); do
-		bytes="$bytes\\$(printf '%03o' "0x$byte")"
-	done
-	printf "$bytes" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
-}
 
 echo 'just some text' >text
 : >empty
 head -c 3000 "$good" >truncated
 head -c 40 "$good" >tiny
-cp "$good" aarch64 && patch aarch64 18 b700
-cp "$good" i386 && patch i386 4 01
+cp "$good" aarch64 && patch_bytes aarch64 18 b700
+cp "$good" i386 && patch_bytes i386 4 01
 test_expect_error 'a text file' 1 'text: not an ELF file' struct --no-cache --dump text
 test_expect_error 'an empty file' 1 'empty: not an ELF file' struct --no-cache --dump empty
 test_expect_error 'a truncated ELF file' 1 'truncated: truncated' struct --no-cache --dump truncated
@@ -35,10 +27,10 @@ test_expect_error 'a directory of no measurements' 1 'no measurement files' \
 
 if command -v readelf >/dev/null 2>&1; then
 	info=$(readelf -SW "$good" | awk '$2 == ".debug_info" { print $5 }')
-	cp "$good" baddwarf && patch baddwarf $((0x$info + 4)) 6300
+	cp "$good" baddwarf && patch_bytes baddwarf $((0x$info + 4)) 6300
 	test_expect_error 'corrupt DWARF (unit version 99)' 1 'baddwarf: corrupt DWARF' \
 		struct --no-cache --dump baddwarf
-	cp "$good" baddwarf2 && patch baddwarf2 $((0x$info + 8)) 00ffffff
+	cp "$good" baddwarf2 && patch_bytes baddwarf2 $((0x$info + 8)) 00ffffff
 	test_expect_error 'corrupt DWARF (abbreviation offset)' 1 'baddwarf2: corrupt DWARF' \
 		struct --no-cache --dump baddwarf2
 fi

@@ -10,14 +10,6 @@ command -v objcopy >/dev/null 2>&1 || skip_all 'objcopy (binutils) is not instal
 command -v readelf >/dev/null 2>&1 || skip_all 'readelf (binutils) is not installed'
 
 bin="$top_builddir/tests/struct-workloads"
-# patch FILE OFFSET HEXBYTES: overwrite bytes in place.
-patch() {
-	bytes=""
-	for byte in $(echo "$3" | sed 's/../& /g'); do
-		bytes="$bytes\\$(printf '%03o' "0x$byte")"
-	done
-	printf "$bytes" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
-}
 # The dump without the lines that name the files.
 body() {
 	grep -v -e '^module ' -e '^  debug-file ' "$1"
@@ -107,13 +99,13 @@ info=$(readelf -SW z-$w | awk '$2 == ".debug_info" { print $5 }')
 size=$(readelf -SW z-$w | awk '$2 == ".debug_info" { print $6 }')
 if [ -n "$info" ]; then
 	# Elf64_Chdr: type (4), reserved (4), size (8), alignment (8), then the zlib stream.
-	cp z-$w badzlib && patch badzlib $((0x$info + 24 + 0x$size / 2)) 5a5a5a5a5a5a5a5a
+	cp z-$w badzlib && patch_bytes badzlib $((0x$info + 24 + 0x$size / 2)) 5a5a5a5a5a5a5a5a
 	for j in 1 2; do
 		test_expect_error "corrupt compressed .debug_info, -j$j" 1 \
 			'badzlib: corrupt compressed section .debug_info' \
 			struct -j$j --no-cache --dump badzlib
 	done
-	cp z-$w badsize && patch badsize $((0x$info + 9)) 40
+	cp z-$w badsize && patch_bytes badsize $((0x$info + 9)) 40
 	test_expect_error 'a compressed size larger than the data' 1 \
 		'badsize: corrupt compressed section .debug_info: less data' \
 		struct --no-cache --dump badsize

@@ -55,6 +55,33 @@ test_cmp() {
 	diff -u "$1" "$2"
 }
 
+# patch_bytes FILE OFFSET HEXBYTES: overwrite bytes of FILE in place.
+patch_bytes() {
+	bytes=""
+	for byte in $(echo "$3" | sed 's/../& /g'); do
+		bytes="$bytes\\$(printf '%03o' "0x$byte")"
+	done
+	printf "$bytes" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+# set_major_version FILE N: give a fathom file (doc/formats.md section 2) major format version
+# N, with the header's CRC-32C recomputed, so that only the version is wrong.  Needs python3.
+set_major_version() {
+	python3 -c "
+import sys
+p, major = sys.argv[1], int(sys.argv[2])
+b = bytearray(open(p, 'rb').read())
+b[8:10] = major.to_bytes(2, 'little')
+crc = 0xffffffff
+for x in b[0:28]:
+    crc ^= x
+    for _ in range(8):
+        crc = (crc >> 1) ^ (0x82f63b78 if crc & 1 else 0)
+b[28:32] = (crc ^ 0xffffffff).to_bytes(4, 'little')
+open(p, 'wb').write(b)
+" "$1" "$2"
+}
+
 # skip REASON TITLE: one test point that cannot run here, reported as skipped.
 skip() {
 	test_count=$((test_count + 1))
