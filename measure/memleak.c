@@ -67,6 +67,11 @@ typedef int (*posix_memalign_fn)(void **, size_t, size_t);
 typedef void *(*valloc_fn)(size_t);
 typedef size_t (*usable_fn)(void *);
 
+static void free_unresolved(void *p);
+static void mark_boot_block(const void *p);
+
+/* The real functions: malloc is set last (release), so that when it is set all the others are;
+ * free is never null, to spare free() a test. */
 static struct {
 	malloc_fn malloc;
 	calloc_fn calloc;
@@ -77,12 +82,15 @@ static struct {
 	posix_memalign_fn posix_memalign;
 	valloc_fn valloc, pvalloc;
 	usable_fn usable_size;
-} real;
+} real = { .free = free_unresolved };
 static int resolving, resolved;
 
 #define BOOT_BYTES (256u << 10)
+#define BOOT_BLOCKS 1024
 static _Alignas(4096) unsigned char boot[BOOT_BYTES];
 static size_t boot_used;
+/* Where each bootstrap block starts, so that a forked child marks them again (see the filter). */
+static uint32_t boot_start[BOOT_BLOCKS], boot_blocks;
 
 static inline bool is_boot(const void *p)
 {
@@ -107,7 +115,14 @@ static void *boot_alloc(size_t n, size_t align)
 		}
 	} while (!__atomic_compare_exchange_n(&boot_used, &cur, start + n, false, __ATOMIC_ACQ_REL,
 					      __ATOMIC_RELAXED));
+	uint32_t i = __atomic_fetch_add(&boot_blocks, 1, __ATOMIC_ACQ_REL);
+	if (i >= BOOT_BLOCKS) {
+		errno = ENOMEM; /* the space is lost; dlsym makes a handful at most */
+		return NULL;
+	}
+	__atomic_store_n(&boot_start[i], (uint32_t)start, __ATOMIC_RELEASE);
 	*(size_t *)(boot + start - 16) = n;
+	mark_boot_block(boot + start);
 	return boot + start;
 }
 
@@ -126,7 +141,9 @@ static bool resolve(void)
 	real.calloc = (calloc_fn)dlsym(RTLD_NEXT, "calloc");
 	real.realloc = (realloc_fn)dlsym(RTLD_NEXT, "realloc");
 	real.reallocarray = (reallocarray_fn)dlsym(RTLD_NEXT, "reallocarray");
-	real.free = (free_fn)dlsym(RTLD_NEXT, "free");
+	free_fn f = (free_fn)dlsym(RTLD_NEXT, "free");
+	if (f)
+		__atomic_store_n(&real.free, f, __ATOMIC_RELEASE);
 	real.memalign = (memalign_fn)dlsym(RTLD_NEXT, "memalign");
 	real.aligned_alloc = (memalign_fn)dlsym(RTLD_NEXT, "aligned_alloc");
 	real.posix_memalign = (posix_memalign_fn)dlsym(RTLD_NEXT, "posix_memalign");
@@ -134,7 +151,7 @@ static bool resolve(void)
 	real.pvalloc = (valloc_fn)dlsym(RTLD_NEXT, "pvalloc");
 	real.usable_size = (usable_fn)dlsym(RTLD_NEXT, "malloc_usable_size");
 	malloc_fn m = (malloc_fn)dlsym(RTLD_NEXT, "malloc");
-	if (!m || !real.calloc || !real.realloc || !real.free) {
+	if (!m || !real.calloc || !real.realloc || !f) {
 		static const char msg[] = "measure: cannot find the allocator's malloc, calloc, "
 					  "realloc and free\n";
 		ssize_t w = write(2, msg, sizeof(msg) - 1);
@@ -376,6 +393,18 @@ static inline bool maybe_tracked(const void *p)
 static inline bool counter_nonzero(const void *p)
 {
 	return __atomic_load_n(&filter[filter_index((uint64_t)(uintptr_t)p)], __ATOMIC_RELAXED);
+}
+
+/*
+ * A bootstrap block's counter is full (never decremented) and its bit set, so that free and
+ * realloc find every bootstrap block through the filter, and their fast paths need no check of
+ * their own.
+ */
+static void mark_boot_block(const void *p)
+{
+	uint32_t h = filter_index((uint64_t)(uintptr_t)p);
+	__atomic_store_n(&filter[h], FILTER_FULL, __ATOMIC_RELAXED);
+	__atomic_fetch_or(&filter_bits[h / 64], 1ull << (h % 64), __ATOMIC_RELAXED);
 }
 
 /* Track P: its entry, then its count in the filter (both before the program can free it). */
@@ -647,6 +676,8 @@ static void forget_in_child(void)
 	madvise(big.slot, (size_t)(big.mask + 1) * sizeof(struct slot), MADV_DONTNEED);
 	memset(filter, 0, sizeof(filter));
 	memset(filter_bits, 0, sizeof(filter_bits));
+	for (uint32_t i = 0; i < FTH_MIN(boot_blocks, BOOT_BLOCKS); i++)
+		mark_boot_block(boot + boot_start[i]);
 	memset(big_touched, 0, sizeof(big_touched));
 	crowded = 0;
 	big_entries = 0;
@@ -683,21 +714,31 @@ void rt_memleak_init(void)
 		       dladdr(first, &info) && info.dli_fname ? info.dli_fname : "an unknown module");
 		return;
 	}
+	/*
+	 * Huge pages where the kernel allows (transparent huge pages, "madvise" mode included):
+	 * table lookups are scattered, and a TLB miss in a virtual machine walks two sets of page
+	 * tables.  The small table comes first, in a 2 MiB page of its own (with 4 KiB pages, the
+	 * prefetch of a slot in a page not yet touched cost as much as the rest of tracking the
+	 * block), then the big one; the mapping is aligned to 2 MiB by hand.
+	 */
+	const size_t huge = (size_t)2 << 20;
 	size_t big_bytes = ((size_t)1 << BIG_BITS) * sizeof(struct slot);
 	size_t small_bytes = ((size_t)1 << SMALL_BITS) * sizeof(struct slot);
-	void *mem = mmap(NULL, big_bytes + small_bytes, PROT_READ | PROT_WRITE,
+	size_t small_room = (small_bytes + huge - 1) & ~(huge - 1);
+	char *raw = mmap(NULL, small_room + big_bytes + huge, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (mem == MAP_FAILED) {
+	if (raw == MAP_FAILED) {
 		rt_log("error: MEMLEAK: no memory for the table of live blocks; not measured");
 		return;
 	}
-	big = (struct table){ mem, (1u << BIG_BITS) - 1, BIG_PROBES, true, big_touched };
-	small = (struct table){ (struct slot *)((char *)mem + big_bytes), (1u << SMALL_BITS) - 1,
-				SMALL_PROBES, false, NULL };
-	/* Huge pages where the kernel allows: table lookups are scattered, TLB misses cost. */
-	madvise(mem, big_bytes, MADV_HUGEPAGE);
+	char *mem = (char *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
+	small = (struct table){ (struct slot *)mem, (1u << SMALL_BITS) - 1, SMALL_PROBES, false,
+				NULL };
+	big = (struct table){ (struct slot *)(mem + small_room), (1u << BIG_BITS) - 1, BIG_PROBES,
+			      true, big_touched };
+	madvise(mem, small_room + big_bytes, MADV_HUGEPAGE);
 	pthread_atfork(NULL, NULL, forget_in_child);
-	__atomic_store_n(&table, (struct slot *)mem, __ATOMIC_RELEASE);
+	__atomic_store_n(&table, big.slot, __ATOMIC_RELEASE);
 	countdown = 0; /* drawn again, now that tracking is on */
 }
 
@@ -708,20 +749,31 @@ static inline bool resolved_or_boot(void)
 	return likely(__atomic_load_n(&real.malloc, __ATOMIC_ACQUIRE) != NULL) || resolve();
 }
 
-EXPORT void *malloc(size_t n)
+/*
+ * malloc and calloc decide before the real call whether this allocation is the one tracked (the
+ * decision does not depend on the block), so that the calls not tracked jump to the real
+ * function with nothing to do after it: no frame of their own, no registers kept across.
+ */
+static __attribute__((noinline)) void *malloc_slow(size_t n, uint64_t ra, uint64_t sp)
 {
-	malloc_fn f = __atomic_load_n(&real.malloc, __ATOMIC_ACQUIRE);
-	if (unlikely(!f)) {
-		if (!resolve())
-			return boot_alloc(n, 16);
-		f = real.malloc;
-	}
-	void *p = f(n);
-	AFTER_ALLOCATION(p, n, (const void *)f, CALLER(), CALLER_SP());
+	if (unlikely(!resolved_or_boot()))
+		return boot_alloc(n, 16);
+	void *p = real.malloc(n);
+	if (countdown <= 0)
+		chosen(p, n, (const void *)real.malloc, ra, sp);
 	return p;
 }
 
-EXPORT void *calloc(size_t n, size_t size)
+EXPORT void *malloc(size_t n)
+{
+	malloc_fn f = __atomic_load_n(&real.malloc, __ATOMIC_ACQUIRE);
+	if (likely(f != NULL) && likely(--countdown > 0))
+		return f(n);
+	return malloc_slow(n, CALLER(), CALLER_SP());
+}
+
+static __attribute__((noinline)) void *calloc_slow(size_t n, size_t size, uint64_t ra,
+						   uint64_t sp)
 {
 	if (unlikely(!resolved_or_boot())) {
 		size_t bytes;
@@ -732,13 +784,25 @@ EXPORT void *calloc(size_t n, size_t size)
 		return boot_alloc(bytes, 16); /* never used before: zero */
 	}
 	void *p = real.calloc(n, size);
-	AFTER_ALLOCATION(p, n * size, (const void *)real.calloc, CALLER(), CALLER_SP());
+	if (countdown <= 0)
+		chosen(p, n * size, (const void *)real.calloc, ra, sp);
 	return p;
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+	/* real.calloc is set before real.malloc (see resolve), so this one load says both. */
+	if (likely(__atomic_load_n(&real.malloc, __ATOMIC_ACQUIRE) != NULL) &&
+	    likely(--countdown > 0))
+		return real.calloc(n, size);
+	return calloc_slow(n, size, CALLER(), CALLER_SP());
 }
 
 /* The free of P, which the filter says may be tracked. */
 static __attribute__((noinline)) void free_maybe_tracked(void *p)
 {
+	if (unlikely(is_boot(p)))
+		return;
 	if (!resolved_or_boot())
 		return; /* only bootstrap blocks can exist yet */
 	/*
@@ -758,26 +822,30 @@ static __attribute__((noinline)) void free_maybe_tracked(void *p)
 	real.free(p);
 }
 
+/* real.free until the real functions are found: only a null pointer can come here then (a
+ * bootstrap block's bit is set in the filter), or one from the real allocator called directly. */
+static void free_unresolved(void *p)
+{
+	if (p && resolve())
+		real.free(p);
+}
+
+/* The common case a hash, a bit and a jump: bootstrap blocks are in the filter too. */
 EXPORT void free(void *p)
 {
-	if (unlikely(is_boot(p)))
-		return;
 	if (unlikely(maybe_tracked(p))) {
 		free_maybe_tracked(p);
 		return;
 	}
-	free_fn f = __atomic_load_n(&real.free, __ATOMIC_ACQUIRE);
-	if (unlikely(!f)) {
-		if (!p || !resolve())
-			return; /* only bootstrap blocks can exist yet */
-		f = real.free;
-	}
-	f(p);
+	__atomic_load_n(&real.free, __ATOMIC_RELAXED)(p);
 }
 
-/* realloc and reallocarray: CALL resizes; the old block is freed, the new one allocated. */
+/*
+ * realloc and reallocarray: the old block is freed, the new one allocated.  DUE: the count of
+ * allocations reached this one, which is tracked (the caller decremented it).
+ */
 static __attribute__((noinline)) void *reallocate(void *p, size_t n, size_t count, bool array,
-						   uint64_t ra, uint64_t sp)
+						   bool due, uint64_t ra, uint64_t sp)
 {
 	size_t bytes = n;
 	if (array && __builtin_mul_overflow(count, n, &bytes)) {
@@ -795,7 +863,8 @@ static __attribute__((noinline)) void *reallocate(void *p, size_t n, size_t coun
 		void *q = real.malloc(bytes ? bytes : 1);
 		if (q)
 			memcpy(q, p, FTH_MIN(bytes, boot_size(p)));
-		AFTER_ALLOCATION(q, bytes, (const void *)real.malloc, ra, sp);
+		if (due)
+			chosen(q, bytes, (const void *)real.malloc, ra, sp);
 		return q;
 	}
 	struct slot e;
@@ -820,27 +889,27 @@ static __attribute__((noinline)) void *reallocate(void *p, size_t n, size_t coun
 	}
 	if (unlikely(had))
 		credit_freed(&e);
-	if (q)
-		AFTER_ALLOCATION(q, bytes, callee, ra, sp);
+	if (q && due)
+		chosen(q, bytes, callee, ra, sp);
 	return q;
 }
 
 EXPORT void *realloc(void *p, size_t n)
 {
-	realloc_fn f = __atomic_load_n(&real.realloc, __ATOMIC_RELAXED);
-	/* The common case inline: resolved, and P neither a bootstrap block nor maybe tracked. */
-	if (unlikely(!f || !__atomic_load_n(&real.malloc, __ATOMIC_ACQUIRE) || is_boot(p) ||
-		     (p && maybe_tracked(p))))
-		return reallocate(p, n, 1, false, CALLER(), CALLER_SP());
-	void *q = f(p, n);
-	if (q)
-		AFTER_ALLOCATION(q, n, (const void *)f, CALLER(), CALLER_SP());
-	return q;
+	/* The common case a jump: resolved (real.realloc is set before real.malloc), P not maybe
+	 * tracked by the filter (which holds the bootstrap blocks too), and the new block not the
+	 * one tracked. */
+	bool due = unlikely(--countdown <= 0);
+	if (likely(!due && __atomic_load_n(&real.malloc, __ATOMIC_ACQUIRE) != NULL &&
+		   !maybe_tracked(p)))
+		return real.realloc(p, n);
+	return reallocate(p, n, 1, false, due, CALLER(), CALLER_SP());
 }
 
 EXPORT void *reallocarray(void *p, size_t count, size_t n)
 {
-	return reallocate(p, n, count, true, CALLER(), CALLER_SP());
+	bool due = --countdown <= 0;
+	return reallocate(p, n, count, true, due, CALLER(), CALLER_SP());
 }
 
 static void *aligned(memalign_fn f, size_t align, size_t n, uint64_t ra, uint64_t sp)
