@@ -19,7 +19,10 @@
 #   smallwrites   1,000,000 writes of 32 bytes to /dev/null, from two call sites
 # Each program prints its own CPU time (cpu_s=); the figures are medians over the runs of the
 # per-run ratio measured CPU / bare CPU, the runs interleaved so that load on a shared machine
-# affects both alike.  Wall-clock ratios are shown too.
+# affects both alike.  Wall-clock ratios are shown too.  Every configuration of run R is pinned
+# (taskset) to the same CPU, the CPUs taken in turn from run to run: the virtual CPUs of these
+# machines differ, at times by 30% on this memory-bound workload, so that a bare run on one and
+# a measured run on the other gave ratios off by as much.  PIN=0 leaves the scheduler free.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 
@@ -58,9 +61,22 @@ lib() {
 	case $1 in old-*) echo "$OLD_LIB" ;; *) echo "${FATHOM_PRELOAD:-}" ;; esac
 }
 
+# The CPUs this process may use (Cpus_allowed_list: "0-3,6"), for pinning.
+CPUS=()
+if [ "${PIN:-1}" = 1 ] && command -v taskset >/dev/null; then
+	IFS=, read -ra parts <<<"$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)"
+	for part in "${parts[@]}"; do
+		case $part in
+		*-*) for ((c = ${part%-*}; c <= ${part#*-}; c++)); do CPUS+=("$c"); done ;;
+		?*) CPUS+=("$part") ;;
+		esac
+	done
+fi
+
 # run WORKLOAD CONFIG RUN -> a line "workload,config,run,wall,cpu" in $CSV
 run() {
-	local wl=$1 cfg=$2 r=$3 cmd out=$SCR/d t0 t1 cpu
+	local wl=$1 cfg=$2 r=$3 cmd out=$SCR/d t0 t1 cpu pin=""
+	[ ${#CPUS[@]} -gt 0 ] && pin="taskset -c ${CPUS[r % ${#CPUS[@]}]}"
 	case $wl in
 	churn) cmd="$SCR/allocs churn $CHURN" ;;
 	trees) cmd="$SCR/allocs trees $DEPTH" ;;
@@ -69,12 +85,12 @@ run() {
 	rm -rf "$out"
 	t0=$EPOCHREALTIME
 	case $cfg in
-	bare) $cmd >/dev/null 2>"$SCR/err" ;;
-	p1 | old-p1) FATHOM_PRELOAD=$(lib "$cfg") "$MEASURE" -o "$out" -e MEMLEAK $cmd \
+	bare) $pin $cmd >/dev/null 2>"$SCR/err" ;;
+	p1 | old-p1) FATHOM_PRELOAD=$(lib "$cfg") $pin "$MEASURE" -o "$out" -e MEMLEAK $cmd \
 		>/dev/null 2>"$SCR/err" ;;
-	p01 | old-p01) FATHOM_PRELOAD=$(lib "$cfg") "$MEASURE" -o "$out" -e MEMLEAK \
+	p01 | old-p01) FATHOM_PRELOAD=$(lib "$cfg") $pin "$MEASURE" -o "$out" -e MEMLEAK \
 		--memleak-prob 0.1 $cmd >/dev/null 2>"$SCR/err" ;;
-	io | old-io) FATHOM_PRELOAD=$(lib "$cfg") "$MEASURE" -o "$out" -e IO $cmd \
+	io | old-io) FATHOM_PRELOAD=$(lib "$cfg") $pin "$MEASURE" -o "$out" -e IO $cmd \
 		>/dev/null 2>"$SCR/err" ;;
 	esac
 	local rc=$?
@@ -100,7 +116,7 @@ median() {
 		$1 == w && $2 == c { a[++n] = $col } END { printf "%.3f", med(a, n) }' "$CSV"
 }
 
-echo "sync-bench: $RUNS runs each; $(nproc) CPUs; $(uname -r)${OLD_LIB:+; before: $OLD_LIB}"
+echo "sync-bench: $RUNS runs each; $(nproc) CPUs; $(uname -r)${OLD_LIB:+; before: $OLD_LIB}; ${CPUS[*]:+runs pinned to CPUs ${CPUS[*]} in turn}"
 OLD_MEMLEAK= OLD_IO=
 [ -n "$OLD_LIB" ] && OLD_MEMLEAK="old-p1 old-p01" && OLD_IO=old-io
 has() { case " $WORKLOADS " in *" $1 "*) return 0 ;; esac; return 1; }
