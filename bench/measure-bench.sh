@@ -13,7 +13,9 @@
 #              threads8 forkexec deep), TMPDIR where the scratch directory goes (removed at exit).
 # The workloads are bench/workloads/*.c, built with gcc -O2 -g (no frame pointers).  Every
 # program prints its own CPU time (cpu_s=, getrusage self + children); the CPU ratios compare
-# those, so they measure the slowdown inside the program, not the tools' own processes.
+# those, so they measure the slowdown inside the program, not the tools' own processes.  The
+# single-threaded workloads (all but threads2 and threads8) run pinned, every configuration of
+# a round on the same CPU, CPUs in turn (bench/pin.sh; PIN=0 leaves the scheduler free).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 
@@ -37,6 +39,7 @@ done
 command -v gcc >/dev/null || { echo "measure-bench: gcc not found: apt-get install gcc" >&2; exit 2; }
 command -v awk >/dev/null || { echo "measure-bench: awk not found: apt-get install mawk" >&2; exit 2; }
 
+. "$HERE/pin.sh"
 SCR=$(mktemp -d "${TMPDIR:-/tmp}/measure-bench.XXXXXX") || exit 2
 trap 'rm -rf "$SCR"' EXIT
 trap 'exit 130' INT TERM
@@ -135,16 +138,17 @@ measure_quality() {
 run_one() {
 	local wl=$1 cfg=$2 run=$3; shift 3
 	local out=$SCR/out.$wl.$cfg dd=$SCR/d.$wl.$cfg err=$SCR/err t0 t1 cpu rss bytes=0 samples=0
-	local tb=0 tr=0 dropped=0 partial=0 lost=0
+	local tb=0 tr=0 dropped=0 partial=0 lost=0 pin=
+	case $wl in threads*) ;; *) pin=$(pin_prefix "$run") ;; esac
 	rm -rf "$dd" "$out.data"
 	cd "$BIN" || exit 2
 	t0=$EPOCHREALTIME
 	case $cfg in
-	bare) "$@" >"$out.stdout" 2>"$err" ;;
-	m300) "$MEASURE" -o "$dd" -e task-clock@f300 "$@" >"$out.stdout" 2>"$err" ;;
-	m5000) "$MEASURE" -o "$dd" -e task-clock@f5000 "$@" >"$out.stdout" 2>"$err" ;;
-	m300t) "$MEASURE" -o "$dd" -e task-clock@f300 -t "$@" >"$out.stdout" 2>"$err" ;;
-	*) "$PERF" record $(perf_opts "$cfg") -o "$out.data" -- "$@" >"$out.stdout" 2>"$err" ;;
+	bare) $pin "$@" >"$out.stdout" 2>"$err" ;;
+	m300) $pin "$MEASURE" -o "$dd" -e task-clock@f300 "$@" >"$out.stdout" 2>"$err" ;;
+	m5000) $pin "$MEASURE" -o "$dd" -e task-clock@f5000 "$@" >"$out.stdout" 2>"$err" ;;
+	m300t) $pin "$MEASURE" -o "$dd" -e task-clock@f300 -t "$@" >"$out.stdout" 2>"$err" ;;
+	*) $pin "$PERF" record $(perf_opts "$cfg") -o "$out.data" -- "$@" >"$out.stdout" 2>"$err" ;;
 	esac
 	local rc=$?
 	t1=$EPOCHREALTIME

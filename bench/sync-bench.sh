@@ -61,22 +61,12 @@ lib() {
 	case $1 in old-*) echo "$OLD_LIB" ;; *) echo "${FATHOM_PRELOAD:-}" ;; esac
 }
 
-# The CPUs this process may use (Cpus_allowed_list: "0-3,6"), for pinning.
-CPUS=()
-if [ "${PIN:-1}" = 1 ] && command -v taskset >/dev/null; then
-	IFS=, read -ra parts <<<"$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)"
-	for part in "${parts[@]}"; do
-		case $part in
-		*-*) for ((c = ${part%-*}; c <= ${part#*-}; c++)); do CPUS+=("$c"); done ;;
-		?*) CPUS+=("$part") ;;
-		esac
-	done
-fi
+. "$HERE/pin.sh"
 
 # run WORKLOAD CONFIG RUN -> a line "workload,config,run,wall,cpu" in $CSV
 run() {
-	local wl=$1 cfg=$2 r=$3 cmd out=$SCR/d t0 t1 cpu pin=""
-	[ ${#CPUS[@]} -gt 0 ] && pin="taskset -c ${CPUS[r % ${#CPUS[@]}]}"
+	local wl=$1 cfg=$2 r=$3 cmd out=$SCR/d t0 t1 cpu pin
+	pin=$(pin_prefix "$r")
 	case $wl in
 	churn) cmd="$SCR/allocs churn $CHURN" ;;
 	trees) cmd="$SCR/allocs trees $DEPTH" ;;
