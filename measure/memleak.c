@@ -812,8 +812,19 @@ static __attribute__((noinline)) void free_maybe_tracked(void *p)
 	 */
 	__builtin_prefetch((const char *)p - 16, 1);
 	struct slot e;
+	if (p && table && one_thread()) {
+		/*
+		 * No other thread can be handed the address meanwhile, so the real free goes
+		 * first, and the miss on the block's slot, fetched now, overlaps with its own.
+		 */
+		__builtin_prefetch(&small.slot[home_of(&small, (uint64_t)(uintptr_t)p)], 1);
+		real.free(p);
+		if (untrack_block((uint64_t)(uintptr_t)p, &e))
+			credit_freed(&e);
+		return;
+	}
 	/* Untracked before the real free, while the address cannot be handed out again. */
-	if (p && table && (one_thread() || counter_nonzero(p)) &&
+	if (p && table && counter_nonzero(p) &&
 	    untrack_block((uint64_t)(uintptr_t)p, &e)) {
 		real.free(p);
 		credit_freed(&e);
@@ -868,10 +879,17 @@ static __attribute__((noinline)) void *reallocate(void *p, size_t n, size_t coun
 		return q;
 	}
 	struct slot e;
-	if (p)
+	bool had = false, after = false;
+	if (p && unlikely(maybe_tracked(p)) && table) {
 		__builtin_prefetch((const char *)p - 16, 1); /* as in free_maybe_tracked() */
-	bool had = p && unlikely(maybe_tracked(p)) && counter_nonzero(p) && table &&
-		   untrack_block((uint64_t)(uintptr_t)p, &e);
+		if (one_thread()) {
+			/* Untracked after the real call, as in free_maybe_tracked(). */
+			__builtin_prefetch(&small.slot[home_of(&small, (uint64_t)(uintptr_t)p)], 1);
+			after = true;
+		} else {
+			had = counter_nonzero(p) && untrack_block((uint64_t)(uintptr_t)p, &e);
+		}
+	}
 	const void *callee;
 	void *q;
 	if (array && real.reallocarray) {
@@ -887,6 +905,8 @@ static __attribute__((noinline)) void *reallocate(void *p, size_t n, size_t coun
 			say_crowded();
 		return q;
 	}
+	if (after)
+		had = untrack_block((uint64_t)(uintptr_t)p, &e);
 	if (unlikely(had))
 		credit_freed(&e);
 	if (q && due)
