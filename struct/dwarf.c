@@ -211,13 +211,30 @@ static void walk(struct dw_thread *t, Dwarf_Die *parent_die, uint32_t scope, uns
 	} while (t->rc == 0 && dwarf_siblingof(&child, &child) == 0);
 }
 
+/*
+ * Room for NEED rows.  Past LINES_SMALL rows the array jumps to LINES_LARGE rows, more than
+ * glibc's mmap threshold (at most 32 MiB, as main() sets it): glibc then maps it on its own
+ * and grows it with mremap, without copying, and pages never touched cost nothing.  Growing
+ * by copies costs more on a thread other than the first: its arena cannot extend a block in
+ * place at the top of the heap as the main one does, so every step copied the rows into
+ * fresh pages.
+ */
+#define LINES_SMALL (1u << 18)
+#define LINES_LARGE ((64u << 20) / sizeof(struct sfile_line))
+static void grow_lines(struct dw_info *d, uint64_t need)
+{
+	uint64_t cap = d->lines_cap ? d->lines_cap * 3 / 2 : 4096;
+	if (cap > LINES_SMALL && cap < LINES_LARGE)
+		cap = LINES_LARGE;
+	d->lines_cap = FTH_MAX(need, cap);
+	d->lines = xreallocarray(d->lines, d->lines_cap, sizeof(*d->lines));
+}
+
 static void add_line(struct dw_info *d, uint64_t lo, uint64_t hi, uint32_t file, uint32_t line,
 		     uint32_t column)
 {
-	if (d->nlines == d->lines_cap) {
-		d->lines_cap = d->lines_cap ? d->lines_cap * 2 : 4096;
-		d->lines = xreallocarray(d->lines, d->lines_cap, sizeof(*d->lines));
-	}
+	if (d->nlines == d->lines_cap)
+		grow_lines(d, d->nlines + 1);
 	struct sfile_line *l = &d->lines[d->nlines++];
 	l->lo = lo;
 	l->hi = hi;
@@ -245,10 +262,8 @@ static void read_lines(struct dw_thread *t, Dwarf_Die *cudie)
 		return;
 	}
 	struct dw_info *d = &t->part;
-	if (d->nlines + n > d->lines_cap) {
-		d->lines_cap = FTH_MAX(d->nlines + n, d->lines_cap * 3 / 2);
-		d->lines = xreallocarray(d->lines, d->lines_cap, sizeof(*d->lines));
-	}
+	if (d->nlines + n > d->lines_cap)
+		grow_lines(d, d->nlines + n);
 	bool open = false;
 	uint64_t prev_addr = 0;
 	uint32_t prev_file = NONE32, prev_line = 0, prev_col = 0;
