@@ -229,6 +229,13 @@ static inline uint32_t home_of(const struct table *t, uint64_t p)
 	return (uint32_t)((p * HASH_MULT) >> 40) & t->mask;
 }
 
+/* Start fetching the small table's home slot of P, likely in no cache: tracking a block and
+ * untracking it each overlap that miss with other work. */
+static inline void prefetch_slot(uint64_t p)
+{
+	__builtin_prefetch(&small.slot[home_of(&small, p)], 1);
+}
+
 static bool insert_in(struct table *t, uint64_t p, struct mthread *owner, uint32_t node,
 		      uint64_t bytes)
 {
@@ -555,8 +562,7 @@ static void track(void *p, size_t n, const void *callee, uint64_t ra, uint64_t s
 {
 	if (!p || inside || !tracking() || rt_sync_from_measure(ra))
 		return;
-	/* The block's slot is likely not in the cache: fetched while the context is found. */
-	__builtin_prefetch(&small.slot[home_of(&small, (uint64_t)(uintptr_t)p)], 1);
+	prefetch_slot((uint64_t)(uintptr_t)p); /* arrives while the context is found */
 	struct mthread *t = rt_self();
 	if (!t)
 		return;
@@ -579,7 +585,7 @@ static void track(void *p, size_t n, const void *callee, uint64_t ra, uint64_t s
 
 /*
  * After the real allocation: one decrement and a branch for the calls that are not tracked
- * (the caller inlines this); the rest goes to tracked(), out of line.
+ * (the caller inlines this); the rest goes to chosen(), out of line.
  */
 #define AFTER_ALLOCATION(p, n, callee, ra, sp)                                                  \
 	do {                                                                                    \
@@ -807,23 +813,21 @@ static __attribute__((noinline)) void free_maybe_tracked(void *p)
 		return; /* only bootstrap blocks can exist yet */
 	/*
 	 * The block's entry was last touched when it was allocated, and so was the allocator's
-	 * header in front of the block: both are likely out of the cache.  Fetching the header
-	 * now overlaps its miss with the table's, instead of the real free waiting for it after.
+	 * header in front of the block: both are likely in no cache, and their misses should
+	 * overlap.  While the process has one thread, no other can be handed the address
+	 * meanwhile, so the real free goes first, the slot fetched during it.  Otherwise the
+	 * block is untracked first, while the address cannot be handed out again, the header
+	 * fetched during the lookup.
 	 */
-	__builtin_prefetch((const char *)p - 16, 1);
 	struct slot e;
 	if (p && table && one_thread()) {
-		/*
-		 * No other thread can be handed the address meanwhile, so the real free goes
-		 * first, and the miss on the block's slot, fetched now, overlaps with its own.
-		 */
-		__builtin_prefetch(&small.slot[home_of(&small, (uint64_t)(uintptr_t)p)], 1);
+		prefetch_slot((uint64_t)(uintptr_t)p);
 		real.free(p);
 		if (untrack_block((uint64_t)(uintptr_t)p, &e))
 			credit_freed(&e);
 		return;
 	}
-	/* Untracked before the real free, while the address cannot be handed out again. */
+	__builtin_prefetch((const char *)p - 16, 1);
 	if (p && table && counter_nonzero(p) &&
 	    untrack_block((uint64_t)(uintptr_t)p, &e)) {
 		real.free(p);
@@ -881,12 +885,13 @@ static __attribute__((noinline)) void *reallocate(void *p, size_t n, size_t coun
 	struct slot e;
 	bool had = false, after = false;
 	if (p && unlikely(maybe_tracked(p)) && table) {
-		__builtin_prefetch((const char *)p - 16, 1); /* as in free_maybe_tracked() */
+		/* Untracked after the real call, or before with other threads, as in
+		 * free_maybe_tracked(). */
 		if (one_thread()) {
-			/* Untracked after the real call, as in free_maybe_tracked(). */
-			__builtin_prefetch(&small.slot[home_of(&small, (uint64_t)(uintptr_t)p)], 1);
+			prefetch_slot((uint64_t)(uintptr_t)p);
 			after = true;
 		} else {
+			__builtin_prefetch((const char *)p - 16, 1);
 			had = counter_nonzero(p) && untrack_block((uint64_t)(uintptr_t)p, &e);
 		}
 	}
