@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #define COMPRESSION_LEVEL 1
+#define SMALL_TREE_NODES 1024 /* at most this many nodes and trace records: stored */
+#define SMALL_TRACE 1024
 #define METRIC_DESCRIPTION 160
 
 /* What a MEMLEAK metric holds, with its probability P in decimal (the formatter has no %g). */
@@ -291,7 +293,14 @@ int rt_write_thread(struct mthread *t)
 	}
 	if (fd < 0)
 		return fth_error("%s: no free file name", path);
-	size_t size = mfile_writer_workspace_size(COMPRESSION_LEVEL);
+	/*
+	 * A small profile (a short process, the moment between a fork and its exec) is stored:
+	 * compressing it saves a few kilobytes, and the compressor's tables would cost more to
+	 * set up (hundreds of page faults) than the whole process did.
+	 */
+	int level = t->cct.nnodes <= SMALL_TREE_NODES && t->ntrace <= SMALL_TRACE ? 0
+										 : COMPRESSION_LEVEL;
+	size_t size = mfile_writer_workspace_size(level);
 	void *ws = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (ws == MAP_FAILED) {
 		close(fd);
@@ -299,7 +308,7 @@ int rt_write_thread(struct mthread *t)
 		return fth_error_errno(errno, "%s: no memory for the writer", path);
 	}
 	struct mfile_writer w;
-	int rc = mfile_writer_open(&w, fd, path, COMPRESSION_LEVEL, ws, size);
+	int rc = mfile_writer_open(&w, fd, path, level, ws, size);
 	if (rc == 0)
 		rc = write_chunks(&w, t);
 	munmap(ws, size);
