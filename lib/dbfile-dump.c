@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* dbfile-dump.c: prints a database as text: descriptions, the context tree, flat, threads. */
+/*
+ * dbfile-dump.c: prints a database as text: descriptions, the context tree, functions with
+ * their lists and flat profiles, groups, modules, threads.
+ */
 #include "compat.h"
 #include "dbfile.h"
 #include "buf.h"
@@ -131,57 +134,107 @@ static void describe_context(const struct dbfile *db, const struct dbfile_contex
 	}
 }
 
-static void dump_contexts(const struct dbfile *db, struct buf *out)
+static int dump_row_stats(struct dbfile *db, uint32_t i, uint32_t d, struct buf *out)
 {
-	buf_printf(out, "contexts %u\n", db->ncontexts);
+	struct dbfile_row row;
+	if (dbfile_summary_row(db, i, &row) < 0)
+		return -1;
+	/* The row is valid until the next row call: dbfile_stats may make one. */
+	uint32_t n = row.n;
+	uint16_t *metric = xmalloc(((size_t)n + 1) * sizeof(*metric));
+	memcpy(metric, row.metric, (size_t)n * sizeof(*metric));
+	for (uint32_t j = 0; j < n; j++) {
+		struct dbfile_stat in, ex;
+		if (dbfile_stats(db, i, metric[j], &in, &ex) < 0) {
+			free(metric);
+			return -1;
+		}
+		buf_printf(out, "%*s  m%u incl ", 2 * (int)FTH_MIN(d, MAX_INDENT), "", metric[j]);
+		dump_stat(&in, out);
+		buf_addstr(out, " excl ");
+		dump_stat(&ex, out);
+		buf_addch(out, '\n');
+	}
+	free(metric);
+	return 0;
+}
+
+/* The tree, depth-first (children in order), with every context's summary. */
+static int dump_contexts(struct dbfile *db, struct buf *out)
+{
+	buf_printf(out, "contexts %u (%u per block)\n", db->ncontexts, db->block);
 	uint32_t n = db->ncontexts;
-	/* Children lists in id order: counting sort by parent. */
-	uint32_t *first = xcalloc((size_t)n + 1, sizeof(*first));
-	uint32_t *child = xcalloc(n ? n : 1, sizeof(*child));
-	uint32_t *depth = xcalloc(n ? n : 1, sizeof(*depth));
-	for (uint32_t i = 1; i < n; i++)
-		first[db->contexts[i].parent + 1]++;
-	for (uint32_t i = 0; i < n; i++)
-		first[i + 1] += first[i];
-	uint32_t *fill = xmalloc(((size_t)n + 1) * sizeof(*fill));
-	memcpy(fill, first, ((size_t)n + 1) * sizeof(*fill));
-	for (uint32_t i = 1; i < n; i++)
-		child[fill[db->contexts[i].parent]++] = i;
-	free(fill);
-	uint32_t *stack = xmalloc((n ? n : 1) * sizeof(*stack));
+	uint32_t *stack = xmalloc(((size_t)n + 1) * sizeof(*stack));
+	uint32_t *depth = xmalloc(((size_t)n + 1) * sizeof(*depth));
 	size_t sp = 0;
-	if (n)
-		stack[sp++] = 0;
-	while (sp) {
-		uint32_t i = stack[--sp];
-		const struct dbfile_context *c = &db->contexts[i];
-		uint32_t d = c->parent == DBFILE_NONE ? 0 : depth[c->parent] + 1;
-		depth[i] = d;
+	int rc = 0;
+	stack[sp] = 0;
+	depth[sp++] = 0;
+	while (sp && rc == 0) {
+		uint32_t i = stack[--sp], d = depth[sp];
+		struct dbfile_context c;
+		if (dbfile_context(db, i, &c) < 0) {
+			rc = -1;
+			break;
+		}
 		if (d > MAX_INDENT)
 			buf_printf(out, "%*s[%u] ", 2 * MAX_INDENT, "", d);
 		else
 			buf_printf(out, "%*s", 2 * (int)d, "");
 		buf_printf(out, "%u ", i);
-		describe_context(db, c, out);
+		describe_context(db, &c, out);
+		if (c.outer != DBFILE_NONE && c.outer != i)
+			buf_printf(out, " in=%u", c.outer);
+		if (c.flags)
+			buf_printf(out, " outer=%s%s%s", c.flags & DBFILE_CTX_OUTER_FN ? "f" : "",
+				   c.flags & DBFILE_CTX_OUTER_GRP ? "g" : "",
+				   c.flags & DBFILE_CTX_OUTER_MOD ? "m" : "");
 		buf_addch(out, '\n');
-		for (uint64_t j = db->sum_start[i]; j < db->sum_start[i + 1]; j++) {
-			buf_printf(out, "%*s  m%u incl ", 2 * (int)FTH_MIN(d, MAX_INDENT), "",
-				   db->sum_metric[j]);
-			dump_stat(&db->sum_incl[j], out);
-			buf_addstr(out, " excl ");
-			dump_stat(&db->sum_excl[j], out);
-			buf_addch(out, '\n');
+		rc = dump_row_stats(db, i, d, out);
+		if (sp + c.nchildren > n) {
+			rc = fth_error("%s: the tree is not a tree",
+				       db->dir ? db->dir : "database");
+			break;
 		}
-		for (uint32_t k = first[i + 1]; k > first[i]; k--)
-			stack[sp++] = child[k - 1];
+		for (uint32_t k = c.nchildren; k > 0; k--) {
+			stack[sp] = c.first_child + k - 1;
+			depth[sp++] = d + 1;
+		}
 	}
 	free(stack);
-	free(first);
-	free(child);
 	free(depth);
+	return rc;
 }
 
-static void dump_flat(const struct dbfile *db, struct buf *out)
+static void dump_values(const struct dbfile_flat *fl, uint32_t r, struct buf *out)
+{
+	for (uint64_t j = fl->start[r]; j < fl->start[r + 1]; j++) {
+		buf_printf(out, " m%u=", fl->metric[j]);
+		add_num(out, fl->incl[j]);
+		buf_addch(out, '/');
+		add_num(out, fl->excl[j]);
+	}
+}
+
+static void dump_list(const char *what, const uint32_t *list, uint32_t n, struct buf *out)
+{
+	if (!n)
+		return;
+	buf_printf(out, " %s", what);
+	for (uint32_t i = 0; i < n; i++)
+		buf_printf(out, "%c%u", i ? ',' : '=', list[i]);
+}
+
+static void describe_group(const struct dbfile *db, uint32_t g, struct buf *out)
+{
+	const struct dbfile_group *x = &db->groups[g];
+	if (x->module != DBFILE_NONE)
+		buf_printf(out, "[%u] ", x->module);
+	buf_addstr(out, x->file != DBFILE_NONE ? dbfile_str(db, x->file) : "-");
+}
+
+/* Functions (with their group, lists and flat profile), groups, modules. */
+static int dump_flat(struct dbfile *db, struct buf *out)
 {
 	buf_printf(out, "functions %u\n", db->nfunctions);
 	for (uint32_t i = 0; i < db->nfunctions; i++) {
@@ -190,13 +243,46 @@ static void dump_flat(const struct dbfile *db, struct buf *out)
 		describe_function(db, i, out);
 		if (f->file != DBFILE_NONE)
 			buf_printf(out, " %s:%u", dbfile_str(db, f->file), f->line);
-		buf_printf(out, " entry=0x%llx", (unsigned long long)f->addr);
-		for (uint64_t j = db->flat_start[i]; j < db->flat_start[i + 1]; j++) {
-			buf_printf(out, " m%u=", db->flat_metric[j]);
-			add_num(out, db->flat_incl[j]);
-			buf_addch(out, '/');
-			add_num(out, db->flat_excl[j]);
-		}
+		buf_printf(out, " entry=0x%llx g%u", (unsigned long long)f->addr, f->group);
+		dump_values(&db->flat, i, out);
+		uint32_t *list, n;
+		if (dbfile_function_contexts(db, i, &list, &n) < 0)
+			return -1;
+		dump_list("contexts", list, n, out);
+		free(list);
+		if (dbfile_inlined_contexts(db, i, &list, &n) < 0)
+			return -1;
+		dump_list("inlined", list, n, out);
+		free(list);
+		buf_addch(out, '\n');
+	}
+	buf_printf(out, "groups %u\n", db->ngroups);
+	for (uint32_t g = 0; g < db->ngroups; g++) {
+		buf_printf(out, "  g%u ", g);
+		describe_group(db, g, out);
+		dump_values(&db->group_flat, g, out);
+		buf_addch(out, '\n');
+	}
+	buf_printf(out, "module profiles %u\n", db->nmodules + 1);
+	for (uint32_t m = 0; m <= db->nmodules; m++) {
+		if (m < db->nmodules)
+			buf_printf(out, "  [%u]", m);
+		else
+			buf_addstr(out, "  none");
+		dump_values(&db->module_flat, m, out);
+		buf_addch(out, '\n');
+	}
+	return 0;
+}
+
+/* A thread's flat profiles: the rows that have values. */
+static void dump_thread_flats(const struct dbfile_flat *fl, const char *prefix, struct buf *out)
+{
+	for (uint32_t r = 0; r < fl->nrows; r++) {
+		if (fl->start[r] == fl->start[r + 1])
+			continue;
+		buf_printf(out, "  %s%u", prefix, r);
+		dump_values(fl, r, out);
 		buf_addch(out, '\n');
 	}
 }
@@ -238,11 +324,8 @@ int dbfile_dump(struct dbfile *db, struct buf *out, bool threads)
 			   i, t->file, t->host, t->pid, t->tid, t->thread_index, t->rank,
 			   (unsigned long long)t->start_ns, (unsigned long long)t->end_ns);
 	}
-	/* The statistics of every context: read them all (the dump is of the whole file). */
-	if (dbfile_load_stats(db) < 0)
+	if (dump_contexts(db, out) < 0 || dump_flat(db, out) < 0)
 		return -1;
-	dump_contexts(db, out);
-	dump_flat(db, out);
 	if (!threads || (db->flags & DBFILE_FLAG_NO_THREADS))
 		return 0;
 	struct dbfile_values v = { 0 };
@@ -266,6 +349,17 @@ int dbfile_dump(struct dbfile *db, struct buf *out, bool threads)
 			buf_addch(out, '\n');
 		}
 		free(order);
+		struct dbfile_flat fl[3];
+		if (dbfile_thread_flats(db, t, &fl[0], &fl[1], &fl[2]) < 0) {
+			rc = -1;
+			break;
+		}
+		buf_printf(out, "thread t%u flat profiles:\n", t);
+		dump_thread_flats(&fl[0], "f", out);
+		dump_thread_flats(&fl[1], "g", out);
+		dump_thread_flats(&fl[2], "module ", out);
+		for (int k = 0; k < 3; k++)
+			dbfile_flat_release(&fl[k]);
 	}
 	dbfile_values_release(&v);
 	return rc;

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dbfile-read.c: reads and validates a database: summary.fdb at open but for its STAT chunks,
- * one block of statistics or one thread's values (threads.fdb) on demand.  Nothing is trusted:
- * counts are checked against the chunk's size before anything is allocated, every index
- * against its table.
+ * dbfile-read.c: reads and validates a database: the tables of summary.fdb at open, with every
+ * block checked once, streaming; then blocks of contexts, sums, statistics and function lists,
+ * and pieces of threads.fdb, on demand, a few decoded blocks kept.  Nothing is trusted: counts
+ * are checked against the chunk's size before anything is allocated, every index against its
+ * table, the tree's breadth-first order and children ranges across the blocks.
  */
 #include "compat.h"
+#include "crc32c.h"
 #include "dbfile.h"
 #include "error.h"
 #include "le.h"
@@ -17,10 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
 
-enum { INFO_PROGRAM = 1, INFO_FLAGS = 2, INFO_GROUP = 3, INFO_STAT_BLOCK = 4 };
+enum { INFO_PROGRAM = 1, INFO_FLAGS = 2, INFO_GROUP = 3, INFO_BLOCK = 4, INFO_NCONTEXTS = 5,
+       INFO_NSUM = 6, INFO_LIST_BLOCK = 7 };
 enum { MODS_PATH = 1, MODS_BUILD_ID = 2, MODS_FLAGS = 3 };
 enum { METR_NAME = 1, METR_DESCRIPTION, METR_UNIT, METR_RATE_KIND, METR_RATE, METR_FLAGS,
        METR_PARENT, METR_THRESHOLD, METR_FORMULA, METR_KIND, METR_ENABLED, METR_RUNNING,
@@ -30,6 +34,30 @@ enum { THRD_FILE = 1, THRD_HOST, THRD_PROGRAM, THRD_PID, THRD_TID, THRD_INDEX, T
 
 #define MAX_STRING (16u << 20)
 #define MAX_BUILD_ID 256
+
+/* A varint straight from the window when it surely holds one, else through the stream. */
+static inline int next_varint(struct cf_stream *s, uint64_t *v)
+{
+	if (likely(s->p < s->end && *s->p < 0x80)) {
+		*v = *s->p++;
+		return 0;
+	}
+	if (likely(s->end - s->p >= LE_VARINT_MAX)) {
+		if (le_get_varint(&s->p, s->end, v) < 0)
+			return cf_stream_error(s, "malformed varint");
+		return 0;
+	}
+	return cf_get_varint(s, v);
+}
+
+static inline int next_u8(struct cf_stream *s, uint8_t *v)
+{
+	if (likely(s->p < s->end)) {
+		*v = *s->p++;
+		return 0;
+	}
+	return cf_get_u8(s, v);
+}
 
 static int check_count(struct cf_stream *s, uint64_t n, uint64_t limit, unsigned min,
 		       const char *what)
@@ -54,13 +82,13 @@ static int get_varint(struct cf_stream *s, unsigned wire, uint64_t *v)
 {
 	if (wire != CF_WIRE_VARINT)
 		return cf_stream_error(s, "number field has type %u", wire);
-	return cf_get_varint(s, v);
+	return next_varint(s, v);
 }
 
-static int get_u32(struct cf_stream *s, uint32_t *v, uint64_t limit, const char *what)
+static inline int get_u32(struct cf_stream *s, uint32_t *v, uint64_t limit, const char *what)
 {
 	uint64_t x;
-	if (cf_get_varint(s, &x) < 0)
+	if (next_varint(s, &x) < 0)
 		return -1;
 	if (x > limit)
 		return cf_stream_error(s, "%s %llu out of range", what, (unsigned long long)x);
@@ -69,10 +97,10 @@ static int get_u32(struct cf_stream *s, uint32_t *v, uint64_t limit, const char 
 }
 
 /* A reference to an entry of a table of N: 0 = none, else index + 1. */
-static int get_ref(struct cf_stream *s, uint32_t *v, uint32_t n, const char *what)
+static inline int get_ref(struct cf_stream *s, uint32_t *v, uint32_t n, const char *what)
 {
 	uint64_t x;
-	if (cf_get_varint(s, &x) < 0)
+	if (next_varint(s, &x) < 0)
 		return -1;
 	if (x > n)
 		return cf_stream_error(s, "%s %llu out of range", what, (unsigned long long)x);
@@ -92,8 +120,13 @@ static int get_str(struct cf_stream *s, unsigned wire, char **dst)
 	return 0;
 }
 
-static int get_f64(struct cf_stream *s, double *d)
+static inline int get_f64(struct cf_stream *s, double *d)
 {
+	if (likely(s->end - s->p >= 8)) {
+		*d = le_bits_f64(le_get64(s->p));
+		s->p += 8;
+		return 0;
+	}
 	uint64_t u;
 	if (cf_get_u64(s, &u) < 0)
 		return -1;
@@ -101,36 +134,18 @@ static int get_f64(struct cf_stream *s, double *d)
 	return 0;
 }
 
-/* A value of threads.fdb: varint 2 x integer, or varint 1 and fixed64 bits. */
-static int get_number(struct cf_stream *s, double *d)
-{
-	uint64_t u;
-	if (cf_get_varint(s, &u) < 0)
-		return -1;
-	if (!(u & 1)) {
-		if ((u >> 1) >= (1ULL << 53))
-			return cf_stream_error(s, "integer value %llu is too large",
-					       (unsigned long long)(u >> 1));
-		*d = (double)(u >> 1);
-		return 0;
-	}
-	if (u != 1)
-		return cf_stream_error(s, "bad value tag %llu", (unsigned long long)u);
-	return get_f64(s, d);
-}
-
 static int finish(struct cf_stream *s)
 {
 	return cf_stream_finish(s);
 }
 
-static int read_info(struct cf_reader *r, struct dbfile *db)
+static int read_info(struct cf_reader *r, struct dbfile *db, uint32_t *list_block)
 {
 	struct cf_stream s;
 	if (open_chunk(r, DBFILE_CHUNK_INFO, &s) < 0)
 		return -1;
 	db->thread_group = 1;
-	db->stat_block = DBFILE_STAT_BLOCK;
+	bool seen[INFO_LIST_BLOCK + 1] = { false };
 	for (;;) {
 		unsigned f, wire;
 		uint64_t v;
@@ -141,23 +156,38 @@ static int read_info(struct cf_reader *r, struct dbfile *db)
 		if (f == INFO_PROGRAM) {
 			if (get_str(&s, wire, &db->program) < 0)
 				goto fail;
-		} else if (f == INFO_FLAGS || f == INFO_GROUP || f == INFO_STAT_BLOCK) {
+		} else if (f <= INFO_LIST_BLOCK) {
 			if (get_varint(&s, wire, &v) < 0)
 				goto fail;
-			if (v > UINT32_MAX || (f != INFO_FLAGS && v == 0)) {
+			uint64_t max = f == INFO_NSUM ? UINT32_MAX - 1
+				       : f == INFO_NCONTEXTS ? UINT32_MAX - 2
+							     : UINT32_MAX;
+			if (v > max || (f != INFO_FLAGS && f != INFO_NSUM && v == 0)) {
 				cf_stream_error(&s, "field %u: %llu out of range", f,
 						(unsigned long long)v);
 				goto fail;
 			}
+			seen[f] = true;
 			if (f == INFO_FLAGS)
 				db->flags = (uint32_t)v;
 			else if (f == INFO_GROUP)
 				db->thread_group = (uint32_t)v;
+			else if (f == INFO_BLOCK)
+				db->block = (uint32_t)v;
+			else if (f == INFO_NCONTEXTS)
+				db->ncontexts = (uint32_t)v;
+			else if (f == INFO_NSUM)
+				db->nsum = v;
 			else
-				db->stat_block = (uint32_t)v;
+				*list_block = (uint32_t)v;
 		} else if (cf_skip_field(&s, wire) < 0) {
 			goto fail;
 		}
+	}
+	if (!seen[INFO_BLOCK] || !seen[INFO_NCONTEXTS] || !seen[INFO_NSUM] ||
+	    !seen[INFO_LIST_BLOCK]) {
+		cf_stream_error(&s, "the block sizes or the counts are missing");
+		goto fail;
 	}
 	if (!db->program)
 		db->program = xstrdup("");
@@ -173,7 +203,7 @@ static int read_strings(struct cf_reader *r, struct dbfile *db)
 	uint64_t n;
 	if (open_chunk(r, DBFILE_CHUNK_STRINGS, &s) < 0)
 		return -1;
-	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "strings") < 0)
+	if (next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "strings") < 0)
 		goto fail;
 	db->strings = xcalloc(n ? n : 1, sizeof(char *));
 	for (uint64_t i = 0; i < n; i++) {
@@ -193,7 +223,7 @@ static int read_modules(struct cf_reader *r, struct dbfile *db)
 	uint64_t n;
 	if (open_chunk(r, DBFILE_CHUNK_MODULES, &s) < 0)
 		return -1;
-	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "modules") < 0)
+	if (next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "modules") < 0)
 		goto fail;
 	db->modules = xcalloc(n ? n : 1, sizeof(*db->modules));
 	for (uint64_t i = 0; i < n; i++) {
@@ -251,7 +281,7 @@ static int read_functions(struct cf_reader *r, struct dbfile *db)
 	uint64_t n;
 	if (open_chunk(r, DBFILE_CHUNK_FUNCTIONS, &s) < 0)
 		return -1;
-	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 5, "functions") < 0)
+	if (next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 6, "functions") < 0)
 		goto fail;
 	db->functions = xcalloc(n ? n : 1, sizeof(*db->functions));
 	for (uint64_t i = 0; i < n; i++) {
@@ -260,7 +290,8 @@ static int read_functions(struct cf_reader *r, struct dbfile *db)
 		    get_ref(&s, &f->module, db->nmodules, "function module") < 0 ||
 		    get_ref(&s, &f->file, db->nstrings, "function file") < 0 ||
 		    get_u32(&s, &f->line, UINT32_MAX, "function line") < 0 ||
-		    cf_get_varint(&s, &f->addr) < 0)
+		    next_varint(&s, &f->addr) < 0 ||
+		    get_u32(&s, &f->group, UINT32_MAX - 1, "function group") < 0)
 			goto fail;
 		if (f->name == DBFILE_NONE) {
 			cf_stream_error(&s, "function %llu has no name", (unsigned long long)i);
@@ -346,7 +377,7 @@ static int read_metrics(struct cf_reader *r, struct dbfile *db)
 	uint64_t n;
 	if (open_chunk(r, DBFILE_CHUNK_METRICS, &s) < 0)
 		return -1;
-	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, MFILE_MAX_METRICS, 1, "metrics") < 0)
+	if (next_varint(&s, &n) < 0 || check_count(&s, n, MFILE_MAX_METRICS, 1, "metrics") < 0)
 		goto fail;
 	db->metrics = xcalloc(n ? n : 1, sizeof(*db->metrics));
 	for (uint64_t i = 0; i < n; i++) {
@@ -434,7 +465,7 @@ static int read_threads(struct cf_reader *r, struct dbfile *db)
 	uint64_t n;
 	if (open_chunk(r, DBFILE_CHUNK_THREADS, &s) < 0)
 		return -1;
-	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "threads") < 0)
+	if (next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "threads") < 0)
 		goto fail;
 	db->threads = xcalloc(n ? n : 1, sizeof(*db->threads));
 	for (uint64_t i = 0; i < n; i++) {
@@ -463,55 +494,39 @@ fail:
 	return -1;
 }
 
-static int read_contexts(struct cf_reader *r, struct dbfile *db)
+static int read_groups(struct cf_reader *r, struct dbfile *db)
 {
 	struct cf_stream s;
 	uint64_t n;
-	if (open_chunk(r, DBFILE_CHUNK_CONTEXTS, &s) < 0)
+	if (open_chunk(r, DBFILE_CHUNK_GROUPS, &s) < 0)
 		return -1;
-	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 2, 7, "contexts") < 0)
+	if (next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 2, "groups") < 0)
 		goto fail;
-	if (n == 0) {
-		cf_stream_error(&s, "no contexts");
-		goto fail;
-	}
-	db->contexts = xcalloc(n, sizeof(*db->contexts));
+	db->groups = xcalloc(n ? n : 1, sizeof(*db->groups));
 	for (uint64_t i = 0; i < n; i++) {
-		struct dbfile_context *c = &db->contexts[i];
-		uint64_t dist;
-		uint8_t kind;
-		if (cf_get_varint(&s, &dist) < 0 || cf_get_u8(&s, &kind) < 0)
+		struct dbfile_group *g = &db->groups[i];
+		if (get_ref(&s, &g->module, db->nmodules, "group module") < 0 ||
+		    get_ref(&s, &g->file, db->nstrings, "group file") < 0)
 			goto fail;
-		if ((i == 0 && dist != 0) || (i > 0 && (dist == 0 || dist > i))) {
-			cf_stream_error(&s, "context %llu: bad parent distance %llu",
-					(unsigned long long)i, (unsigned long long)dist);
-			goto fail;
-		}
-		if ((i == 0) != (kind == DBFILE_ROOT) || kind >= DBFILE_KIND_COUNT) {
-			cf_stream_error(&s, "context %llu: bad kind %u", (unsigned long long)i, kind);
-			goto fail;
-		}
-		c->parent = i ? (uint32_t)(i - dist) : DBFILE_NONE;
-		c->kind = kind;
-		if (get_ref(&s, &c->function, db->nfunctions, "context function") < 0 ||
-		    get_ref(&s, &c->file, db->nstrings, "context file") < 0 ||
-		    get_u32(&s, &c->line, UINT32_MAX, "context line") < 0 ||
-		    get_ref(&s, &c->module, db->nmodules, "context module") < 0 ||
-		    cf_get_varint(&s, &c->addr) < 0)
-			goto fail;
-		db->ncontexts = (uint32_t)i + 1;
+		db->ngroups = (uint32_t)i + 1;
 	}
+	for (uint32_t f = 0; f < db->nfunctions; f++)
+		if (db->functions[f].group >= db->ngroups ||
+		    db->groups[db->functions[f].group].module != db->functions[f].module) {
+			cf_stream_error(&s, "function %u: bad group %u", f, db->functions[f].group);
+			goto fail;
+		}
 	return finish(&s);
 fail:
 	cf_stream_free(&s);
 	return -1;
 }
 
-static int get_metric(struct cf_stream *s, uint64_t j, uint64_t start, const uint16_t *metric,
-		      uint32_t nmetrics, uint16_t *out)
+static inline int get_metric(struct cf_stream *s, uint64_t j, uint64_t start,
+			     const uint16_t *metric, uint32_t nmetrics, uint16_t *out)
 {
 	uint64_t d;
-	if (cf_get_varint(s, &d) < 0)
+	if (next_varint(s, &d) < 0)
 		return -1;
 	uint64_t m = j == start ? d : (uint64_t)metric[j - 1] + 1 + d;
 	if (d >= nmetrics || m >= nmetrics)
@@ -520,114 +535,298 @@ static int get_metric(struct cf_stream *s, uint64_t j, uint64_t start, const uin
 	return 0;
 }
 
-/*
- * Large arrays (the summary of a database with millions of contexts): backed by huge pages
- * where the kernel allows, so that filling them costs few page faults.
- */
-static void *big_calloc(size_t n, size_t size)
+void dbfile_flat_release(struct dbfile_flat *f)
 {
-	void *p = xcalloc(n, size);
-	size_t bytes = n * size, huge = 2u << 20;
-	if (bytes >= 4 * huge) {
-		uintptr_t a = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1);
-		uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)(huge - 1);
-		if (e > a)
-			madvise((void *)a, e - a, MADV_HUGEPAGE);
-	}
-	return p;
+	free(f->start);
+	free(f->metric);
+	free(f->incl);
+	free(f->excl);
+	memset(f, 0, sizeof(*f));
 }
 
-/* SUMM: the sums of every (context, metric). */
-static int read_summary(struct cf_reader *r, struct dbfile *db)
+/* A flat profile of ROWS rows (FLAT, GFLT, MFLT). */
+static int read_flat(struct cf_reader *r, uint32_t id, uint32_t rows, uint32_t nmetrics,
+		     struct dbfile_flat *fl)
 {
 	struct cf_stream s;
 	uint64_t n;
-	if (open_chunk(r, DBFILE_CHUNK_SUMMARY, &s) < 0)
+	if (open_chunk(r, id, &s) < 0)
 		return -1;
-	if (cf_get_varint(&s, &n) < 0 ||
-	    check_count(&s, n, UINT32_MAX - 1, 17, "summary values") < 0)
+	if (next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 17, "flat values") < 0)
 		goto fail;
-	db->sum_start = big_calloc((size_t)db->ncontexts + 1, sizeof(*db->sum_start));
-	db->sum_metric = big_calloc(n ? n : 1, sizeof(*db->sum_metric));
-	db->sum_val = big_calloc(2 * (n ? n : 1), sizeof(*db->sum_val));
+	fl->nrows = rows;
+	fl->start = xcalloc((size_t)rows + 1, sizeof(*fl->start));
+	fl->metric = xcalloc(n ? n : 1, sizeof(*fl->metric));
+	fl->incl = xcalloc(n ? n : 1, sizeof(*fl->incl));
+	fl->excl = xcalloc(n ? n : 1, sizeof(*fl->excl));
 	uint64_t j = 0;
-	for (uint32_t i = 0; i < db->ncontexts; i++) {
+	for (uint32_t i = 0; i < rows; i++) {
 		uint64_t k;
-		db->sum_start[i] = (uint32_t)j;
-		if (cf_get_varint(&s, &k) < 0)
+		fl->start[i] = (uint32_t)j;
+		if (next_varint(&s, &k) < 0)
 			goto fail;
-		if (k > n - j || k > db->nmetrics) {
-			cf_stream_error(&s, "context %u: %llu values is too many", i,
+		if (k > n - j || k > nmetrics) {
+			cf_stream_error(&s, "row %u: %llu values is too many", i,
 					(unsigned long long)k);
 			goto fail;
 		}
-		for (uint64_t e = j + k; j < e; j++) {
-			if (get_metric(&s, j, db->sum_start[i], db->sum_metric, db->nmetrics,
-				       &db->sum_metric[j]) < 0)
+		for (uint64_t e = j + k; j < e; j++)
+			if (get_metric(&s, j, fl->start[i], fl->metric, nmetrics, &fl->metric[j]) <
+				    0 ||
+			    get_f64(&s, &fl->incl[j]) < 0 || get_f64(&s, &fl->excl[j]) < 0)
 				goto fail;
-			/* Fast path: both sums in the window. */
-			if (likely(s.end - s.p >= 16)) {
-				db->sum_val[2 * j] = le_bits_f64(le_get64(s.p));
-				db->sum_val[2 * j + 1] = le_bits_f64(le_get64(s.p + 8));
-				s.p += 16;
-			} else if (get_f64(&s, &db->sum_val[2 * j]) < 0 ||
-				   get_f64(&s, &db->sum_val[2 * j + 1]) < 0) {
-				goto fail;
-			}
-		}
 	}
 	if (j != n) {
 		cf_stream_error(&s, "%llu values announced, %llu found", (unsigned long long)n,
 				(unsigned long long)j);
 		goto fail;
 	}
-	db->sum_start[db->ncontexts] = (uint32_t)j;
-	db->nsum = n;
+	fl->start[rows] = (uint32_t)j;
+	fl->nvalues = n;
 	return finish(&s);
 fail:
 	cf_stream_free(&s);
 	return -1;
 }
 
-/* The STAT chunks: one per block of contexts, checked against the TOC only (read later). */
-static int check_stat_chunks(struct cf_reader *r, struct dbfile *db)
+/* ---- blocks and the cache ---- */
+
+struct ctx_slot {
+	uint32_t block; /* DBFILE_NONE: empty */
+	uint64_t used;
+	struct dbfile_context *c;
+};
+
+/* Rows of one block: the sums (THREAD = DBFILE_NONE) or a thread's values. */
+struct row_slot {
+	uint32_t thread, block; /* block DBFILE_NONE: empty */
+	uint64_t used;
+	uint32_t *start; /* contexts of the block + 1 */
+	uint16_t *metric;
+	double *val;
+	uint64_t cap;
+};
+
+struct dbfile_cache {
+	uint32_t block, nblocks, list_block, nlists;
+	uint32_t slot; /* contexts a decoded block holds at most: min(block, ncontexts) */
+	uint32_t *first_child; /* per block: its first context's, as checked at open */
+	uint64_t *nsum;	       /* per block: summary entries */
+	uint64_t clock;
+	struct ctx_slot ctx[DBFILE_CACHE_CONTEXTS];
+	struct row_slot rows[DBFILE_CACHE_ROWS];
+	uint32_t stat_cached; /* the STAT block in stat_incl, stat_excl */
+	struct dbfile_stat *stat_incl, *stat_excl;
+	uint64_t stat_cap;
+	uint32_t list_cached; /* the FLST block decoded in list_start, list_item */
+	uint32_t *list_start; /* 2 per function of the block + 1 */
+	uint32_t *list_item;
+	uint64_t list_cap;
+	void *dctx; /* ZSTD_DCtx for the pieces of threads.fdb */
+	uint8_t *piece, *raw;
+	size_t piece_cap, raw_cap;
+};
+
+static uint32_t block_end(const struct dbfile *db, uint32_t b)
 {
-	uint64_t want = ((uint64_t)db->ncontexts + db->stat_block - 1) / db->stat_block;
-	uint64_t have = 0;
-	for (uint32_t i = 0; i < r->nchunks; i++)
-		have += r->toc[i].id == DBFILE_CHUNK_STATS;
-	if (have != want)
-		return fth_error("%s: %llu STAT chunks where %u contexts in blocks of %u need %llu",
-				 r->path, (unsigned long long)have, db->ncontexts, db->stat_block,
-				 (unsigned long long)want);
-	return 0;
+	uint32_t first = b * db->block;
+	return db->ncontexts - first < db->block ? db->ncontexts : first + db->block;
+}
+
+static void cache_free(struct dbfile_cache *c)
+{
+	if (!c)
+		return;
+	free(c->first_child);
+	free(c->nsum);
+	for (int i = 0; i < DBFILE_CACHE_CONTEXTS; i++)
+		free(c->ctx[i].c);
+	for (int i = 0; i < DBFILE_CACHE_ROWS; i++) {
+		free(c->rows[i].start);
+		free(c->rows[i].metric);
+		free(c->rows[i].val);
+	}
+	free(c->stat_incl);
+	free(c->stat_excl);
+	free(c->list_start);
+	free(c->list_item);
+	ZSTD_freeDCtx(c->dctx);
+	free(c->piece);
+	free(c->raw);
+	free(c);
+}
+
+static const char *db_name(const struct dbfile *db)
+{
+	return db->summary_open ? db->summary_file.path : db->dir ? db->dir : "database";
+}
+
+/*
+ * Decode CTXT block B into OUT, checking what can be checked within the block (and its first
+ * context's first child against EXPECT_FC unless DBFILE_NONE).
+ */
+static int decode_context_block(struct dbfile *db, uint32_t b, struct dbfile_context *out,
+				uint32_t expect_fc)
+{
+	struct cf_reader *r = &db->summary_file;
+	const struct cf_entry *e = cf_find(r, DBFILE_CHUNK_CONTEXTS, b);
+	if (!e)
+		return fth_error("%s: no CTXT chunk %u", r->path, b);
+	struct cf_stream s;
+	if (cf_stream_open(r, e, &s) < 0)
+		return -1;
+	uint32_t first = b * db->block, end = block_end(db, b), n = db->ncontexts;
+	uint64_t fc;
+	if (next_varint(&s, &fc) < 0)
+		goto fail;
+	if (fc > n || fc <= first || (expect_fc != DBFILE_NONE && fc != expect_fc)) {
+		cf_stream_error(&s, "block %u: first child %llu inconsistent", b,
+				(unsigned long long)fc);
+		goto fail;
+	}
+	uint32_t prev_parent = 0;
+	for (uint32_t i = first; i < end; i++) {
+		struct dbfile_context *c = &out[i - first];
+		uint64_t dist, nch, outer;
+		uint8_t kind, flags;
+		if (next_varint(&s, &dist) < 0 || next_u8(&s, &kind) < 0 ||
+		    next_u8(&s, &flags) < 0 || next_varint(&s, &nch) < 0)
+			goto fail;
+		if ((i == 0 && dist != 0) || (i > 0 && (dist == 0 || dist > i)) ||
+		    (i > 0 && i - dist < prev_parent)) {
+			cf_stream_error(&s, "context %u: bad parent distance %llu", i,
+					(unsigned long long)dist);
+			goto fail;
+		}
+		if ((i == 0) != (kind == DBFILE_ROOT) || kind >= DBFILE_KIND_COUNT) {
+			cf_stream_error(&s, "context %u: bad kind %u", i, kind);
+			goto fail;
+		}
+		if (flags > 7 || (flags && kind != DBFILE_FUNCTION && kind != DBFILE_INLINE)) {
+			cf_stream_error(&s, "context %u: bad flags %u", i, flags);
+			goto fail;
+		}
+		if (nch > n - fc || fc <= i) {
+			cf_stream_error(&s, "context %u: %llu children from %llu out of range", i,
+					(unsigned long long)nch, (unsigned long long)fc);
+			goto fail;
+		}
+		c->parent = i ? (uint32_t)(i - dist) : DBFILE_NONE;
+		prev_parent = i ? c->parent : 0;
+		c->kind = kind;
+		c->flags = flags;
+		c->first_child = (uint32_t)fc;
+		c->nchildren = (uint32_t)nch;
+		fc += nch;
+		if (get_ref(&s, &c->function, db->nfunctions, "context function") < 0 ||
+		    get_ref(&s, &c->file, db->nstrings, "context file") < 0 ||
+		    get_u32(&s, &c->line, UINT32_MAX, "context line") < 0 ||
+		    get_ref(&s, &c->module, db->nmodules, "context module") < 0 ||
+		    next_varint(&s, &c->addr) < 0 || next_varint(&s, &outer) < 0)
+			goto fail;
+		if (outer > (uint64_t)i + 1 || (outer && c->function == DBFILE_NONE)) {
+			cf_stream_error(&s, "context %u: outer instance out of range", i);
+			goto fail;
+		}
+		c->outer = outer ? (uint32_t)(i - (outer - 1)) : DBFILE_NONE;
+		if (c->outer != DBFILE_NONE && c->outer >= first) {
+			const struct dbfile_context *o = &out[c->outer - first];
+			if ((o->kind != DBFILE_FUNCTION && o->kind != DBFILE_INLINE) ||
+			    o->function != c->function) {
+				cf_stream_error(
+					&s, "context %u: outer %u is no instance of its function",
+					i, c->outer);
+				goto fail;
+			}
+		}
+		if (i && c->parent >= first) {
+			const struct dbfile_context *p = &out[c->parent - first];
+			if (i < p->first_child || i - p->first_child >= p->nchildren) {
+				cf_stream_error(&s, "context %u: not among its parent's children",
+						i);
+				goto fail;
+			}
+		}
+	}
+	return cf_stream_finish(&s);
+fail:
+	cf_stream_free(&s);
+	return -1;
+}
+
+static void row_reserve(struct row_slot *r, uint32_t ctxs, uint64_t n)
+{
+	if (!r->start)
+		r->start = xcalloc((size_t)ctxs + 1, sizeof(uint32_t));
+	if (n > r->cap) {
+		r->cap = n;
+		r->metric = xreallocarray(r->metric, n, sizeof(uint16_t));
+		r->val = xreallocarray(r->val, 2 * n, sizeof(double));
+	}
+}
+
+/* Decode SUMM block B into R (EXPECT entries unless UINT64_MAX). */
+static int decode_summary_block(struct dbfile *db, uint32_t b, struct row_slot *r,
+				uint64_t expect)
+{
+	struct cf_reader *fr = &db->summary_file;
+	const struct cf_entry *e = cf_find(fr, DBFILE_CHUNK_SUMMARY, b);
+	if (!e)
+		return fth_error("%s: no SUMM chunk %u", fr->path, b);
+	struct cf_stream s;
+	if (cf_stream_open(fr, e, &s) < 0)
+		return -1;
+	uint32_t first = b * db->block, end = block_end(db, b);
+	uint64_t n;
+	if (next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 17, "summary values") < 0)
+		goto fail;
+	if (expect != UINT64_MAX && n != expect) {
+		cf_stream_error(&s, "block %u: %llu entries where %llu were counted", b,
+				(unsigned long long)n, (unsigned long long)expect);
+		goto fail;
+	}
+	row_reserve(r, db->cache->slot, n ? n : 1);
+	uint64_t j = 0;
+	for (uint32_t i = first; i < end; i++) {
+		uint64_t k;
+		r->start[i - first] = (uint32_t)j;
+		if (next_varint(&s, &k) < 0)
+			goto fail;
+		if (k > n - j || k > db->nmetrics) {
+			cf_stream_error(&s, "context %u: %llu values is too many", i,
+					(unsigned long long)k);
+			goto fail;
+		}
+		for (uint64_t x = j + k; j < x; j++)
+			if (get_metric(&s, j, r->start[i - first], r->metric, db->nmetrics,
+				       &r->metric[j]) < 0 ||
+			    get_f64(&s, &r->val[2 * j]) < 0 || get_f64(&s, &r->val[2 * j + 1]) < 0)
+				goto fail;
+	}
+	if (j != n) {
+		cf_stream_error(&s, "%llu values announced, %llu found", (unsigned long long)n,
+				(unsigned long long)j);
+		goto fail;
+	}
+	r->start[end - first] = (uint32_t)j;
+	return cf_stream_finish(&s);
+fail:
+	cf_stream_free(&s);
+	return -1;
 }
 
 static int get_stat(struct cf_stream *s, struct dbfile_stat *st, double sum, uint32_t nthreads)
 {
-	/* Fast path: the whole entry is in the window (count, then three doubles). */
-	if (likely(s->end - s->p >= LE_VARINT_MAX + 24) && *s->p < 0x80) {
-		st->count = *s->p++;
-		if (st->count && st->count <= nthreads) {
-			st->min = le_bits_f64(le_get64(s->p));
-			st->max = le_bits_f64(le_get64(s->p + 8));
-			st->stddev = le_bits_f64(le_get64(s->p + 16));
-			s->p += 24;
-		}
-	} else {
-		uint64_t count;
-		if (cf_get_varint(s, &count) < 0)
-			return -1;
-		if (count > nthreads)
-			return cf_stream_error(s, "thread count %llu out of range",
-					       (unsigned long long)count);
-		st->count = (uint32_t)count;
-		if (st->count && (get_f64(s, &st->min) < 0 || get_f64(s, &st->max) < 0 ||
-				  get_f64(s, &st->stddev) < 0))
-			return -1;
-	}
-	if (st->count > nthreads)
-		return cf_stream_error(s, "thread count %u out of range", st->count);
+	uint64_t count;
+	if (next_varint(s, &count) < 0)
+		return -1;
+	if (count > nthreads)
+		return cf_stream_error(s, "thread count %llu out of range",
+				       (unsigned long long)count);
+	st->count = (uint32_t)count;
+	if (st->count && (get_f64(s, &st->min) < 0 || get_f64(s, &st->max) < 0 ||
+			  get_f64(s, &st->stddev) < 0))
+		return -1;
 	if (!st->count) {
 		if (sum != 0)
 			return cf_stream_error(s, "no thread, but a sum of %g", sum);
@@ -637,28 +836,25 @@ static int get_stat(struct cf_stream *s, struct dbfile_stat *st, double sum, uin
 	return 0;
 }
 
-/* Decode STAT chunk BLOCK into INCL and EXCL (indexed from its first entry). */
-static int read_stat_block(struct dbfile *db, uint32_t block, struct dbfile_stat *incl,
-			   struct dbfile_stat *excl)
+/* Decode STAT block B, whose sums are in SUM, into INCL and EXCL. */
+static int decode_stat_block(struct dbfile *db, uint32_t b, const struct row_slot *sum,
+			     struct dbfile_stat *incl, struct dbfile_stat *excl)
 {
 	struct cf_reader *r = &db->summary_file;
-	const struct cf_entry *e = cf_find(r, DBFILE_CHUNK_STATS, block);
+	const struct cf_entry *e = cf_find(r, DBFILE_CHUNK_STATS, b);
 	if (!e)
-		return fth_error("%s: no STAT chunk %u", r->path, block);
-	uint32_t first = block * db->stat_block;
-	uint32_t end = db->ncontexts - first < db->stat_block ? db->ncontexts
-							      : first + db->stat_block;
-	uint64_t a = db->sum_start[first], b = db->sum_start[end];
+		return fth_error("%s: no STAT chunk %u", r->path, b);
 	struct cf_stream s;
 	if (cf_stream_open(r, e, &s) < 0)
 		return -1;
-	for (uint64_t j = a; j < b; j++) {
-		if (get_stat(&s, &incl[j - a], db->sum_val[2 * j], db->nthreads) < 0 ||
-		    get_stat(&s, &excl[j - a], db->sum_val[2 * j + 1], db->nthreads) < 0)
+	uint64_t n = sum->start[block_end(db, b) - b * db->block];
+	for (uint64_t j = 0; j < n; j++) {
+		if (get_stat(&s, &incl[j], sum->val[2 * j], db->nthreads) < 0 ||
+		    get_stat(&s, &excl[j], sum->val[2 * j + 1], db->nthreads) < 0)
 			goto fail;
-		if (!incl[j - a].count && !excl[j - a].count) {
-			cf_stream_error(&s, "summary entry %llu: no thread has it",
-					(unsigned long long)j);
+		if (!incl[j].count && !excl[j].count) {
+			cf_stream_error(&s, "summary entry %llu of block %u: no thread has it",
+					(unsigned long long)j, b);
 			goto fail;
 		}
 	}
@@ -668,120 +864,693 @@ fail:
 	return -1;
 }
 
-int dbfile_stats(struct dbfile *db, uint32_t ctx, uint16_t metric, struct dbfile_stat *incl,
-		 struct dbfile_stat *excl)
+/* A list of AT MOST n ascending contexts into ITEMS from *J. */
+static int get_list(struct cf_stream *s, struct dbfile_cache *c, uint64_t *j, uint32_t ncontexts,
+		    uint32_t f)
 {
-	memset(incl, 0, sizeof(*incl));
-	memset(excl, 0, sizeof(*excl));
-	int64_t j = dbfile_find_summary(db, ctx, metric);
-	if (j < 0)
-		return 0;
-	if (db->sum_incl) {
-		*incl = db->sum_incl[j];
-		*excl = db->sum_excl[j];
-		return 0;
-	}
-	if (!db->summary_open)
-		return fth_error("%s: the statistics are not available",
-				 db->dir ? db->dir : "database");
-	uint32_t block = ctx / db->stat_block;
-	if (db->stat_cached != block) {
-		uint32_t first = block * db->stat_block;
-		uint32_t end = db->ncontexts - first < db->stat_block ? db->ncontexts
-								      : first + db->stat_block;
-		uint64_t n = db->sum_start[end] - db->sum_start[first];
-		if (n > db->stat_cap) {
-			db->stat_cap = n;
-			db->stat_incl = xreallocarray(db->stat_incl, n, sizeof(*db->stat_incl));
-			db->stat_excl = xreallocarray(db->stat_excl, n, sizeof(*db->stat_excl));
-		}
-		db->stat_cached = DBFILE_NONE;
-		if (read_stat_block(db, block, db->stat_incl, db->stat_excl) < 0)
-			return -1;
-		db->stat_cached = block;
-	}
-	uint64_t at = (uint64_t)j - db->sum_start[block * db->stat_block];
-	*incl = db->stat_incl[at];
-	*excl = db->stat_excl[at];
-	return 0;
-}
-
-int dbfile_load_stats(struct dbfile *db)
-{
-	if (db->sum_incl)
-		return 0;
-	if (!db->summary_open)
-		return fth_error("%s: the statistics are not available",
-				 db->dir ? db->dir : "database");
-	struct dbfile_stat *incl = xcalloc(db->nsum ? db->nsum : 1, sizeof(*incl));
-	struct dbfile_stat *excl = xcalloc(db->nsum ? db->nsum : 1, sizeof(*excl));
-	for (uint32_t first = 0, block = 0; first < db->ncontexts;
-	     first += db->stat_block, block++) {
-		uint64_t a = db->sum_start[first];
-		if (read_stat_block(db, block, incl + a, excl + a) < 0) {
-			free(incl);
-			free(excl);
-			return -1;
-		}
-		if (db->ncontexts - first <= db->stat_block)
-			break;
-	}
-	db->sum_incl = incl;
-	db->sum_excl = excl;
-	return 0;
-}
-
-static int read_flat(struct cf_reader *r, struct dbfile *db)
-{
-	struct cf_stream s;
-	uint64_t n;
-	if (open_chunk(r, DBFILE_CHUNK_FLAT, &s) < 0)
+	uint64_t k;
+	if (next_varint(s, &k) < 0)
 		return -1;
-	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 17, "flat values") < 0)
-		goto fail;
-	db->flat_start = xcalloc((size_t)db->nfunctions + 1, sizeof(*db->flat_start));
-	db->flat_metric = xcalloc(n ? n : 1, sizeof(*db->flat_metric));
-	db->flat_incl = xcalloc(n ? n : 1, sizeof(*db->flat_incl));
-	db->flat_excl = xcalloc(n ? n : 1, sizeof(*db->flat_excl));
+	if (k > ncontexts || k > s->e->raw)
+		return cf_stream_error(s, "function %u: %llu contexts", f, (unsigned long long)k);
+	if (*j + k > c->list_cap) {
+		c->list_cap = (*j + k) * 2;
+		c->list_item = xreallocarray(c->list_item, c->list_cap, sizeof(uint32_t));
+	}
+	uint64_t prev = 0;
+	for (uint64_t i = 0; i < k; i++) {
+		uint64_t d;
+		if (next_varint(s, &d) < 0)
+			return -1;
+		uint64_t x = i ? prev + 1 + d : d;
+		if (d >= ncontexts || x >= ncontexts)
+			return cf_stream_error(s, "function %u: context out of range", f);
+		c->list_item[(*j)++] = (uint32_t)x;
+		prev = x;
+	}
+	return 0;
+}
+
+/* Decode FLST block B into the cache's list arrays. */
+static int decode_list_block(struct dbfile *db, uint32_t b)
+{
+	struct dbfile_cache *c = db->cache;
+	struct cf_reader *r = &db->summary_file;
+	const struct cf_entry *e = cf_find(r, DBFILE_CHUNK_FUNCTION_LISTS, b);
+	c->list_cached = DBFILE_NONE;
+	if (!e)
+		return fth_error("%s: no FLST chunk %u", r->path, b);
+	struct cf_stream s;
+	if (cf_stream_open(r, e, &s) < 0)
+		return -1;
+	uint32_t first = b * c->list_block;
+	uint32_t end =
+		db->nfunctions - first < c->list_block ? db->nfunctions : first + c->list_block;
+	if (!c->list_start)
+		c->list_start = xcalloc(2 * (size_t)FTH_MIN(c->list_block, db->nfunctions) + 1,
+					sizeof(uint32_t));
 	uint64_t j = 0;
-	for (uint32_t i = 0; i < db->nfunctions; i++) {
-		uint64_t k;
-		db->flat_start[i] = (uint32_t)j;
-		if (cf_get_varint(&s, &k) < 0)
+	for (uint32_t f = first; f < end; f++) {
+		c->list_start[2 * (f - first)] = (uint32_t)j;
+		if (get_list(&s, c, &j, db->ncontexts, f) < 0)
 			goto fail;
-		if (k > n - j || k > db->nmetrics) {
-			cf_stream_error(&s, "function %u: %llu values is too many", i,
-					(unsigned long long)k);
+		c->list_start[2 * (f - first) + 1] = (uint32_t)j;
+		if (get_list(&s, c, &j, db->ncontexts, f) < 0)
 			goto fail;
-		}
-		for (uint64_t e = j + k; j < e; j++)
-			if (get_metric(&s, j, db->flat_start[i], db->flat_metric, db->nmetrics,
-				       &db->flat_metric[j]) < 0 ||
-			    get_f64(&s, &db->flat_incl[j]) < 0 || get_f64(&s, &db->flat_excl[j]) < 0)
-				goto fail;
 	}
-	if (j != n) {
-		cf_stream_error(&s, "%llu values announced, %llu found", (unsigned long long)n,
-				(unsigned long long)j);
-		goto fail;
-	}
-	db->flat_start[db->nfunctions] = (uint32_t)j;
-	db->nflat = n;
-	return finish(&s);
+	c->list_start[2 * (end - first)] = (uint32_t)j;
+	if (cf_stream_finish(&s) < 0)
+		return -1;
+	c->list_cached = b;
+	return 0;
 fail:
 	cf_stream_free(&s);
 	return -1;
 }
 
+/*
+ * Check every block once, streaming: the tree's breadth-first order and children ranges
+ * across blocks (NCHILDREN, temporary, holds every context's count of children), the summary
+ * entries and statistics, the function lists.
+ */
+static int check_blocks(struct dbfile *db)
+{
+	struct dbfile_cache *c = db->cache;
+	struct cf_reader *r = &db->summary_file;
+	const uint32_t ids[4] = { DBFILE_CHUNK_CONTEXTS, DBFILE_CHUNK_SUMMARY, DBFILE_CHUNK_STATS,
+				  DBFILE_CHUNK_FUNCTION_LISTS };
+	for (int k = 0; k < 4; k++) {
+		uint64_t want = k == 3 ? c->nlists : c->nblocks, have = 0;
+		for (uint32_t i = 0; i < r->nchunks; i++)
+			have += r->toc[i].id == ids[k];
+		char name[5];
+		if (have != want)
+			return fth_error("%s: %llu %s chunks where %llu are needed", r->path,
+					 (unsigned long long)have, cf_id_name(ids[k], name),
+					 (unsigned long long)want);
+	}
+	uint32_t n = db->ncontexts;
+	uint32_t *nch = xmalloc((size_t)n * sizeof(uint32_t));
+	struct dbfile_context *blk = xcalloc(c->slot, sizeof(*blk));
+	struct row_slot rs = { 0 };
+	struct dbfile_stat *si = xcalloc(1, sizeof(*si)), *se = xcalloc(1, sizeof(*se));
+	uint64_t scap = 1, nsum = 0;
+	uint32_t fc = 1, owner = 0, left = 0;
+	int rc = -1;
+	for (uint32_t b = 0; b < c->nblocks; b++) {
+		uint32_t first = b * db->block, end = block_end(db, b);
+		if (decode_context_block(db, b, blk, fc) < 0)
+			goto out;
+		for (uint32_t i = first; i < end; i++) {
+			const struct dbfile_context *x = &blk[i - first];
+			nch[i] = x->nchildren;
+			fc = x->first_child + x->nchildren;
+			if (i == 0) {
+				left = x->nchildren;
+				continue;
+			}
+			while (left == 0 && owner < i)
+				left = nch[++owner];
+			if (left == 0 || x->parent != owner) {
+				fth_error("%s: context %u: parent %u, but it is in the children of "
+					  "%u",
+					  r->path, i, x->parent, owner);
+				goto out;
+			}
+			left--;
+		}
+		c->first_child[b] = blk[0].first_child;
+		if (decode_summary_block(db, b, &rs, UINT64_MAX) < 0)
+			goto out;
+		uint64_t k = rs.start[end - first];
+		c->nsum[b] = k;
+		nsum += k;
+		if (k > scap) {
+			scap = k;
+			si = xreallocarray(si, k, sizeof(*si));
+			se = xreallocarray(se, k, sizeof(*se));
+		}
+		if (decode_stat_block(db, b, &rs, si, se) < 0)
+			goto out;
+	}
+	if (fc != n) {
+		fth_error("%s: the children ranges end at %u, not at %u contexts", r->path, fc, n);
+		goto out;
+	}
+	if (nsum != db->nsum) {
+		fth_error("%s: %llu summary entries where %llu were announced", r->path,
+			  (unsigned long long)nsum, (unsigned long long)db->nsum);
+		goto out;
+	}
+	for (uint32_t b = 0; b < c->nlists; b++)
+		if (decode_list_block(db, b) < 0)
+			goto out;
+	rc = 0;
+out:
+	free(nch);
+	free(blk);
+	free(rs.start);
+	free(rs.metric);
+	free(rs.val);
+	free(si);
+	free(se);
+	return rc;
+}
+
+static int init_cache(struct dbfile *db, uint32_t list_block)
+{
+	struct dbfile_cache *c = xcalloc(1, sizeof(*c));
+	db->cache = c;
+	c->block = db->block;
+	c->nblocks = (uint32_t)(((uint64_t)db->ncontexts + db->block - 1) / db->block);
+	c->list_block = list_block;
+	c->nlists = (uint32_t)(((uint64_t)db->nfunctions + list_block - 1) / list_block);
+	if (c->nblocks > DBFILE_MAX_BLOCKS)
+		return fth_error("%s: %u blocks of %u contexts are too many", db_name(db),
+				 c->nblocks, db->block);
+	if (c->nlists > DBFILE_MAX_LIST_CHUNKS)
+		return fth_error("%s: %u blocks of %u functions are too many", db_name(db),
+				 c->nlists, list_block);
+	c->slot = FTH_MIN(db->block, db->ncontexts);
+	/* Every context takes 10 bytes at least: the counts must fit in the blocks. */
+	uint64_t raw = 0;
+	for (uint32_t i = 0; i < db->summary_file.nchunks; i++)
+		if (db->summary_file.toc[i].id == DBFILE_CHUNK_CONTEXTS)
+			raw += db->summary_file.toc[i].raw;
+	if (raw / 10 < db->ncontexts)
+		return fth_error("%s: %u contexts cannot fit in %llu bytes", db_name(db),
+				 db->ncontexts, (unsigned long long)raw);
+	c->first_child = xcalloc((size_t)c->nblocks + 1, sizeof(uint32_t));
+	c->nsum = xcalloc((size_t)c->nblocks + 1, sizeof(uint64_t));
+	for (int i = 0; i < DBFILE_CACHE_CONTEXTS; i++)
+		c->ctx[i].block = DBFILE_NONE;
+	for (int i = 0; i < DBFILE_CACHE_ROWS; i++)
+		c->rows[i].block = DBFILE_NONE;
+	c->stat_cached = DBFILE_NONE;
+	c->list_cached = DBFILE_NONE;
+	return 0;
+}
+
+int dbfile_context(struct dbfile *db, uint32_t ctx, struct dbfile_context *out)
+{
+	struct dbfile_cache *c = db->cache;
+	if (!c || ctx >= db->ncontexts)
+		return fth_error("%s: no context %u", db_name(db), ctx);
+	uint32_t b = ctx / db->block;
+	struct ctx_slot *slot = NULL, *victim = &c->ctx[0];
+	for (int i = 0; i < DBFILE_CACHE_CONTEXTS; i++) {
+		struct ctx_slot *s = &c->ctx[i];
+		if (s->block == b) {
+			slot = s;
+			break;
+		}
+		if (s->block == DBFILE_NONE ||
+		    (victim->block != DBFILE_NONE && s->used < victim->used))
+			victim = s;
+	}
+	if (!slot) {
+		slot = victim;
+		slot->block = DBFILE_NONE;
+		if (!slot->c)
+			slot->c = xcalloc(c->slot, sizeof(*slot->c));
+		if (decode_context_block(db, b, slot->c, c->first_child[b]) < 0)
+			return -1;
+		slot->block = b;
+	}
+	slot->used = ++c->clock;
+	*out = slot->c[ctx - b * db->block];
+	return 0;
+}
+
+/* The row slot of (THREAD, B), decoding it when not cached. */
+static int decode_thread_block(struct dbfile *db, uint32_t t, uint32_t b, struct row_slot *r);
+
+static struct row_slot *row_block(struct dbfile *db, uint32_t thread, uint32_t b)
+{
+	struct dbfile_cache *c = db->cache;
+	struct row_slot *victim = &c->rows[0];
+	for (int i = 0; i < DBFILE_CACHE_ROWS; i++) {
+		struct row_slot *s = &c->rows[i];
+		if (s->block == b && s->thread == thread) {
+			s->used = ++c->clock;
+			return s;
+		}
+		if (s->block == DBFILE_NONE ||
+		    (victim->block != DBFILE_NONE && s->used < victim->used))
+			victim = s;
+	}
+	victim->block = DBFILE_NONE;
+	int rc = thread == DBFILE_NONE ? decode_summary_block(db, b, victim, c->nsum[b])
+				       : decode_thread_block(db, thread, b, victim);
+	if (rc < 0)
+		return NULL;
+	victim->block = b;
+	victim->thread = thread;
+	victim->used = ++c->clock;
+	if (thread == DBFILE_NONE && c->stat_cached == b)
+		c->stat_cached = DBFILE_NONE; /* its sums were decoded again: decode it again too */
+	return victim;
+}
+
+static int row_of(struct dbfile *db, uint32_t thread, uint32_t ctx, struct dbfile_row *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!db->cache || ctx >= db->ncontexts)
+		return fth_error("%s: no context %u", db_name(db), ctx);
+	uint32_t b = ctx / db->block, at = ctx - b * db->block;
+	struct row_slot *r = row_block(db, thread, b);
+	if (!r)
+		return -1;
+	out->n = r->start[at + 1] - r->start[at];
+	out->metric = r->metric + r->start[at];
+	out->val = r->val + 2 * (size_t)r->start[at];
+	return 0;
+}
+
+int dbfile_summary_row(struct dbfile *db, uint32_t ctx, struct dbfile_row *out)
+{
+	return row_of(db, DBFILE_NONE, ctx, out);
+}
+
+int dbfile_stats(struct dbfile *db, uint32_t ctx, uint16_t metric, struct dbfile_stat *incl,
+		 struct dbfile_stat *excl)
+{
+	memset(incl, 0, sizeof(*incl));
+	memset(excl, 0, sizeof(*excl));
+	if (!db->cache || ctx >= db->ncontexts)
+		return fth_error("%s: no context %u", db_name(db), ctx);
+	struct dbfile_cache *c = db->cache;
+	uint32_t b = ctx / db->block, at = ctx - b * db->block;
+	struct row_slot *r = row_block(db, DBFILE_NONE, b);
+	if (!r)
+		return -1;
+	uint32_t j = r->start[at];
+	while (j < r->start[at + 1] && r->metric[j] != metric)
+		j++;
+	if (j == r->start[at + 1])
+		return 0;
+	if (c->stat_cached != b) {
+		uint64_t n = c->nsum[b];
+		if (n > c->stat_cap) {
+			c->stat_cap = n;
+			c->stat_incl = xreallocarray(c->stat_incl, n, sizeof(*c->stat_incl));
+			c->stat_excl = xreallocarray(c->stat_excl, n, sizeof(*c->stat_excl));
+		}
+		c->stat_cached = DBFILE_NONE;
+		if (decode_stat_block(db, b, r, c->stat_incl, c->stat_excl) < 0)
+			return -1;
+		c->stat_cached = b;
+	}
+	*incl = c->stat_incl[j];
+	*excl = c->stat_excl[j];
+	return 0;
+}
+
+static int function_list(struct dbfile *db, uint32_t f, int which, uint32_t **list, uint32_t *n)
+{
+	*list = NULL;
+	*n = 0;
+	if (!db->cache || f >= db->nfunctions)
+		return fth_error("%s: no function %u", db_name(db), f);
+	struct dbfile_cache *c = db->cache;
+	uint32_t b = f / c->list_block;
+	if (c->list_cached != b && decode_list_block(db, b) < 0)
+		return -1;
+	uint32_t k = 2 * (f - b * c->list_block) + (uint32_t)which;
+	uint32_t a = c->list_start[k], e = c->list_start[k + 1];
+	*list = xmalloc(((size_t)(e - a) + 1) * sizeof(uint32_t));
+	memcpy(*list, c->list_item + a, (size_t)(e - a) * sizeof(uint32_t));
+	*n = e - a;
+	return 0;
+}
+
+int dbfile_function_contexts(struct dbfile *db, uint32_t f, uint32_t **list, uint32_t *n)
+{
+	return function_list(db, f, 0, list, n);
+}
+
+int dbfile_inlined_contexts(struct dbfile *db, uint32_t f, uint32_t **list, uint32_t *n)
+{
+	return function_list(db, f, 1, list, n);
+}
+
+/* ---- threads.fdb ---- */
+
+enum { TINF_NTHREADS = 1, TINF_GROUP = 2, TINF_BLOCK = 3, TINF_NCONTEXTS = 4 };
+
+static int open_threads_file(struct dbfile *db)
+{
+	if (db->threads_open)
+		return 0;
+	if (db->flags & DBFILE_FLAG_NO_THREADS)
+		return fth_error("%s: per-thread values were not kept (prof --metric-db=summary)",
+				 db->dir ? db->dir : "database");
+	size_t n = strlen(db->dir ? db->dir : ".") + sizeof(DBFILE_THREADS) + 2;
+	char *path = xmalloc(n);
+	snprintf(path, n, "%s/%s", db->dir ? db->dir : ".", DBFILE_THREADS);
+	struct cf_reader *r = &db->threads_file;
+	int rc = cf_open(r, path, DBFILE_MAGIC, "database file", DBFILE_MAJOR);
+	free(path);
+	if (rc < 0)
+		return -1;
+	struct cf_stream s;
+	uint64_t want[5] = { 0, db->nthreads, db->thread_group, db->block, db->ncontexts };
+	bool seen[5] = { false };
+	if (r->major != DBFILE_MAJOR) {
+		fth_error("%s: database format version %u.%u, not %u", r->path, r->major, r->minor,
+			  DBFILE_MAJOR);
+		goto fail_close;
+	}
+	if (open_chunk(r, DBFILE_CHUNK_THREAD_INFO, &s) < 0)
+		goto fail_close;
+	for (;;) {
+		unsigned f, wire;
+		uint64_t v;
+		if (cf_get_tag(&s, &f, &wire) < 0)
+			goto fail;
+		if (f == 0)
+			break;
+		if (f > TINF_NCONTEXTS) {
+			if (cf_skip_field(&s, wire) < 0)
+				goto fail;
+			continue;
+		}
+		if (get_varint(&s, wire, &v) < 0)
+			goto fail;
+		if (v != want[f]) {
+			cf_stream_error(&s, "field %u: %llu where the summary has %llu", f,
+					(unsigned long long)v, (unsigned long long)want[f]);
+			goto fail;
+		}
+		seen[f] = true;
+	}
+	if (!seen[1] || !seen[2] || !seen[3] || !seen[4]) {
+		cf_stream_error(&s, "a field is missing");
+		goto fail;
+	}
+	if (cf_stream_finish(&s) < 0)
+		goto fail_close;
+	uint64_t chunks = 0,
+		 need = ((uint64_t)db->nthreads + db->thread_group - 1) / db->thread_group;
+	for (uint32_t i = 0; i < r->nchunks; i++)
+		if (r->toc[i].id == DBFILE_CHUNK_THREAD_VALUES) {
+			chunks++;
+			if (r->toc[i].flags != 0) {
+				fth_error("%s: TVAL chunks must be stored", r->path);
+				goto fail_close;
+			}
+		}
+	if (chunks != need) {
+		fth_error("%s: %llu TVAL chunks where %llu are needed", r->path,
+			  (unsigned long long)chunks, (unsigned long long)need);
+		goto fail_close;
+	}
+	db->threads_open = true;
+	return 0;
+fail:
+	cf_stream_free(&s);
+fail_close:
+	cf_close(r);
+	return -1;
+}
+
+static int read_at(struct cf_reader *r, uint64_t off, void *p, size_t n)
+{
+	size_t done = 0;
+	while (done < n) {
+		ssize_t k = pread(r->fd, (uint8_t *)p + done, n - done, (off_t)(off + done));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? fth_error_errno(errno, "%s: cannot read", r->path)
+				     : fth_error("%s: truncated", r->path);
+		done += (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * Piece P of thread T (0 .. nblocks - 1: values of a block; nblocks: the flat profiles): its
+ * raw bytes in the cache's buffer, *LEN of them (0: no piece).
+ */
+static int thread_piece(struct dbfile *db, uint32_t t, uint32_t p, const uint8_t **raw,
+			size_t *len)
+{
+	*raw = NULL;
+	*len = 0;
+	if (t >= db->nthreads)
+		return fth_error("%s: no thread %u", db->dir ? db->dir : "database", t);
+	if (open_threads_file(db) < 0)
+		return -1;
+	struct dbfile_cache *c = db->cache;
+	struct cf_reader *r = &db->threads_file;
+	uint32_t chunk = t / db->thread_group, g0 = chunk * db->thread_group;
+	const struct cf_entry *e = cf_find(r, DBFILE_CHUNK_THREAD_VALUES, chunk);
+	if (!e)
+		return fth_error("%s: no values for thread %u", r->path, t);
+	uint32_t k = db->nthreads - g0 < db->thread_group ? db->nthreads - g0 : db->thread_group;
+	uint64_t per = (uint64_t)c->nblocks + 1, idx = (uint64_t)(t - g0) * per + p;
+	uint64_t table = ((uint64_t)k * per + 1) * 8;
+	uint8_t two[16];
+	if (table > e->stored)
+		return fth_error("%s: chunk TVAL %u: offset table past its end", r->path, chunk);
+	if (read_at(r, e->offset + idx * 8, two, 16) < 0)
+		return -1;
+	uint64_t a = le_get64(two), b = le_get64(two + 8);
+	if (a < table || b < a || b > e->stored || (b > a && b - a < 9))
+		return fth_error("%s: thread %u: piece %u at %llu..%llu out of range", r->path, t,
+				 p, (unsigned long long)a, (unsigned long long)b);
+	if (a == b)
+		return 0;
+	size_t stored = (size_t)(b - a);
+	if (stored > c->piece_cap) {
+		c->piece_cap = stored;
+		free(c->piece);
+		c->piece = xmalloc(stored);
+	}
+	if (read_at(r, e->offset + a, c->piece, stored) < 0)
+		return -1;
+	uint8_t enc = c->piece[0];
+	uint32_t rawlen = le_get32(c->piece + 1), crc = le_get32(c->piece + 5);
+	const uint8_t *data = c->piece + 9;
+	size_t dlen = stored - 9;
+	if (enc > 1 || (enc == 0 && dlen != rawlen) || rawlen > (1u << 30))
+		return fth_error("%s: thread %u: piece %u: bad header", r->path, t, p);
+	if (enc == 1) {
+		unsigned long long fs = ZSTD_getFrameContentSize(data, dlen);
+		if (fs != rawlen)
+			return fth_error("%s: thread %u: piece %u: bad zstd frame", r->path, t, p);
+	}
+	if (rawlen + 1 > c->raw_cap) {
+		c->raw_cap = rawlen + 1;
+		free(c->raw);
+		c->raw = xmalloc(c->raw_cap);
+	}
+	if (enc == 1) {
+		if (!c->dctx && !(c->dctx = ZSTD_createDCtx()))
+			return fth_error("cannot create a zstd decompressor");
+		size_t got = ZSTD_decompressDCtx(c->dctx, c->raw, rawlen, data, dlen);
+		if (ZSTD_isError(got) || got != rawlen)
+			return fth_error("%s: thread %u: piece %u: %s", r->path, t, p,
+					 ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short");
+	} else {
+		memcpy(c->raw, data, rawlen);
+	}
+	if (CF_VERIFY_CHECKSUMS && crc32c(0, c->raw, rawlen) != crc)
+		return fth_error("%s: thread %u: piece %u: checksum mismatch", r->path, t, p);
+	*raw = c->raw;
+	*len = rawlen;
+	return 0;
+}
+
+/* Decoding of a piece's raw bytes. */
+struct mem {
+	const uint8_t *p, *end;
+	struct dbfile *db;
+	uint32_t thread, piece;
+};
+
+static int mem_error(struct mem *m, const char *what)
+{
+	return fth_error("%s: thread %u: piece %u: %s", m->db->threads_file.path, m->thread,
+			 m->piece, what);
+}
+
+static int mem_varint(struct mem *m, uint64_t *v)
+{
+	if (le_get_varint(&m->p, m->end, v) < 0)
+		return mem_error(m, "malformed number");
+	return 0;
+}
+
+static int mem_number(struct mem *m, double *d)
+{
+	uint64_t u;
+	if (mem_varint(m, &u) < 0)
+		return -1;
+	if (!(u & 1)) {
+		if ((u >> 1) >= (1ULL << 53))
+			return mem_error(m, "integer value too large");
+		*d = (double)(u >> 1);
+		return 0;
+	}
+	if (u != 1 || m->end - m->p < 8)
+		return mem_error(m, "bad value");
+	*d = le_bits_f64(le_get64(m->p));
+	m->p += 8;
+	return 0;
+}
+
+static int mem_metric(struct mem *m, const uint16_t *metric, uint64_t j, uint64_t start,
+		      uint32_t nmetrics, uint16_t *out)
+{
+	uint64_t d;
+	if (mem_varint(m, &d) < 0)
+		return -1;
+	uint64_t x = j == start ? d : (uint64_t)metric[j - 1] + 1 + d;
+	if (d >= nmetrics || x >= nmetrics)
+		return mem_error(m, "metric index out of range");
+	*out = (uint16_t)x;
+	return 0;
+}
+
+static int decode_thread_block(struct dbfile *db, uint32_t t, uint32_t b, struct row_slot *r)
+{
+	const uint8_t *raw;
+	size_t len;
+	if (thread_piece(db, t, b, &raw, &len) < 0)
+		return -1;
+	uint32_t first = b * db->block, end = block_end(db, b), nc = end - first;
+	struct mem m = { raw, raw + len, db, t, b };
+	uint64_t n = 0;
+	if (len && (mem_varint(&m, &n) < 0 || n > len / 3 || n == 0))
+		return len ? mem_error(&m, "bad count of values") : -1;
+	row_reserve(r, db->cache->slot, n ? n : 1);
+	uint64_t j = 0;
+	uint32_t next = 0; /* the block's contexts below NEXT have their rows */
+	while (j < n) {
+		uint64_t d, k;
+		if (mem_varint(&m, &d) < 0 || mem_varint(&m, &k) < 0)
+			return -1;
+		uint64_t at = (next == 0 && j == 0) ? d : (uint64_t)next + d;
+		if (d >= nc || at >= nc || k == 0 || k > db->nmetrics || k > n - j)
+			return mem_error(&m, "context or count out of range");
+		for (; next <= at; next++)
+			r->start[next] = (uint32_t)j;
+		uint64_t s = j;
+		for (uint64_t e = j + k; j < e; j++)
+			if (mem_metric(&m, r->metric, j, s, db->nmetrics, &r->metric[j]) < 0 ||
+			    mem_number(&m, &r->val[2 * j]) < 0 ||
+			    mem_number(&m, &r->val[2 * j + 1]) < 0)
+				return -1;
+	}
+	if (m.p != m.end)
+		return mem_error(&m, "bytes after the values");
+	for (; next <= nc; next++)
+		r->start[next] = (uint32_t)j;
+	return 0;
+}
+
+int dbfile_thread_row(struct dbfile *db, uint32_t t, uint32_t ctx, struct dbfile_row *out)
+{
+	if (t >= db->nthreads) {
+		memset(out, 0, sizeof(*out));
+		return fth_error("%s: no thread %u", db->dir ? db->dir : "database", t);
+	}
+	return row_of(db, t, ctx, out);
+}
+
+int dbfile_read_thread(struct dbfile *db, uint32_t thread, struct dbfile_values *out)
+{
+	dbfile_values_reset(out);
+	if (!db->cache)
+		return fth_error("%s: not open", db_name(db));
+	struct row_slot r = { 0 };
+	int rc = 0;
+	for (uint32_t b = 0; b < db->cache->nblocks && rc == 0; b++) {
+		rc = decode_thread_block(db, thread, b, &r);
+		uint32_t first = b * db->block, nc = block_end(db, b) - first;
+		for (uint32_t i = 0; i < nc && rc == 0; i++)
+			for (uint32_t j = r.start[i]; j < r.start[i + 1]; j++)
+				dbfile_values_push(out, first + i, r.metric[j], r.val[2 * j],
+						   r.val[2 * j + 1]);
+	}
+	free(r.start);
+	free(r.metric);
+	free(r.val);
+	return rc;
+}
+
+static int mem_flat(struct mem *m, uint32_t rows, uint32_t nmetrics, struct dbfile_flat *fl)
+{
+	uint64_t n;
+	memset(fl, 0, sizeof(*fl));
+	if (mem_varint(m, &n) < 0)
+		return -1;
+	if (n > (uint64_t)(m->end - m->p) / 3)
+		return mem_error(m, "bad count of flat values");
+	fl->nrows = rows;
+	fl->start = xcalloc((size_t)rows + 1, sizeof(uint32_t));
+	fl->metric = xcalloc(n ? n : 1, sizeof(uint16_t));
+	fl->incl = xcalloc(n ? n : 1, sizeof(double));
+	fl->excl = xcalloc(n ? n : 1, sizeof(double));
+	uint64_t j = 0;
+	for (uint32_t i = 0; i < rows; i++) {
+		uint64_t k;
+		fl->start[i] = (uint32_t)j;
+		if (mem_varint(m, &k) < 0)
+			return -1;
+		if (k > n - j || k > nmetrics)
+			return mem_error(m, "too many flat values in a row");
+		for (uint64_t e = j + k; j < e; j++)
+			if (mem_metric(m, fl->metric, j, fl->start[i], nmetrics, &fl->metric[j]) <
+				    0 ||
+			    mem_number(m, &fl->incl[j]) < 0 || mem_number(m, &fl->excl[j]) < 0)
+				return -1;
+	}
+	if (j != n)
+		return mem_error(m, "flat values announced and found differ");
+	fl->start[rows] = (uint32_t)j;
+	fl->nvalues = n;
+	return 0;
+}
+
+int dbfile_thread_flats(struct dbfile *db, uint32_t t, struct dbfile_flat *fn,
+			struct dbfile_flat *grp, struct dbfile_flat *mod)
+{
+	memset(fn, 0, sizeof(*fn));
+	memset(grp, 0, sizeof(*grp));
+	memset(mod, 0, sizeof(*mod));
+	if (!db->cache)
+		return fth_error("%s: not open", db_name(db));
+	const uint8_t *raw;
+	size_t len;
+	if (thread_piece(db, t, db->cache->nblocks, &raw, &len) < 0)
+		return -1;
+	struct mem m = { raw, raw + len, db, t, db->cache->nblocks };
+	if (!len)
+		return mem_error(&m, "no flat profiles");
+	if (mem_flat(&m, db->nfunctions, db->nmetrics, fn) < 0 ||
+	    mem_flat(&m, db->ngroups, db->nmetrics, grp) < 0 ||
+	    mem_flat(&m, db->nmodules + 1, db->nmetrics, mod) < 0 ||
+	    (m.p != m.end && mem_error(&m, "bytes after the flat profiles") < 0)) {
+		dbfile_flat_release(fn);
+		dbfile_flat_release(grp);
+		dbfile_flat_release(mod);
+		return -1;
+	}
+	return 0;
+}
+
 int dbfile_read_summary_file(const char *path, struct dbfile *db)
 {
 	memset(db, 0, sizeof(*db));
-	db->stat_cached = DBFILE_NONE;
 	struct cf_reader r;
 	if (cf_open(&r, path, DBFILE_MAGIC, "database file", DBFILE_MAJOR) < 0)
 		return -1;
 	db->major = r.major;
 	db->minor = r.minor;
+	uint32_t list_block = 0;
 	int rc = -1;
 	if (cf_find(&r, DBFILE_CHUNK_THREAD_VALUES, 0) && !cf_find(&r, DBFILE_CHUNK_INFO, 0)) {
 		fth_error("%s: this is the per-thread file of a database; open its directory or "
@@ -795,24 +1564,29 @@ int dbfile_read_summary_file(const char *path, struct dbfile *db)
 			  path, r.major, r.minor, DBFILE_MAJOR);
 		goto out;
 	}
-	if (read_info(&r, db) < 0 || read_strings(&r, db) < 0 || read_modules(&r, db) < 0 ||
-	    read_functions(&r, db) < 0 || read_metrics(&r, db) < 0 || read_threads(&r, db) < 0 ||
-	    read_contexts(&r, db) < 0 || read_summary(&r, db) < 0 || read_flat(&r, db) < 0 ||
-	    check_stat_chunks(&r, db) < 0)
+	if (read_info(&r, db, &list_block) < 0 || read_strings(&r, db) < 0 ||
+	    read_modules(&r, db) < 0 || read_functions(&r, db) < 0 || read_groups(&r, db) < 0 ||
+	    read_metrics(&r, db) < 0 || read_threads(&r, db) < 0 ||
+	    read_flat(&r, DBFILE_CHUNK_FLAT, db->nfunctions, db->nmetrics, &db->flat) < 0 ||
+	    read_flat(&r, DBFILE_CHUNK_GROUP_FLAT, db->ngroups, db->nmetrics, &db->group_flat) <
+		    0 ||
+	    read_flat(&r, DBFILE_CHUNK_MODULE_FLAT, db->nmodules + 1, db->nmetrics,
+		      &db->module_flat) < 0)
+		goto out;
+	db->summary_file = r;
+	db->summary_open = true;
+	if (init_cache(db, list_block) < 0 || check_blocks(db) < 0)
 		goto out;
 	rc = 0;
 out:
 	if (rc < 0) {
-		cf_close(&r);
+		if (!db->summary_open)
+			cf_close(&r);
 		char *msg = xstrdup(fth_errmsg());
 		dbfile_close(db);
 		fth_error("%s", msg);
 		free(msg);
-		return rc;
 	}
-	/* Kept open: the STAT chunks are read when they are wanted. */
-	db->summary_file = r;
-	db->summary_open = true;
 	return rc;
 }
 
@@ -845,171 +1619,6 @@ int dbfile_open(const char *dir, struct dbfile *db)
 	return 0;
 }
 
-static int open_threads_file(struct dbfile *db)
-{
-	if (db->threads_open)
-		return 0;
-	size_t n = strlen(db->dir ? db->dir : ".") + sizeof(DBFILE_THREADS) + 2;
-	char *path = xmalloc(n);
-	snprintf(path, n, "%s/%s", db->dir ? db->dir : ".", DBFILE_THREADS);
-	int rc = cf_open(&db->threads_file, path, DBFILE_MAGIC, "database file", DBFILE_MAJOR);
-	free(path);
-	if (rc < 0)
-		return -1;
-	db->threads_open = true;
-	return 0;
-}
-
-/*
- * A number of threads.fdb from the window (at least 19 bytes there), as get_number; returned,
- * not stored, so that it stays in a register; *BAD set (with the message) on an error.
- */
-static inline double number_fast(struct cf_stream *s, int *bad)
-{
-	uint64_t u;
-	if (le_get_varint(&s->p, s->end, &u) < 0) {
-		*bad = cf_stream_error(s, "malformed number");
-		return 0;
-	}
-	if (likely(!(u & 1))) {
-		if ((u >> 1) >= (1ULL << 53))
-			*bad = cf_stream_error(s, "integer value %llu is too large",
-					       (unsigned long long)(u >> 1));
-		return (double)(u >> 1);
-	}
-	if (u != 1) {
-		*bad = cf_stream_error(s, "bad value tag %llu", (unsigned long long)u);
-		return 0;
-	}
-	double d = le_bits_f64(le_get64(s->p));
-	s->p += 8;
-	return d;
-}
-
-/* One value of a thread: (context delta, metric, inclusive, exclusive). */
-static inline int thread_value(struct cf_stream *s, uint64_t *delta, uint64_t *metric,
-			       double *incl, double *excl)
-{
-	/* Four varints and two doubles at most: decode straight from the window. */
-	if (likely(s->end - s->p >= 4 * LE_VARINT_MAX + 16)) {
-		if (le_get_varint(&s->p, s->end, delta) < 0 ||
-		    le_get_varint(&s->p, s->end, metric) < 0)
-			return cf_stream_error(s, "malformed number");
-		int bad = 0;
-		double a = number_fast(s, &bad);
-		double b = bad ? 0 : number_fast(s, &bad);
-		*incl = a;
-		*excl = b;
-		return bad;
-	}
-	double a, b;
-	if (cf_get_varint(s, delta) < 0 || cf_get_varint(s, metric) < 0 ||
-	    get_number(s, &a) < 0 || get_number(s, &b) < 0)
-		return -1;
-	*incl = a;
-	*excl = b;
-	return 0;
-}
-
-/*
- * Read thread THREAD's values: into OUT (sparse), or into VAL (2 per summary entry,
- * inclusive then exclusive, the other entries zero).
- */
-static int read_thread(struct dbfile *db, uint32_t thread, struct dbfile_values *out,
-		       double *val)
-{
-	if (out)
-		dbfile_values_reset(out);
-	if (thread >= db->nthreads)
-		return fth_error("%s: no thread %u", db->dir ? db->dir : "database", thread);
-	if (db->flags & DBFILE_FLAG_NO_THREADS)
-		return fth_error("%s: per-thread values were not kept (prof --metric-db=summary)",
-				 db->dir ? db->dir : "database");
-	if (open_threads_file(db) < 0)
-		return -1;
-	/* VAL below NEXT is written or zeroed: zeros are filled in as the entries go by. */
-	uint64_t next = 0;
-	struct cf_reader *r = &db->threads_file;
-	const struct cf_entry *e = cf_find(r, DBFILE_CHUNK_THREAD_VALUES, thread / db->thread_group);
-	if (!e)
-		return fth_error("%s: no values for thread %u", r->path, thread);
-	struct cf_stream s;
-	if (cf_stream_open(r, e, &s) < 0)
-		return -1;
-	uint32_t first = thread / db->thread_group * db->thread_group;
-	for (uint32_t t = first;; t++) {
-		uint64_t idx, n;
-		if (cf_get_varint(&s, &idx) < 0 || cf_get_varint(&s, &n) < 0)
-			goto fail;
-		if (idx != t || n > s.e->raw / 4) {
-			cf_stream_error(&s, "thread %llu with %llu values where thread %u was expected",
-					(unsigned long long)idx, (unsigned long long)n, t);
-			goto fail;
-		}
-		int64_t ctx = 0;
-		for (uint64_t i = 0; i < n; i++) {
-			uint64_t delta, metric;
-			double incl = 0, excl = 0;
-			if (thread_value(&s, &delta, &metric, &incl, &excl) < 0)
-				goto fail;
-			ctx += le_unzigzag(delta);
-			if (ctx < 0 || ctx >= db->ncontexts || metric >= db->nmetrics) {
-				cf_stream_error(&s, "thread %u: context %lld or metric %llu out of "
-						    "range",
-						t, (long long)ctx, (unsigned long long)metric);
-				goto fail;
-			}
-			if (t != thread)
-				continue;
-			if (out) {
-				dbfile_values_push(out, (uint32_t)ctx, (uint16_t)metric, incl, excl);
-				continue;
-			}
-			uint32_t j = db->sum_start[ctx], end = db->sum_start[ctx + 1];
-			while (j < end && db->sum_metric[j] != metric)
-				j++;
-			if (j == end) {
-				cf_stream_error(&s,
-						"thread %u: context %lld, metric %llu has no summary",
-						t, (long long)ctx, (unsigned long long)metric);
-				goto fail;
-			}
-			if (j >= next) {
-				for (; next < j; next++) /* gaps are short: no call */
-					val[2 * next] = val[2 * next + 1] = 0;
-				next = j + 1;
-			}
-			val[2 * (size_t)j] = incl;
-			val[2 * (size_t)j + 1] = excl;
-		}
-		if (t == thread)
-			break;
-	}
-	if (val)
-		memset(val + 2 * next, 0, 2 * (db->nsum - next) * sizeof(double));
-	/*
-	 * The last thread of its chunk: check that the chunk ends there and its checksums.
-	 * Otherwise later threads of the group are not read, nor is the chunk checked whole.
-	 */
-	if (thread % db->thread_group == db->thread_group - 1 || thread == db->nthreads - 1)
-		return cf_stream_finish(&s) < 0 ? -1 : 0;
-	cf_stream_free(&s);
-	return 0;
-fail:
-	cf_stream_free(&s);
-	return -1;
-}
-
-int dbfile_read_thread(struct dbfile *db, uint32_t thread, struct dbfile_values *out)
-{
-	return read_thread(db, thread, out, NULL);
-}
-
-int dbfile_read_thread_entries(struct dbfile *db, uint32_t thread, double *val)
-{
-	return read_thread(db, thread, NULL, val);
-}
-
 void dbfile_close(struct dbfile *db)
 {
 	free(db->program);
@@ -1020,6 +1629,7 @@ void dbfile_close(struct dbfile *db)
 		free(db->modules[i].build_id);
 	free(db->modules);
 	free(db->functions);
+	free(db->groups);
 	for (uint32_t i = 0; i < db->nmetrics; i++) {
 		free(db->metrics[i].name);
 		free(db->metrics[i].description);
@@ -1035,31 +1645,18 @@ void dbfile_close(struct dbfile *db)
 	free(db->contexts);
 	free(db->sum_start);
 	free(db->sum_metric);
-	free(db->sum_val);
 	free(db->sum_incl);
 	free(db->sum_excl);
-	free(db->stat_incl);
-	free(db->stat_excl);
+	dbfile_flat_release(&db->flat);
+	dbfile_flat_release(&db->group_flat);
+	dbfile_flat_release(&db->module_flat);
+	cache_free(db->cache);
 	if (db->summary_open)
 		cf_close(&db->summary_file);
-	free(db->flat_start);
-	free(db->flat_metric);
-	free(db->flat_incl);
-	free(db->flat_excl);
-	free(db->dir);
 	if (db->threads_open)
 		cf_close(&db->threads_file);
+	free(db->dir);
 	memset(db, 0, sizeof(*db));
-}
-
-int64_t dbfile_find_summary(const struct dbfile *db, uint32_t ctx, uint16_t metric)
-{
-	if (ctx >= db->ncontexts)
-		return -1;
-	for (uint64_t j = db->sum_start[ctx]; j < db->sum_start[ctx + 1]; j++)
-		if (db->sum_metric[j] == metric)
-			return (int64_t)j;
-	return -1;
 }
 
 const char *dbfile_str(const struct dbfile *db, uint32_t index)

@@ -1,6 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* dbfile-write.c: writes a database's summary.fdb and, streaming, its threads.fdb. */
+/*
+ * dbfile-write.c: writes a database: derives the breadth-first numbering and the indices
+ * (children, outermost instances, groups, per-function lists, flat profiles) from the tree the
+ * caller gives, writes summary.fdb, and threads.fdb from the values spooled while the caller
+ * merged (doc/formats.md section 8).
+ */
 #include "compat.h"
+#include "buf.h"
+#include "crc32c.h"
 #include "dbfile.h"
 #include "error.h"
 #include "le.h"
@@ -8,13 +15,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zstd.h>
 
 /* Field numbers of the tagged records (doc/formats.md 8.x). */
-enum { INFO_PROGRAM = 1, INFO_FLAGS = 2, INFO_GROUP = 3, INFO_STAT_BLOCK = 4 };
+enum { INFO_PROGRAM = 1, INFO_FLAGS = 2, INFO_GROUP = 3, INFO_BLOCK = 4, INFO_NCONTEXTS = 5,
+       INFO_NSUM = 6, INFO_LIST_BLOCK = 7 };
+enum { TINF_NTHREADS = 1, TINF_GROUP = 2, TINF_BLOCK = 3, TINF_NCONTEXTS = 4, TINF_LEVEL = 5 };
 enum { MODS_PATH = 1, MODS_BUILD_ID = 2, MODS_FLAGS = 3 };
 enum { METR_NAME = 1, METR_DESCRIPTION, METR_UNIT, METR_RATE_KIND, METR_RATE, METR_FLAGS,
        METR_PARENT, METR_THRESHOLD, METR_FORMULA, METR_KIND, METR_ENABLED, METR_RUNNING,
@@ -49,31 +60,12 @@ static int open_file(const char *dir, const char *name, char **path, int *fd, vo
 	return 0;
 }
 
-uint32_t dbfile_stat_block(uint32_t ncontexts)
+static int cmp_pair(const void *a, const void *b)
 {
-	uint32_t least = (uint32_t)(((uint64_t)ncontexts + DBFILE_MAX_STAT_CHUNKS - 1) /
-				    DBFILE_MAX_STAT_CHUNKS);
-	return least > DBFILE_STAT_BLOCK ? least : DBFILE_STAT_BLOCK;
-}
-
-/* The block size: DB's when it sets one that keeps the chunks few enough, else the default. */
-static uint32_t stat_block_of(const struct dbfile *db)
-{
-	uint32_t b = db->stat_block;
-	if (b && (uint64_t)b * DBFILE_MAX_STAT_CHUNKS >= db->ncontexts)
-		return b;
-	return dbfile_stat_block(db->ncontexts);
-}
-
-static int write_info(struct cf_writer *w, const struct dbfile *db)
-{
-	if (cf_chunk_begin(w, DBFILE_CHUNK_INFO) < 0 ||
-	    cf_field_str(w, INFO_PROGRAM, db->program ? db->program : "") < 0 ||
-	    cf_field_varint(w, INFO_FLAGS, db->flags) < 0 ||
-	    cf_field_varint(w, INFO_GROUP, db->thread_group) < 0 ||
-	    cf_field_varint(w, INFO_STAT_BLOCK, stat_block_of(db)) < 0 || cf_record_end(w) < 0)
-		return -1;
-	return cf_chunk_end(w);
+	const uint64_t *x = a, *y = b;
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return (x[1] > y[1]) - (x[1] < y[1]);
 }
 
 static int write_strings(struct cf_writer *w, const struct dbfile *db)
@@ -95,20 +87,6 @@ static int write_modules(struct cf_writer *w, const struct dbfile *db)
 		if (cf_field_varint(w, MODS_PATH, ref(m->path)) < 0 ||
 		    cf_field_bytes(w, MODS_BUILD_ID, m->build_id, m->build_id_len) < 0 ||
 		    cf_field_varint(w, MODS_FLAGS, m->flags) < 0 || cf_record_end(w) < 0)
-			return -1;
-	}
-	return cf_chunk_end(w);
-}
-
-static int write_functions(struct cf_writer *w, const struct dbfile *db)
-{
-	if (cf_chunk_begin(w, DBFILE_CHUNK_FUNCTIONS) < 0 || cf_put_varint(w, db->nfunctions) < 0)
-		return -1;
-	for (uint32_t i = 0; i < db->nfunctions; i++) {
-		const struct dbfile_function *f = &db->functions[i];
-		if (cf_put_varint(w, ref(f->name)) < 0 || cf_put_varint(w, ref(f->module)) < 0 ||
-		    cf_put_varint(w, ref(f->file)) < 0 || cf_put_varint(w, f->line) < 0 ||
-		    cf_put_varint(w, f->addr) < 0)
 			return -1;
 	}
 	return cf_chunk_end(w);
@@ -160,19 +138,440 @@ static int write_threads(struct cf_writer *w, const struct dbfile *db)
 	}
 	return cf_chunk_end(w);
 }
+/* ---- derived data: numbering, children, outermost instances, groups, lists ---- */
 
-static int write_contexts(struct cf_writer *w, const struct dbfile *db)
+/* What the writer derives from the caller's tree (contexts in the new, breadth-first order). */
+struct derived {
+	uint32_t n, nf, nm;
+	uint32_t *order; /* new -> given */
+	uint32_t *newid; /* given -> new */
+	struct dbfile_context *ctx;
+	uint32_t *fn_group;
+	uint32_t ngroups;
+	struct dbfile_group *groups;
+	uint32_t *fl_start, *fl_list;	/* contexts by function */
+	uint32_t *inl_start, *inl_list; /* INLINE contexts by the function they are inlined in */
+	uint32_t block, nblocks, list_block, nlists;
+	uint64_t nsum;
+	struct dbfile_flat flat, group_flat, module_flat;
+};
+
+static bool is_instance(uint8_t kind)
 {
-	if (cf_chunk_begin(w, DBFILE_CHUNK_CONTEXTS) < 0 || cf_put_varint(w, db->ncontexts) < 0)
-		return -1;
-	for (uint32_t i = 0; i < db->ncontexts; i++) {
+	return kind == DBFILE_FUNCTION || kind == DBFILE_INLINE;
+}
+
+/* The module slot of function F: its module, or nmodules for none. */
+static uint32_t module_slot(const struct dbfile *db, uint32_t f)
+{
+	uint32_t m = db->functions[f].module;
+	return m == DBFILE_NONE ? db->nmodules : m;
+}
+
+uint32_t dbfile_block_size(uint32_t ncontexts)
+{
+	uint32_t least =
+		(uint32_t)(((uint64_t)ncontexts + DBFILE_MAX_BLOCKS - 1) / DBFILE_MAX_BLOCKS);
+	return least > DBFILE_BLOCK ? least : DBFILE_BLOCK;
+}
+
+static uint32_t list_block_size(uint32_t nfunctions)
+{
+	uint32_t least = (uint32_t)(((uint64_t)nfunctions + DBFILE_MAX_LIST_CHUNKS - 1) /
+				    DBFILE_MAX_LIST_CHUNKS);
+	return least > DBFILE_LIST_BLOCK ? least : DBFILE_LIST_BLOCK;
+}
+
+/* Per-key lists of items (ascending) from KEY_OF (DBFILE_NONE: in no list). */
+static void csr_build(uint32_t nkeys, uint32_t nitems, const uint32_t *key_of, uint32_t **start,
+		      uint32_t **list)
+{
+	uint32_t *s = xcalloc((size_t)nkeys + 2, sizeof(uint32_t));
+	uint32_t count = 0;
+	for (uint32_t i = 0; i < nitems; i++)
+		if (key_of[i] < nkeys) {
+			s[key_of[i] + 2]++;
+			count++;
+		}
+	for (uint32_t k = 0; k <= nkeys; k++)
+		s[k + 1] += s[k];
+	uint32_t *l = xmalloc(((size_t)count ? count : 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < nitems; i++)
+		if (key_of[i] < nkeys)
+			l[s[key_of[i] + 1]++] = i;
+	*start = s;
+	*list = l;
+}
+
+static void derived_release(struct derived *d)
+{
+	free(d->order);
+	free(d->newid);
+	free(d->ctx);
+	free(d->fn_group);
+	free(d->groups);
+	free(d->fl_start);
+	free(d->fl_list);
+	free(d->inl_start);
+	free(d->inl_list);
+	dbfile_flat_release(&d->flat);
+	dbfile_flat_release(&d->group_flat);
+	dbfile_flat_release(&d->module_flat);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Breadth-first numbering: children in the order given. */
+static int number_contexts(const struct dbfile *db, struct derived *d)
+{
+	uint32_t n = db->ncontexts;
+	if (n == 0)
+		return fth_error("no contexts");
+	for (uint32_t i = 0; i < n; i++) {
 		const struct dbfile_context *c = &db->contexts[i];
 		if ((i == 0) != (c->parent == DBFILE_NONE) || (i && c->parent >= i))
 			return fth_error("context %u: parent %u is not before it", i, c->parent);
+		if ((i == 0) != (c->kind == DBFILE_ROOT) || c->kind >= DBFILE_KIND_COUNT)
+			return fth_error("context %u: bad kind %u", i, c->kind);
+		if ((c->function != DBFILE_NONE && c->function >= db->nfunctions) ||
+		    (c->module != DBFILE_NONE && c->module >= db->nmodules) ||
+		    (c->file != DBFILE_NONE && c->file >= db->nstrings))
+			return fth_error("context %u: index out of range", i);
+	}
+	uint32_t *first = xcalloc((size_t)n + 1, sizeof(*first));
+	uint32_t *child = xcalloc(n, sizeof(*child));
+	for (uint32_t i = 1; i < n; i++)
+		first[db->contexts[i].parent + 1]++;
+	for (uint32_t i = 0; i < n; i++)
+		first[i + 1] += first[i];
+	uint32_t *fill = xmalloc(((size_t)n + 1) * sizeof(*fill));
+	memcpy(fill, first, ((size_t)n + 1) * sizeof(*fill));
+	for (uint32_t i = 1; i < n; i++)
+		child[fill[db->contexts[i].parent]++] = i;
+	free(fill);
+	d->order = xmalloc((size_t)n * sizeof(uint32_t));
+	d->newid = xmalloc((size_t)n * sizeof(uint32_t));
+	d->ctx = xcalloc(n, sizeof(*d->ctx));
+	d->order[0] = 0;
+	uint32_t next = 1;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t old = d->order[i];
+		d->newid[old] = i;
+		struct dbfile_context *x = &d->ctx[i];
+		*x = db->contexts[old];
+		x->parent = i ? d->newid[x->parent] : DBFILE_NONE;
+		x->first_child = next;
+		x->nchildren = first[old + 1] - first[old];
+		x->flags = 0;
+		x->outer = DBFILE_NONE;
+		for (uint32_t k = first[old]; k < first[old + 1]; k++)
+			d->order[next++] = child[k];
+	}
+	free(first);
+	free(child);
+	return 0;
+}
+
+/* Function lists, then groups: (module, declaration file or that of the first line). */
+static void index_functions(const struct dbfile *db, struct derived *d)
+{
+	uint32_t n = d->n, nf = d->nf;
+	uint32_t *key = xmalloc((size_t)n * sizeof(uint32_t));
+	for (uint32_t c = 0; c < n; c++) {
+		uint8_t k = d->ctx[c].kind;
+		key[c] = k == DBFILE_ROOT || k == DBFILE_ENTRY ? DBFILE_NONE : d->ctx[c].function;
+	}
+	csr_build(nf, n, key, &d->fl_start, &d->fl_list);
+	for (uint32_t c = 0; c < n; c++) {
+		const struct dbfile_context *x = &d->ctx[c];
+		key[c] = x->kind == DBFILE_INLINE && c ? d->ctx[x->parent].function : DBFILE_NONE;
+	}
+	csr_build(nf, n, key, &d->inl_start, &d->inl_list);
+	free(key);
+	/* Groups in order of first appearance: sort (key, function), then the runs by function. */
+	uint64_t(*pairs)[2] = xcalloc((size_t)nf + 1, sizeof(*pairs));
+	for (uint32_t f = 0; f < nf; f++) {
+		uint32_t file = db->functions[f].file;
+		for (uint32_t i = d->fl_start[f]; file == DBFILE_NONE && i < d->fl_start[f + 1];
+		     i++) {
+			const struct dbfile_context *c = &d->ctx[d->fl_list[i]];
+			if (c->kind == DBFILE_LINE || c->kind == DBFILE_LOOP ||
+			    c->kind == DBFILE_CALL)
+				file = c->file;
+		}
+		pairs[f][0] = (uint64_t)module_slot(db, f) << 32 | file;
+		pairs[f][1] = f;
+	}
+	qsort(pairs, nf, sizeof(*pairs), cmp_pair);
+	uint64_t(*runs)[2] = xcalloc((size_t)nf + 1, sizeof(*runs));
+	uint32_t nruns = 0;
+	for (uint32_t i = 0; i < nf; i++)
+		if (i == 0 || pairs[i][0] != pairs[i - 1][0]) {
+			runs[nruns][0] = pairs[i][1]; /* the first function */
+			runs[nruns++][1] = pairs[i][0];
+		}
+	qsort(runs, nruns, sizeof(*runs), cmp_pair);
+	d->fn_group = xcalloc((size_t)nf + 1, sizeof(uint32_t));
+	d->groups = xcalloc((size_t)nruns + 1, sizeof(*d->groups));
+	d->ngroups = nruns;
+	for (uint32_t g = 0; g < nruns; g++) {
+		uint32_t slot = (uint32_t)(runs[g][1] >> 32);
+		d->groups[g].module = slot == db->nmodules ? DBFILE_NONE : slot;
+		d->groups[g].file = (uint32_t)runs[g][1];
+		runs[g][0] = runs[g][1];
+		runs[g][1] = g;
+	}
+	qsort(runs, nruns, sizeof(*runs), cmp_pair); /* by key, for the look-ups */
+	for (uint32_t i = 0, g = 0; i < nf; i++) {
+		while (runs[g][0] != pairs[i][0])
+			g++;
+		d->fn_group[pairs[i][1]] = (uint32_t)runs[g][1];
+	}
+	free(pairs);
+	free(runs);
+}
+
+/*
+ * Outermost instances: a depth-first walk counting, on the current path, the instances of
+ * every function, group and module.
+ */
+static void index_outer(const struct dbfile *db, struct derived *d)
+{
+	uint32_t n = d->n, nf = d->nf;
+	uint32_t *cnt_fn = xcalloc((size_t)nf + 1, sizeof(uint32_t));
+	uint32_t *cur_fn = xcalloc((size_t)nf + 1, sizeof(uint32_t));
+	uint32_t *cnt_grp = xcalloc((size_t)d->ngroups + 1, sizeof(uint32_t));
+	uint32_t *cnt_mod = xcalloc((size_t)db->nmodules + 1, sizeof(uint32_t));
+	uint32_t *stack = xmalloc((size_t)n * sizeof(uint32_t));
+	uint32_t *pos = xmalloc((size_t)n * sizeof(uint32_t));
+	uint32_t sp = 0;
+	stack[sp] = 0;
+	pos[sp++] = 0;
+	while (sp) {
+		uint32_t c = stack[sp - 1];
+		struct dbfile_context *p = &d->ctx[c];
+		if (pos[sp - 1] < p->nchildren) {
+			uint32_t k = p->first_child + pos[sp - 1]++;
+			struct dbfile_context *x = &d->ctx[k];
+			uint32_t f = x->function;
+			if (is_instance(x->kind) && f < nf) {
+				if (cnt_fn[f]++ == 0) {
+					x->flags |= DBFILE_CTX_OUTER_FN;
+					cur_fn[f] = k;
+				}
+				if (cnt_grp[d->fn_group[f]]++ == 0)
+					x->flags |= DBFILE_CTX_OUTER_GRP;
+				if (cnt_mod[module_slot(db, f)]++ == 0)
+					x->flags |= DBFILE_CTX_OUTER_MOD;
+			}
+			x->outer = f < nf && cnt_fn[f] ? cur_fn[f] : DBFILE_NONE;
+			stack[sp] = k;
+			pos[sp++] = 0;
+			continue;
+		}
+		if (c && is_instance(p->kind) && p->function < nf) {
+			cnt_fn[p->function]--;
+			cnt_grp[d->fn_group[p->function]]--;
+			cnt_mod[module_slot(db, p->function)]--;
+		}
+		sp--;
+	}
+	free(stack);
+	free(pos);
+	free(cnt_fn);
+	free(cur_fn);
+	free(cnt_grp);
+	free(cnt_mod);
+}
+
+/* Dense accumulators of the flat profiles of one source (the sums, or one thread). */
+struct flat_acc {
+	double *fn, *grp, *mod; /* 2 per (row, metric): inclusive, exclusive */
+};
+
+static void acc_init(struct flat_acc *a, const struct dbfile *db, const struct derived *d)
+{
+	size_t w = 2 * (size_t)d->nm;
+	a->fn = xcalloc(((size_t)d->nf + 1) * w + 1, sizeof(double));
+	a->grp = xcalloc(((size_t)d->ngroups + 1) * w + 1, sizeof(double));
+	a->mod = xcalloc(((size_t)db->nmodules + 1) * w + 1, sizeof(double));
+}
+
+static void acc_clear(struct flat_acc *a, const struct dbfile *db, const struct derived *d)
+{
+	size_t w = 2 * (size_t)d->nm;
+	memset(a->fn, 0, (size_t)d->nf * w * sizeof(double));
+	memset(a->grp, 0, (size_t)d->ngroups * w * sizeof(double));
+	memset(a->mod, 0, ((size_t)db->nmodules + 1) * w * sizeof(double));
+}
+
+static void acc_release(struct flat_acc *a)
+{
+	free(a->fn);
+	free(a->grp);
+	free(a->mod);
+}
+
+/* Add the value (INCL, EXCL) of context C (new number) for metric M. */
+static void acc_add(struct flat_acc *a, const struct dbfile *db, const struct derived *d,
+		    uint32_t c, uint16_t m, double incl, double excl)
+{
+	const struct dbfile_context *x = &d->ctx[c];
+	uint32_t f = x->function;
+	if (c == 0 || f >= d->nf || x->kind == DBFILE_ENTRY)
+		return;
+	size_t w = 2 * (size_t)d->nm;
+	a->fn[f * w + 2 * m + 1] += excl;
+	if (x->flags & DBFILE_CTX_OUTER_FN)
+		a->fn[f * w + 2 * m] += incl;
+	if (x->flags & DBFILE_CTX_OUTER_GRP)
+		a->grp[d->fn_group[f] * w + 2 * m] += incl;
+	if (x->flags & DBFILE_CTX_OUTER_MOD)
+		a->mod[module_slot(db, f) * w + 2 * m] += incl;
+}
+
+/* Sparse rows (entries where a value is not zero) from dense ROWS x NM pairs. */
+static void flat_from_dense(struct dbfile_flat *out, const double *v, uint32_t rows, uint32_t nm)
+{
+	memset(out, 0, sizeof(*out));
+	out->nrows = rows;
+	out->start = xcalloc((size_t)rows + 1, sizeof(uint32_t));
+	uint64_t cnt = 0;
+	for (size_t i = 0; i < (size_t)rows * nm; i++)
+		cnt += v[2 * i] != 0 || v[2 * i + 1] != 0;
+	out->nvalues = cnt;
+	out->metric = xcalloc(cnt ? cnt : 1, sizeof(uint16_t));
+	out->incl = xcalloc(cnt ? cnt : 1, sizeof(double));
+	out->excl = xcalloc(cnt ? cnt : 1, sizeof(double));
+	uint64_t j = 0;
+	for (uint32_t r = 0; r < rows; r++) {
+		out->start[r] = (uint32_t)j;
+		for (uint32_t m = 0; m < nm; m++) {
+			const double *p = v + ((size_t)r * nm + m) * 2;
+			if (p[0] == 0 && p[1] == 0)
+				continue;
+			out->metric[j] = (uint16_t)m;
+			out->incl[j] = p[0];
+			out->excl[j++] = p[1];
+		}
+	}
+	out->start[rows] = (uint32_t)j;
+}
+
+/* The groups' and modules' exclusive values (their functions'), then the sparse profiles. */
+static void acc_finish(struct flat_acc *a, const struct dbfile *db, const struct derived *d,
+		       struct dbfile_flat *fn, struct dbfile_flat *grp, struct dbfile_flat *mod)
+{
+	size_t w = 2 * (size_t)d->nm;
+	for (uint32_t f = 0; f < d->nf; f++) {
+		double *g = a->grp + d->fn_group[f] * w, *m = a->mod + module_slot(db, f) * w;
+		for (uint32_t k = 0; k < d->nm; k++) {
+			g[2 * k + 1] += a->fn[f * w + 2 * k + 1];
+			m[2 * k + 1] += a->fn[f * w + 2 * k + 1];
+		}
+	}
+	flat_from_dense(fn, a->fn, d->nf, d->nm);
+	flat_from_dense(grp, a->grp, d->ngroups, d->nm);
+	flat_from_dense(mod, a->mod, db->nmodules + 1, d->nm);
+}
+
+static int derive(const struct dbfile *db, struct derived *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->n = db->ncontexts;
+	d->nf = db->nfunctions;
+	d->nm = db->nmetrics;
+	if (number_contexts(db, d) < 0) {
+		derived_release(d);
+		return -1;
+	}
+	index_functions(db, d);
+	index_outer(db, d);
+	d->block = db->block && (uint64_t)db->block * DBFILE_MAX_BLOCKS >= d->n
+			   ? db->block
+			   : dbfile_block_size(d->n);
+	d->nblocks = (uint32_t)(((uint64_t)d->n + d->block - 1) / d->block);
+	d->list_block = list_block_size(d->nf);
+	d->nlists = (uint32_t)(((uint64_t)d->nf + d->list_block - 1) / d->list_block);
+	/* The flat profiles of the sums. */
+	struct flat_acc a;
+	acc_init(&a, db, d);
+	for (uint32_t c = 0; c < d->n; c++) {
+		uint32_t old = d->order[c];
+		for (uint64_t j = db->sum_start[old]; j < db->sum_start[old + 1]; j++) {
+			const struct dbfile_stat *in = &db->sum_incl[j], *ex = &db->sum_excl[j];
+			if (db->sum_metric[j] >= d->nm) {
+				acc_release(&a);
+				derived_release(d);
+				return fth_error("context %u: metric %u out of range", old,
+						 db->sum_metric[j]);
+			}
+			acc_add(&a, db, d, c, db->sum_metric[j], in->count ? in->sum : 0,
+				ex->count ? ex->sum : 0);
+		}
+	}
+	d->nsum = db->sum_start[d->n];
+	acc_finish(&a, db, d, &d->flat, &d->group_flat, &d->module_flat);
+	acc_release(&a);
+	return 0;
+}
+
+/* ---- summary.fdb ---- */
+
+static int write_info(struct cf_writer *w, const struct dbfile *db, const struct derived *d)
+{
+	if (cf_chunk_begin(w, DBFILE_CHUNK_INFO) < 0 ||
+	    cf_field_str(w, INFO_PROGRAM, db->program ? db->program : "") < 0 ||
+	    cf_field_varint(w, INFO_FLAGS, db->flags) < 0 ||
+	    cf_field_varint(w, INFO_GROUP, db->thread_group) < 0 ||
+	    cf_field_varint(w, INFO_BLOCK, d->block) < 0 ||
+	    cf_field_varint(w, INFO_NCONTEXTS, d->n) < 0 ||
+	    cf_field_varint(w, INFO_NSUM, d->nsum) < 0 ||
+	    cf_field_varint(w, INFO_LIST_BLOCK, d->list_block) < 0 || cf_record_end(w) < 0)
+		return -1;
+	return cf_chunk_end(w);
+}
+
+static int write_functions(struct cf_writer *w, const struct dbfile *db, const struct derived *d)
+{
+	if (cf_chunk_begin(w, DBFILE_CHUNK_FUNCTIONS) < 0 || cf_put_varint(w, db->nfunctions) < 0)
+		return -1;
+	for (uint32_t i = 0; i < db->nfunctions; i++) {
+		const struct dbfile_function *f = &db->functions[i];
+		if (cf_put_varint(w, ref(f->name)) < 0 || cf_put_varint(w, ref(f->module)) < 0 ||
+		    cf_put_varint(w, ref(f->file)) < 0 || cf_put_varint(w, f->line) < 0 ||
+		    cf_put_varint(w, f->addr) < 0 || cf_put_varint(w, d->fn_group[i]) < 0)
+			return -1;
+	}
+	return cf_chunk_end(w);
+}
+
+static int write_groups(struct cf_writer *w, const struct derived *d)
+{
+	if (cf_chunk_begin(w, DBFILE_CHUNK_GROUPS) < 0 || cf_put_varint(w, d->ngroups) < 0)
+		return -1;
+	for (uint32_t g = 0; g < d->ngroups; g++)
+		if (cf_put_varint(w, ref(d->groups[g].module)) < 0 ||
+		    cf_put_varint(w, ref(d->groups[g].file)) < 0)
+			return -1;
+	return cf_chunk_end(w);
+}
+
+/* CTXT: one block of contexts. */
+static int write_context_block(struct cf_writer *w, const struct derived *d, uint32_t first,
+			       uint32_t end)
+{
+	if (cf_chunk_begin(w, DBFILE_CHUNK_CONTEXTS) < 0 ||
+	    cf_put_varint(w, d->ctx[first].first_child) < 0)
+		return -1;
+	for (uint32_t i = first; i < end; i++) {
+		const struct dbfile_context *c = &d->ctx[i];
 		if (cf_put_varint(w, i ? i - c->parent : 0) < 0 || cf_put_u8(w, c->kind) < 0 ||
+		    cf_put_u8(w, c->flags) < 0 || cf_put_varint(w, c->nchildren) < 0 ||
 		    cf_put_varint(w, ref(c->function)) < 0 || cf_put_varint(w, ref(c->file)) < 0 ||
 		    cf_put_varint(w, c->line) < 0 || cf_put_varint(w, ref(c->module)) < 0 ||
-		    cf_put_varint(w, c->addr) < 0)
+		    cf_put_varint(w, c->addr) < 0 ||
+		    cf_put_varint(w, c->outer == DBFILE_NONE ? 0 : (uint64_t)(i - c->outer) + 1) <
+			    0)
 			return -1;
 	}
 	return cf_chunk_end(w);
@@ -198,19 +597,24 @@ static int put_metric(struct cf_writer *w, const uint16_t *metric, uint64_t j, u
 	return cf_put_varint(w, j == start ? metric[j] : (uint64_t)(metric[j] - metric[j - 1] - 1));
 }
 
-/* SUMM: the sums over threads of every (context, metric). */
-static int write_summary(struct cf_writer *w, const struct dbfile *db)
+/* SUMM: the sums over threads of every (context, metric) of one block. */
+static int write_summary_block(struct cf_writer *w, const struct dbfile *db,
+			       const struct derived *d, uint32_t first, uint32_t end)
 {
-	if (cf_chunk_begin(w, DBFILE_CHUNK_SUMMARY) < 0 || cf_put_varint(w, db->nsum) < 0)
+	uint64_t total = 0;
+	for (uint32_t i = first; i < end; i++)
+		total += db->sum_start[d->order[i] + 1] - db->sum_start[d->order[i]];
+	if (cf_chunk_begin(w, DBFILE_CHUNK_SUMMARY) < 0 || cf_put_varint(w, total) < 0)
 		return -1;
-	for (uint32_t i = 0; i < db->ncontexts; i++) {
-		uint64_t a = db->sum_start[i], b = db->sum_start[i + 1];
+	for (uint32_t i = first; i < end; i++) {
+		uint32_t old = d->order[i];
+		uint64_t a = db->sum_start[old], b = db->sum_start[old + 1];
 		if (cf_put_varint(w, b - a) < 0)
 			return -1;
 		for (uint64_t j = a; j < b; j++) {
 			const struct dbfile_stat *in = &db->sum_incl[j], *ex = &db->sum_excl[j];
 			if (!in->count && !ex->count)
-				return fth_error("context %u: a summary entry no thread has", i);
+				return fth_error("context %u: a summary entry no thread has", old);
 			if (put_metric(w, db->sum_metric, j, a) < 0 ||
 			    put_f64(w, in->count ? in->sum : 0) < 0 ||
 			    put_f64(w, ex->count ? ex->sum : 0) < 0)
@@ -220,55 +624,665 @@ static int write_summary(struct cf_writer *w, const struct dbfile *db)
 	return cf_chunk_end(w);
 }
 
-/* STAT: the other statistics, one chunk per block of contexts. */
-static int write_stats(struct cf_writer *w, const struct dbfile *db)
+/* STAT: the other statistics of one block. */
+static int write_stat_block(struct cf_writer *w, const struct dbfile *db, const struct derived *d,
+			    uint32_t first, uint32_t end)
 {
-	uint32_t block = stat_block_of(db);
-	for (uint32_t first = 0; first < db->ncontexts; first += block) {
-		uint32_t end = db->ncontexts - first < block ? db->ncontexts : first + block;
-		if (cf_chunk_begin(w, DBFILE_CHUNK_STATS) < 0)
-			return -1;
-		for (uint64_t j = db->sum_start[first]; j < db->sum_start[end]; j++)
-			if (put_stat(w, &db->sum_incl[j]) < 0 || put_stat(w, &db->sum_excl[j]) < 0)
-				return -1;
-		if (cf_chunk_end(w) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-static int write_flat(struct cf_writer *w, const struct dbfile *db)
-{
-	if (cf_chunk_begin(w, DBFILE_CHUNK_FLAT) < 0 || cf_put_varint(w, db->nflat) < 0)
+	if (cf_chunk_begin(w, DBFILE_CHUNK_STATS) < 0)
 		return -1;
-	for (uint32_t i = 0; i < db->nfunctions; i++) {
-		uint64_t a = db->flat_start[i], b = db->flat_start[i + 1];
-		if (cf_put_varint(w, b - a) < 0)
-			return -1;
-		for (uint64_t j = a; j < b; j++)
-			if (put_metric(w, db->flat_metric, j, a) < 0 ||
-			    put_f64(w, db->flat_incl[j]) < 0 || put_f64(w, db->flat_excl[j]) < 0)
+	for (uint32_t i = first; i < end; i++) {
+		uint32_t old = d->order[i];
+		for (uint64_t j = db->sum_start[old]; j < db->sum_start[old + 1]; j++)
+			if (put_stat(w, &db->sum_incl[j]) < 0 || put_stat(w, &db->sum_excl[j]) < 0)
 				return -1;
 	}
 	return cf_chunk_end(w);
 }
 
-int dbfile_write_summary(const char *dir, const struct dbfile *db, int level)
+static int put_list(struct cf_writer *w, const uint32_t *list, uint32_t a, uint32_t b)
 {
+	if (cf_put_varint(w, b - a) < 0)
+		return -1;
+	for (uint32_t i = a; i < b; i++)
+		if (cf_put_varint(w, i == a ? list[i] : list[i] - list[i - 1] - 1) < 0)
+			return -1;
+	return 0;
+}
+
+/* FLST: the two lists of contexts of every function of one block of functions. */
+static int write_list_block(struct cf_writer *w, const struct derived *d, uint32_t first,
+			    uint32_t end)
+{
+	if (cf_chunk_begin(w, DBFILE_CHUNK_FUNCTION_LISTS) < 0)
+		return -1;
+	for (uint32_t f = first; f < end; f++)
+		if (put_list(w, d->fl_list, d->fl_start[f], d->fl_start[f + 1]) < 0 ||
+		    put_list(w, d->inl_list, d->inl_start[f], d->inl_start[f + 1]) < 0)
+			return -1;
+	return cf_chunk_end(w);
+}
+
+static int write_flat(struct cf_writer *w, uint32_t id, const struct dbfile_flat *fl)
+{
+	if (cf_chunk_begin(w, id) < 0 || cf_put_varint(w, fl->nvalues) < 0)
+		return -1;
+	for (uint32_t i = 0; i < fl->nrows; i++) {
+		uint64_t a = fl->start[i], b = fl->start[i + 1];
+		if (cf_put_varint(w, b - a) < 0)
+			return -1;
+		for (uint64_t j = a; j < b; j++)
+			if (put_metric(w, fl->metric, j, a) < 0 || put_f64(w, fl->incl[j]) < 0 ||
+			    put_f64(w, fl->excl[j]) < 0)
+				return -1;
+	}
+	return cf_chunk_end(w);
+}
+
+static int write_summary_file(struct cf_writer *w, const struct dbfile *db,
+			      const struct derived *d)
+{
+	if (write_info(w, db, d) < 0 || write_strings(w, db) < 0 || write_modules(w, db) < 0 ||
+	    write_functions(w, db, d) < 0 || write_groups(w, d) < 0 || write_metrics(w, db) < 0 ||
+	    write_threads(w, db) < 0 || write_flat(w, DBFILE_CHUNK_FLAT, &d->flat) < 0 ||
+	    write_flat(w, DBFILE_CHUNK_GROUP_FLAT, &d->group_flat) < 0 ||
+	    write_flat(w, DBFILE_CHUNK_MODULE_FLAT, &d->module_flat) < 0)
+		return -1;
+	for (uint32_t first = 0; first < d->n; first += d->block) {
+		uint32_t end = d->n - first < d->block ? d->n : first + d->block;
+		if (write_context_block(w, d, first, end) < 0)
+			return -1;
+	}
+	for (uint32_t first = 0; first < d->n; first += d->block) {
+		uint32_t end = d->n - first < d->block ? d->n : first + d->block;
+		if (write_summary_block(w, db, d, first, end) < 0)
+			return -1;
+	}
+	for (uint32_t first = 0; first < d->n; first += d->block) {
+		uint32_t end = d->n - first < d->block ? d->n : first + d->block;
+		if (write_stat_block(w, db, d, first, end) < 0)
+			return -1;
+	}
+	for (uint32_t first = 0; first < d->nf; first += d->list_block) {
+		uint32_t end = d->nf - first < d->list_block ? d->nf : first + d->list_block;
+		if (write_list_block(w, d, first, end) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- threads.fdb ---- */
+
+/*
+ * A value of threads.fdb: a non-negative integer below 2^53 as the varint 2 x value, anything
+ * else as the varint 1 and then its fixed64 bits (doc/formats.md 8.7).
+ */
+static inline size_t put_number(uint8_t *p, double d)
+{
+	if (d >= 0 && d < 9007199254740992.0 && d == (double)(uint64_t)d)
+		return le_put_varint(p, (uint64_t)d << 1);
+	p[0] = 1;
+	le_put64(p + 1, le_f64_bits(d));
+	return 9;
+}
+
+static void buf_number(struct buf *b, double d)
+{
+	uint8_t *p = buf_reserve(b, 9);
+	b->len += put_number(p, d);
+}
+
+/* The fixed64 part of a number of the spool, through the stream. */
+static int get_number_tail(struct cf_stream *s, double *d)
+{
+	uint64_t u;
+	if (cf_get_u64(s, &u) < 0)
+		return -1;
+	*d = le_bits_f64(u);
+	return 0;
+}
+
+/* One value of a thread, in the new numbering, for sorting. */
+struct tvalue {
+	uint64_t key; /* context << MBITS | metric, MBITS the bits of the largest metric */
+	double incl, excl;
+};
+
+/* Bits of the metric part of a key: enough for NMETRICS - 1. */
+static unsigned metric_bits(uint32_t nmetrics)
+{
+	unsigned b = 0;
+	while (b < 16 && (nmetrics - 1) >> b)
+		b++;
+	return b;
+}
+
+#define KEY_CTX(k, mbits) ((uint32_t)((k) >> (mbits)))
+#define KEY_METRIC(k, mbits) ((uint16_t)((k) & ((1u << (mbits)) - 1)))
+
+/* Sort *V (N values) by key below MAXKEY: LSD radix, 11-bit digits, through *TMP (as large). */
+static void sort_values(struct tvalue **v, struct tvalue **tmp, uint64_t n, uint64_t maxkey)
+{
+	uint64_t count[2048];
+	struct tvalue *a = *v, *b = *tmp;
+	for (unsigned shift = 0; shift < 64 && (maxkey >> shift); shift += 11) {
+		memset(count, 0, sizeof(count));
+		for (uint64_t i = 0; i < n; i++)
+			count[(a[i].key >> shift) & 2047]++;
+		uint64_t at = 0;
+		for (unsigned k = 0; k < 2048; k++) {
+			uint64_t c = count[k];
+			count[k] = at;
+			at += c;
+		}
+		for (uint64_t i = 0; i < n; i++)
+			b[count[(a[i].key >> shift) & 2047]++] = a[i];
+		struct tvalue *t = a;
+		a = b;
+		b = t;
+	}
+	*v = a;
+	*tmp = b;
+}
+
+/* The values of one thread, growing arrays. */
+struct tbuf {
+	struct tvalue *v, *tmp;
+	uint64_t n, cap;
+};
+
+/* The state of one thread that converts: compressor, buffers, accumulators. */
+struct converter {
+	const struct dbfile *db;
+	const struct derived *d;
+	unsigned mbits;
+	int level;
+	ZSTD_CCtx *cctx;
+	struct buf raw, pieces;
+	struct flat_acc acc;
+	struct tbuf tb;
+	uint64_t *off; /* the offsets of a group's pieces */
+};
+
+/* Append RAW as a piece to OUT: encoding, raw size, CRC-32C of the raw bytes, the bytes. */
+static int put_piece(struct converter *cv, const struct buf *raw, struct buf *out)
+{
+	if (raw->len > UINT32_MAX)
+		return fth_error("a piece of %zu bytes is too large", raw->len);
+	uint8_t *h = buf_reserve(out, 9);
+	h[0] = cv->level ? 1 : 0;
+	le_put32(h + 1, (uint32_t)raw->len);
+	le_put32(h + 5, crc32c(0, raw->data, raw->len));
+	out->len += 9;
+	if (!cv->level) {
+		buf_add(out, raw->data, raw->len);
+		return 0;
+	}
+	size_t cap = ZSTD_compressBound(raw->len);
+	uint8_t *dst = buf_reserve(out, cap);
+	size_t n = ZSTD_compressCCtx(cv->cctx, dst, cap, raw->data, raw->len, cv->level);
+	if (ZSTD_isError(n))
+		return fth_error("zstd: %s", ZSTD_getErrorName(n));
+	out->len += n;
+	return 0;
+}
+
+/* The raw bytes of one flat profile: entries, then per row its count and entries. */
+static void buf_flat(struct buf *b, const struct dbfile_flat *fl)
+{
+	buf_put_varint(b, fl->nvalues);
+	for (uint32_t r = 0; r < fl->nrows; r++) {
+		uint32_t a = fl->start[r], e = fl->start[r + 1];
+		buf_put_varint(b, e - a);
+		for (uint32_t j = a; j < e; j++) {
+			buf_put_varint(b, j == a ? fl->metric[j]
+						 : fl->metric[j] - fl->metric[j - 1] - 1);
+			buf_number(b, fl->incl[j]);
+			buf_number(b, fl->excl[j]);
+		}
+	}
+}
+
+/*
+ * One thread's pieces (NVALUES values sorted) into OUT, their offsets (from the chunk's start,
+ * less BASE) into OFF: one piece per block of contexts, then one of the flat profiles.
+ */
+static int encode_thread(struct converter *cv, const struct tvalue *v, uint64_t nvalues,
+			 struct buf *out, uint64_t *off)
+{
+	const struct derived *d = cv->d;
+	uint64_t i = 0;
+	for (uint32_t b = 0; b < d->nblocks; b++) {
+		off[b] = out->len;
+		uint32_t first = b * d->block,
+			 end = d->n - first < d->block ? d->n : first + d->block;
+		uint64_t k = i;
+		while (k < nvalues && KEY_CTX(v[k].key, cv->mbits) < end)
+			k++;
+		if (k == i)
+			continue;
+		buf_reset(&cv->raw);
+		buf_put_varint(&cv->raw, k - i);
+		uint32_t prev = first;
+		bool started = false;
+		while (i < k) {
+			uint32_t c = KEY_CTX(v[i].key, cv->mbits);
+			uint64_t e = i;
+			while (e < k && KEY_CTX(v[e].key, cv->mbits) == c)
+				e++;
+			/* Room for the record: two varints, then per entry a varint, two numbers.
+			 */
+			uint8_t *p = buf_reserve(&cv->raw, 2 * LE_VARINT_MAX + (e - i) * 30);
+			uint8_t *p0 = p;
+			p += le_put_varint(p, started ? c - prev - 1 : c - first);
+			p += le_put_varint(p, e - i);
+			started = true;
+			for (uint64_t j = i; j < e; j++) {
+				uint16_t m = KEY_METRIC(v[j].key, cv->mbits);
+				p += le_put_varint(
+					p,
+					j == i ? m : m - KEY_METRIC(v[j - 1].key, cv->mbits) - 1);
+				p += put_number(p, v[j].incl);
+				p += put_number(p, v[j].excl);
+			}
+			cv->raw.len += (size_t)(p - p0);
+			prev = c;
+			i = e;
+		}
+		if (put_piece(cv, &cv->raw, out) < 0)
+			return -1;
+	}
+	off[d->nblocks] = out->len;
+	acc_clear(&cv->acc, cv->db, d);
+	for (uint64_t j = 0; j < nvalues; j++)
+		acc_add(&cv->acc, cv->db, d, KEY_CTX(v[j].key, cv->mbits),
+			KEY_METRIC(v[j].key, cv->mbits),
+			v[j].incl, v[j].excl);
+	struct dbfile_flat fl[3];
+	acc_finish(&cv->acc, cv->db, d, &fl[0], &fl[1], &fl[2]);
+	buf_reset(&cv->raw);
+	for (int k = 0; k < 3; k++) {
+		buf_flat(&cv->raw, &fl[k]);
+		dbfile_flat_release(&fl[k]);
+	}
+	return put_piece(cv, &cv->raw, out);
+}
+
+/* A varint of the spool straight from the window when it surely holds one. */
+static inline int spool_varint(struct cf_stream *s, uint64_t *v)
+{
+	if (likely(s->p < s->end && *s->p < 0x80)) {
+		*v = *s->p++;
+		return 0;
+	}
+	if (likely(s->end - s->p >= LE_VARINT_MAX)) {
+		if (le_get_varint(&s->p, s->end, v) < 0)
+			return cf_stream_error(s, "malformed varint");
+		return 0;
+	}
+	return cf_get_varint(s, v);
+}
+
+static inline int spool_number(struct cf_stream *s, double *d)
+{
+	uint64_t u;
+	if (spool_varint(s, &u) < 0)
+		return -1;
+	if (!(u & 1)) {
+		*d = (double)(u >> 1);
+		return 0;
+	}
+	if (u != 1)
+		return cf_stream_error(s, "bad value tag %llu", (unsigned long long)u);
+	if (likely(s->end - s->p >= 8)) {
+		*d = le_bits_f64(le_get64(s->p));
+		s->p += 8;
+		return 0;
+	}
+	return get_number_tail(s, d);
+}
+
+/* One thread's values from the spool, renumbered and sorted, into B. */
+static int spool_thread(struct cf_stream *s, const struct dbfile *db, const struct derived *d,
+			unsigned mbits, uint32_t t, struct tbuf *b)
+{
+	uint64_t idx, n;
+	if (spool_varint(s, &idx) < 0 || spool_varint(s, &n) < 0)
+		return -1;
+	if (idx != t || n > s->e->raw / 4)
+		return cf_stream_error(s, "thread %llu where thread %u was expected",
+				       (unsigned long long)idx, t);
+	if (n > b->cap) {
+		b->cap = n;
+		b->v = xreallocarray(b->v, n, sizeof(*b->v));
+		b->tmp = xreallocarray(b->tmp, n, sizeof(*b->tmp));
+	}
+	int64_t ctx = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t delta, metric;
+		struct tvalue *x = &b->v[i];
+		if (spool_varint(s, &delta) < 0 || spool_varint(s, &metric) < 0 ||
+		    spool_number(s, &x->incl) < 0 || spool_number(s, &x->excl) < 0)
+			return -1;
+		ctx += le_unzigzag(delta);
+		if (ctx < 0 || ctx >= d->n || metric >= d->nm)
+			return cf_stream_error(
+				s, "thread %u: context %lld or metric %llu out of range", t,
+				(long long)ctx, (unsigned long long)metric);
+		x->key = (uint64_t)d->newid[ctx] << mbits | metric;
+		uint32_t j = db->sum_start[ctx], end = db->sum_start[ctx + 1];
+		while (j < end && db->sum_metric[j] != metric)
+			j++;
+		if (j == end)
+			return cf_stream_error(
+				s,
+				"thread %u: context %lld, metric %llu has no summary "
+				"entry",
+				t, (long long)ctx, (unsigned long long)metric);
+	}
+	sort_values(&b->v, &b->tmp, n, (uint64_t)d->n << mbits);
+	for (uint64_t i = 1; i < n; i++)
+		if (b->v[i].key == b->v[i - 1].key)
+			return cf_stream_error(s, "thread %u: context %u, metric %u twice", t,
+					       d->order[KEY_CTX(b->v[i].key, mbits)],
+					       KEY_METRIC(b->v[i].key, mbits));
+	b->n = n;
+	return 0;
+}
+
+static int write_thread_info(struct cf_writer *w, const struct dbfile *db,
+			     const struct derived *d)
+{
+	if (cf_chunk_begin(w, DBFILE_CHUNK_THREAD_INFO) < 0 ||
+	    cf_field_varint(w, TINF_NTHREADS, db->nthreads) < 0 ||
+	    cf_field_varint(w, TINF_GROUP, db->thread_group) < 0 ||
+	    cf_field_varint(w, TINF_BLOCK, d->block) < 0 ||
+	    cf_field_varint(w, TINF_NCONTEXTS, d->n) < 0 || cf_record_end(w) < 0)
+		return -1;
+	return cf_chunk_end(w);
+}
+
+/* The spool's compression level and threads per chunk (its TINF chunk). */
+static int spool_info(struct cf_reader *r, int *level, uint32_t *group)
+{
+	uint8_t *data;
+	size_t len;
+	const struct cf_entry *e = cf_find(r, DBFILE_CHUNK_THREAD_INFO, 0);
+	if (!e || cf_read_chunk(r, e, &data, &len) < 0)
+		return fth_error("%s: no TINF chunk", r->path);
+	const uint8_t *p = data, *end = data + len;
+	uint64_t tag, v;
+	int rc = 0;
+	*level = -1;
+	*group = 0;
+	while (rc == 0 && le_get_varint(&p, end, &tag) == 0 && tag != 0) {
+		if ((tag & 3) != CF_WIRE_VARINT || le_get_varint(&p, end, &v) < 0)
+			rc = -1;
+		else if (tag >> 2 == TINF_LEVEL && v <= 22)
+			*level = (int)v;
+		else if (tag >> 2 == TINF_GROUP && v >= 1 && v <= UINT32_MAX)
+			*group = (uint32_t)v;
+	}
+	free(data);
+	if (rc < 0 || *level < 0 || *group == 0)
+		return fth_error("%s: bad TINF chunk", r->path);
+	return 0;
+}
+
+/* One converter per thread that converts: compressor, buffers, accumulators. */
+static int converter_init(struct converter *cv, const struct dbfile *db,
+			  const struct derived *d, int level)
+{
+	memset(cv, 0, sizeof(*cv));
+	cv->db = db;
+	cv->d = d;
+	cv->level = level;
+	cv->mbits = metric_bits(d->nm);
+	buf_init(&cv->raw);
+	buf_init(&cv->pieces);
+	acc_init(&cv->acc, db, d);
+	cv->off = xcalloc((size_t)db->thread_group * (d->nblocks + 1) + 1, sizeof(uint64_t));
+	if (level && !(cv->cctx = ZSTD_createCCtx()))
+		return fth_error("cannot create a zstd compressor");
+	return 0;
+}
+
+static void converter_release(struct converter *cv)
+{
+	free(cv->tb.v);
+	free(cv->tb.tmp);
+	free(cv->off);
+	acc_release(&cv->acc);
+	buf_release(&cv->raw);
+	buf_release(&cv->pieces);
+	ZSTD_freeCCtx(cv->cctx);
+}
+
+/*
+ * The TVAL chunk of thread group G (spool chunk G holds the same threads) into OUT: the
+ * offsets of the pieces, then the pieces.
+ */
+static int convert_group(struct converter *cv, struct cf_reader *r, uint32_t g, struct buf *out)
+{
+	const struct dbfile *db = cv->db;
+	uint32_t group = db->thread_group, g0 = g * group, per = cv->d->nblocks + 1;
+	uint32_t k = db->nthreads - g0 < group ? db->nthreads - g0 : group;
+	const struct cf_entry *e = cf_find(r, DBFILE_CHUNK_THREAD_VALUES, g);
+	if (!e)
+		return fth_error("%s: no chunk for thread %u", r->path, g0);
+	struct cf_stream s;
+	if (cf_stream_open(r, e, &s) < 0)
+		return -1;
+	buf_reset(&cv->pieces);
+	for (uint32_t i = 0; i < k; i++)
+		if (spool_thread(&s, db, cv->d, cv->mbits, g0 + i, &cv->tb) < 0 ||
+		    encode_thread(cv, cv->tb.v, cv->tb.n, &cv->pieces, cv->off + (size_t)i * per) <
+			    0)
+			goto fail;
+	if (cf_need(&s, 1) != 0) {
+		cf_stream_error(&s, "more threads than announced");
+		goto fail;
+	}
+	if (cf_stream_finish(&s) < 0)
+		return -1;
+	uint64_t base = ((uint64_t)k * per + 1) * 8;
+	cv->off[(size_t)k * per] = cv->pieces.len;
+	buf_reset(out);
+	for (size_t i = 0; i <= (size_t)k * per; i++)
+		buf_put_u64(out, base + cv->off[i]);
+	buf_add(out, cv->pieces.data, cv->pieces.len);
+	return 0;
+fail:
+	cf_stream_free(&s);
+	return -1;
+}
+
+static int put_chunk(struct cf_writer *w, const struct buf *chunk)
+{
+	if (cf_chunk_begin(w, DBFILE_CHUNK_THREAD_VALUES) < 0 ||
+	    cf_put(w, chunk->data, chunk->len) < 0 || cf_chunk_end(w) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * The groups converted by worker threads, written in order by the caller's: a worker takes
+ * the next group unless it is WINDOW groups ahead of the writing, so that memory stays bounded.
+ */
+struct pool {
+	struct cf_reader *r;
+	const struct dbfile *db;
+	const struct derived *d;
+	int level;
+	uint32_t ngroups, next, written, window;
+	struct buf *chunk;
+	bool *ready;
+	bool failed;
+	char *err;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
+static void *convert_worker(void *arg)
+{
+	struct pool *p = arg;
+	struct converter cv;
+	int init = converter_init(&cv, p->db, p->d, p->level);
+	pthread_mutex_lock(&p->lock);
+	if (init < 0) {
+		if (!p->failed)
+			p->err = xstrdup(fth_errmsg());
+		p->failed = true;
+		pthread_cond_broadcast(&p->cond);
+	}
+	for (;;) {
+		while (!p->failed && p->next < p->ngroups && p->next >= p->written + p->window)
+			pthread_cond_wait(&p->cond, &p->lock);
+		if (p->failed || p->next >= p->ngroups)
+			break;
+		uint32_t g = p->next++;
+		pthread_mutex_unlock(&p->lock);
+		struct buf out;
+		buf_init(&out);
+		int rc = convert_group(&cv, p->r, g, &out);
+		pthread_mutex_lock(&p->lock);
+		if (rc < 0) {
+			if (!p->failed)
+				p->err = xstrdup(fth_errmsg());
+			p->failed = true;
+			buf_release(&out);
+		} else {
+			p->chunk[g] = out;
+			p->ready[g] = true;
+		}
+		pthread_cond_broadcast(&p->cond);
+	}
+	pthread_mutex_unlock(&p->lock);
+	converter_release(&cv);
+	return NULL;
+}
+
+static int convert_parallel(struct cf_reader *r, struct cf_writer *w, const struct dbfile *db,
+			    const struct derived *d, int level, uint32_t ngroups, uint32_t jobs)
+{
+	struct pool p = { .r = r, .db = db, .d = d, .level = level, .ngroups = ngroups,
+			  .window = 2 * jobs };
+	p.chunk = xcalloc(ngroups, sizeof(*p.chunk));
+	p.ready = xcalloc(ngroups, sizeof(*p.ready));
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.cond, NULL);
+	pthread_t *tid = xcalloc(jobs, sizeof(*tid));
+	uint32_t started = 0;
+	for (; started < jobs; started++)
+		if (pthread_create(&tid[started], NULL, convert_worker, &p) != 0)
+			break;
+	int rc = 0;
+	if (!started)
+		rc = fth_error("cannot start a thread");
+	for (uint32_t g = 0; rc == 0 && g < ngroups; g++) {
+		pthread_mutex_lock(&p.lock);
+		while (!p.ready[g] && !p.failed)
+			pthread_cond_wait(&p.cond, &p.lock);
+		bool have = p.ready[g];
+		pthread_mutex_unlock(&p.lock);
+		if (!have || put_chunk(w, &p.chunk[g]) < 0)
+			rc = -1;
+		pthread_mutex_lock(&p.lock);
+		buf_release(&p.chunk[g]);
+		p.ready[g] = false;
+		p.written = g + 1;
+		if (rc < 0 && !p.failed) {
+			p.err = xstrdup(fth_errmsg());
+			p.failed = true;
+		}
+		pthread_cond_broadcast(&p.cond);
+		pthread_mutex_unlock(&p.lock);
+	}
+	for (uint32_t i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	if (p.failed) {
+		rc = fth_error("%s", p.err);
+		for (uint32_t g = 0; g < ngroups; g++)
+			if (p.ready[g])
+				buf_release(&p.chunk[g]);
+	}
+	free(p.err);
+	free(tid);
+	free(p.chunk);
+	free(p.ready);
+	pthread_mutex_destroy(&p.lock);
+	pthread_cond_destroy(&p.cond);
+	return rc;
+}
+
+/* threads.fdb from the spool R: one TVAL chunk per group of threads, stored. */
+static int convert_threads(struct cf_reader *r, struct cf_writer *w, const struct dbfile *db,
+			   const struct derived *d)
+{
+	int level = 0;
+	uint32_t spool_group = 0;
+	if (spool_info(r, &level, &spool_group) < 0)
+		return -1;
+	uint32_t group = db->thread_group;
+	if (group == 0 || spool_group != group)
+		return fth_error("%s: groups of %u threads, but the database's are of %u", r->path,
+				 spool_group, group);
+	uint32_t ngroups = (uint32_t)(((uint64_t)db->nthreads + group - 1) / group);
+	if ((ngroups && !cf_find(r, DBFILE_CHUNK_THREAD_VALUES, ngroups - 1)) ||
+	    cf_find(r, DBFILE_CHUNK_THREAD_VALUES, ngroups))
+		return fth_error("%s: the values of another number of threads than %u", r->path,
+				 db->nthreads);
+	if (write_thread_info(w, db, d) < 0)
+		return -1;
+	uint32_t jobs = FTH_MIN(db->jobs, ngroups);
+	if (jobs > 1)
+		return convert_parallel(r, w, db, d, level, ngroups, jobs);
+	struct converter cv;
+	if (converter_init(&cv, db, d, level) < 0) {
+		converter_release(&cv);
+		return -1;
+	}
+	struct buf chunk;
+	buf_init(&chunk);
+	int rc = 0;
+	for (uint32_t g = 0; rc == 0 && g < ngroups; g++)
+		if (convert_group(&cv, r, g, &chunk) < 0 || put_chunk(w, &chunk) < 0)
+			rc = -1;
+	buf_release(&chunk);
+	converter_release(&cv);
+	return rc;
+}
+
+static char *join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = xmalloc(n);
+	snprintf(p, n, "%s/%s", dir, name);
+	return p;
+}
+
+/* DIR/threads.fdb from DIR/threads.spool when there is one; the spool removed. */
+static int write_threads_file(const char *dir, const struct dbfile *db, const struct derived *d)
+{
+	char *spool = join(dir, DBFILE_SPOOL);
+	if (access(spool, F_OK) < 0) {
+		free(spool);
+		return 0;
+	}
+	struct cf_reader r;
+	if (cf_open(&r, spool, DBFILE_SPOOL_MAGIC, "thread spool", DBFILE_MAJOR) < 0) {
+		free(spool);
+		return -1;
+	}
 	char *path;
 	int fd;
 	void *ws;
-	if (open_file(dir, DBFILE_SUMMARY, &path, &fd, &ws, level) < 0)
-		return -1;
-	struct cf_writer w;
 	int rc = -1;
-	if (cf_writer_open(&w, fd, path, DBFILE_MAGIC, DBFILE_MAJOR, DBFILE_MINOR, level, ws,
-			   cf_writer_workspace_size(level)) < 0 ||
-	    write_info(&w, db) < 0 || write_strings(&w, db) < 0 || write_modules(&w, db) < 0 ||
-	    write_functions(&w, db) < 0 || write_metrics(&w, db) < 0 ||
-	    write_threads(&w, db) < 0 || write_contexts(&w, db) < 0 ||
-	    write_summary(&w, db) < 0 || write_flat(&w, db) < 0 || write_stats(&w, db) < 0 ||
-	    cf_writer_finish(&w) < 0)
+	if (open_file(dir, DBFILE_THREADS, &path, &fd, &ws, 0) < 0)
+		goto close_spool;
+	struct cf_writer w;
+	if (cf_writer_open(&w, fd, path, DBFILE_MAGIC, DBFILE_MAJOR, DBFILE_MINOR, 0, ws,
+			   cf_writer_workspace_size(0)) < 0 ||
+	    convert_threads(&r, &w, db, d) < 0 || cf_writer_finish(&w) < 0)
 		goto out;
 	if (fsync(fd) < 0 && errno != EINVAL) {
 		fth_error_errno(errno, "%s: cannot sync", path);
@@ -284,21 +1298,59 @@ out:
 	}
 	free(ws);
 	free(path);
+close_spool:
+	cf_close(&r);
+	if (rc == 0)
+		unlink(spool);
+	free(spool);
 	return rc;
 }
 
-/*
- * A value of threads.fdb: a non-negative integer below 2^53 as the varint 2 x value, anything
- * else as the varint 1 and then its fixed64 bits (doc/formats.md 8.7).
- */
-static size_t put_number(uint8_t *p, double d)
+int dbfile_write_summary(const char *dir, const struct dbfile *db, int level)
 {
-	if (d >= 0 && d < 9007199254740992.0 && d == (double)(uint64_t)d)
-		return le_put_varint(p, (uint64_t)d << 1);
-	p[0] = 1;
-	le_put64(p + 1, le_f64_bits(d));
-	return 9;
+	struct derived d;
+	if (derive(db, &d) < 0) {
+		fth_error_prefix("%s/%s", dir, DBFILE_SUMMARY);
+		return -1;
+	}
+	char *path;
+	int fd;
+	void *ws;
+	if (open_file(dir, DBFILE_SUMMARY, &path, &fd, &ws, level) < 0) {
+		derived_release(&d);
+		return -1;
+	}
+	struct cf_writer w;
+	int rc = -1;
+	if (cf_writer_open(&w, fd, path, DBFILE_MAGIC, DBFILE_MAJOR, DBFILE_MINOR, level, ws,
+			   cf_writer_workspace_size(level)) < 0 ||
+	    write_summary_file(&w, db, &d) < 0 || cf_writer_finish(&w) < 0)
+		goto out;
+	if (fsync(fd) < 0 && errno != EINVAL) {
+		fth_error_errno(errno, "%s: cannot sync", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (close(fd) < 0 && rc == 0)
+		rc = fth_error_errno(errno, "%s: cannot close", path);
+	if (rc < 0) {
+		fth_error_prefix("%s", path);
+		unlink(path);
+	}
+	free(ws);
+	free(path);
+	if (rc == 0 && write_threads_file(dir, db, &d) < 0) {
+		char *p = join(dir, DBFILE_SUMMARY);
+		unlink(p);
+		free(p);
+		rc = -1;
+	}
+	derived_release(&d);
+	return rc;
 }
+
+/* ---- the spool of per-thread values (the caller's numbering) ---- */
 
 uint32_t dbfile_thread_group(uint32_t nthreads)
 {
@@ -313,12 +1365,18 @@ int dbfile_threads_open(struct dbfile_thread_writer *w, const char *dir, uint32_
 	w->fd = -1;
 	if (group == 0 || (uint64_t)nthreads > (uint64_t)group * DBFILE_MAX_GROUPS)
 		return fth_error("%u threads cannot be kept in groups of %u", nthreads, group);
-	if (open_file(dir, DBFILE_THREADS, &w->path, &w->fd, &w->ws, level) < 0)
+	if (level < 0 || level > 22)
+		return fth_error("compression level %d out of range", level);
+	if (open_file(dir, DBFILE_SPOOL, &w->path, &w->fd, &w->ws, level) < 0)
 		return -1;
 	w->nthreads = nthreads;
 	w->group = group;
-	if (cf_writer_open(&w->cf, w->fd, w->path, DBFILE_MAGIC, DBFILE_MAJOR, DBFILE_MINOR, level,
-			   w->ws, cf_writer_workspace_size(level)) < 0) {
+	if (cf_writer_open(&w->cf, w->fd, w->path, DBFILE_SPOOL_MAGIC, DBFILE_MAJOR, DBFILE_MINOR,
+			   level, w->ws, cf_writer_workspace_size(level)) < 0 ||
+	    cf_chunk_begin(&w->cf, DBFILE_CHUNK_THREAD_INFO) < 0 ||
+	    cf_field_varint(&w->cf, TINF_GROUP, group) < 0 ||
+	    cf_field_varint(&w->cf, TINF_LEVEL, (uint64_t)level) < 0 ||
+	    cf_record_end(&w->cf) < 0 || cf_chunk_end(&w->cf) < 0) {
 		dbfile_threads_abort(w);
 		return -1;
 	}
@@ -358,8 +1416,6 @@ int dbfile_threads_finish(struct dbfile_thread_writer *w)
 		rc = -1;
 	if (rc == 0 && cf_writer_finish(&w->cf) < 0)
 		rc = -1;
-	if (rc == 0 && fsync(w->fd) < 0 && errno != EINVAL)
-		rc = fth_error_errno(errno, "%s: cannot sync", w->path);
 	if (close(w->fd) < 0 && rc == 0)
 		rc = fth_error_errno(errno, "%s: cannot close", w->path);
 	w->fd = -1;

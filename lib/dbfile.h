@@ -3,13 +3,15 @@
  * dbfile.h: the metric database that prof writes and view reads (doc/formats.md, section 8).
  *
  * A database is a directory with two chunk-container files (magic FTHMDBSE):
- *   summary.fdb  strings, modules, functions, metric descriptions, threads, the unified calling
- *                context tree, the sums over threads for every (context, metric) and the flat
- *                (per-function) profile: enough for every view on its own, read at open; and
- *                the other statistics over threads (count, min, max, stddev) in blocks of
- *                contexts, read one block at a time when they are wanted;
- *   threads.fdb  per-thread values, sparse, in groups of threads so that one thread's values
- *                are read by decompressing one chunk.
+ *   summary.fdb  strings, modules, functions, groups, metric descriptions, threads and the flat
+ *                profiles of functions, groups and modules, read at open; the calling context
+ *                tree (numbered breadth-first), the sums over threads and the other statistics
+ *                in blocks of contexts, and the lists of contexts per function in blocks of
+ *                functions, read one block at a time when they are wanted (a few kept);
+ *   threads.fdb  per-thread values, sparse, one piece per (thread, block of contexts) and one
+ *                for the thread's flat profiles, each compressed on its own and read alone.
+ * The writer is given the tree in any parent-first order and derives the numbering and every
+ * index (children ranges, outermost instances, groups, lists, flat profiles).
  * Values are doubles.  "Inclusive" is the whole subtree of a context, "exclusive" what was
  * measured at the context itself, so at every context exclusive + the children's inclusive =
  * inclusive.
@@ -20,10 +22,13 @@
 #include "chunkfile.h"
 
 #define DBFILE_MAGIC "FTHMDBSE"
-#define DBFILE_MAJOR 2
+#define DBFILE_MAJOR 3
 #define DBFILE_MINOR 0
 #define DBFILE_SUMMARY "summary.fdb"
 #define DBFILE_THREADS "threads.fdb"
+/* The per-thread values as the writer was given them, until summary.fdb is written. */
+#define DBFILE_SPOOL "threads.spool"
+#define DBFILE_SPOOL_MAGIC "FTHMDBSP"
 
 #define DBFILE_CHUNK_INFO CF_ID('I', 'N', 'F', 'O')
 #define DBFILE_CHUNK_STRINGS CF_ID('S', 'T', 'R', 'S')
@@ -36,13 +41,27 @@
 #define DBFILE_CHUNK_FLAT CF_ID('F', 'L', 'A', 'T')
 #define DBFILE_CHUNK_STATS CF_ID('S', 'T', 'A', 'T')
 #define DBFILE_CHUNK_THREAD_VALUES CF_ID('T', 'V', 'A', 'L')
+#define DBFILE_CHUNK_GROUPS CF_ID('G', 'R', 'P', 'S')
+#define DBFILE_CHUNK_GROUP_FLAT CF_ID('G', 'F', 'L', 'T')
+#define DBFILE_CHUNK_MODULE_FLAT CF_ID('M', 'F', 'L', 'T')
+#define DBFILE_CHUNK_FUNCTION_LISTS CF_ID('F', 'L', 'S', 'T')
+#define DBFILE_CHUNK_THREAD_INFO CF_ID('T', 'I', 'N', 'F')
 
 #define DBFILE_NONE UINT32_MAX
 /* Thread groups in threads.fdb: at most this many chunks, so nthreads / group <= this. */
 #define DBFILE_MAX_GROUPS 1000
-/* Contexts per STAT chunk: at least this many, and few enough for at most 1000 chunks. */
-#define DBFILE_STAT_BLOCK 4096
-#define DBFILE_MAX_STAT_CHUNKS 1000
+/*
+ * Contexts per block (one CTXT, one SUMM and one STAT chunk each, one piece per thread): at
+ * least this many, and few enough for at most DBFILE_MAX_BLOCKS blocks.
+ */
+#define DBFILE_BLOCK 4096
+#define DBFILE_MAX_BLOCKS 300
+/* Functions per FLST chunk: at least this many, and few enough for at most 64 chunks. */
+#define DBFILE_LIST_BLOCK 256
+#define DBFILE_MAX_LIST_CHUNKS 64
+/* Decoded blocks the reader keeps (least recently used evicted). */
+#define DBFILE_CACHE_CONTEXTS 16
+#define DBFILE_CACHE_ROWS 8
 
 /* Context kinds.  X(enum suffix, value, name in dumps) */
 #define DBFILE_KINDS(X)                                                                       \
@@ -95,6 +114,13 @@ struct dbfile_function {
 	uint32_t file;	 /* string, or DBFILE_NONE */
 	uint32_t line;
 	uint64_t addr; /* entry offset in the module, 0 when unknown */
+	uint32_t group; /* index into groups (derived by the writer; read) */
+};
+
+/* A (module, file) group of functions: the flat view's files. */
+struct dbfile_group {
+	uint32_t module; /* index, or DBFILE_NONE */
+	uint32_t file;	 /* string, or DBFILE_NONE */
 };
 
 struct dbfile_metric {
@@ -123,15 +149,52 @@ struct dbfile_thread {
 	uint64_t start_ns, end_ns;
 };
 
-/* 32 bytes (KIND after the 32-bit fields): a viewer holds one per context. */
+/*
+ * A context.  Read: numbered breadth-first, so that the children of a context are consecutive
+ * (first_child .. first_child + nchildren - 1; a leaf's first_child is where its children
+ * would start).  Given to the writer: any order where a parent comes before its children;
+ * only PARENT, FUNCTION, FILE, LINE, MODULE, KIND and ADDR are used then.
+ */
 struct dbfile_context {
-	uint32_t parent; /* DBFILE_NONE for the root */
+	uint32_t parent;      /* DBFILE_NONE for the root */
+	uint32_t first_child; /* children: first_child .. first_child + nchildren - 1 */
+	uint32_t nchildren;
 	uint32_t function; /* FUNCTION, INLINE; the enclosing function for LOOP, LINE, CALL */
-	uint32_t file;	 /* string, or DBFILE_NONE */
+	uint32_t file;	   /* string, or DBFILE_NONE */
 	uint32_t line;
 	uint32_t module; /* index, or DBFILE_NONE */
+	uint32_t outer;	 /* the outermost FUNCTION/INLINE context of FUNCTION on the path
+			    from the root to this context, itself included; or DBFILE_NONE */
 	uint8_t kind;	 /* enum dbfile_kind */
+	uint8_t flags;	 /* DBFILE_CTX_OUTER_* */
 	uint64_t addr;	 /* offset in MODULE (see the kinds), or 0 */
+};
+
+/* Flags of a FUNCTION or INLINE context. */
+enum {
+	DBFILE_CTX_OUTER_FN = 1,  /* no ancestor is an instance (FUNCTION/INLINE) of its function */
+	DBFILE_CTX_OUTER_GRP = 2, /* ... of a function of its function's group */
+	DBFILE_CTX_OUTER_MOD = 4, /* ... of a function of its function's module */
+};
+
+/* A row of values: N entries, METRIC ascending, VAL[2 i] inclusive and VAL[2 i + 1] exclusive. */
+struct dbfile_row {
+	uint32_t n;
+	const uint16_t *metric;
+	const double *val;
+};
+
+/*
+ * Flat profiles: NROWS rows, row r's entries start[r] .. start[r + 1] - 1, metrics ascending.
+ * Inclusive counts each call path once however deep the recursion (the outermost instances);
+ * exclusive is everything measured in the row's own code (lines, loops, inlined code).
+ */
+struct dbfile_flat {
+	uint32_t nrows;
+	uint32_t *start; /* nrows + 1 */
+	uint64_t nvalues;
+	uint16_t *metric;
+	double *incl, *excl;
 };
 
 /* Statistics over the threads whose value is not zero; mean = sum / count. */
@@ -139,6 +202,8 @@ struct dbfile_stat {
 	uint32_t count;
 	double sum, min, max, stddev; /* stddev: population */
 };
+
+struct dbfile_cache; /* dbfile-read.c */
 
 struct dbfile {
 	uint16_t major, minor;
@@ -150,43 +215,35 @@ struct dbfile {
 	struct dbfile_module *modules;
 	uint32_t nfunctions;
 	struct dbfile_function *functions;
+	uint32_t ngroups; /* read (the writer derives them) */
+	struct dbfile_group *groups;
 	uint32_t nmetrics;
 	struct dbfile_metric *metrics;
 	uint32_t nthreads;
 	struct dbfile_thread *threads;
 	uint32_t thread_group; /* threads per TVAL chunk */
 	uint32_t ncontexts;
+	uint64_t nsum; /* summary entries */
+	/*
+	 * The writer's input, not filled by the reader: the contexts (parent-first), and the
+	 * (context, metric) summary entries, contexts ascending, metrics ascending, with every
+	 * statistic over threads.
+	 */
 	struct dbfile_context *contexts;
-	/* Summary: (context, metric) entries, contexts ascending, metrics ascending. */
 	uint32_t *sum_start; /* ncontexts + 1 */
-	uint64_t nsum;
 	uint16_t *sum_metric;
-	double *sum_val; /* read: 2 per entry, the inclusive and exclusive sums over threads */
-	/*
-	 * Every statistic per entry: what the writer writes (sum_val is not used then).  A
-	 * database that was read has them only after dbfile_load_stats(); dbfile_stats() reads
-	 * one block of contexts at a time instead.
-	 */
 	struct dbfile_stat *sum_incl, *sum_excl;
-	uint32_t stat_block; /* contexts per STAT chunk (the writer: 0 chooses) */
-	/*
-	 * Flat profile per function: inclusive counts each call path once however deep the
-	 * recursion; exclusive is everything measured in the function's own code (its lines,
-	 * loops and inlined code, not its calls).
-	 */
-	uint32_t *flat_start; /* nfunctions + 1 */
-	uint64_t nflat;
-	uint16_t *flat_metric;
-	double *flat_incl, *flat_excl;
+	uint32_t block; /* contexts per block (the writer: 0 chooses) */
+	uint32_t jobs;	/* the writer: threads converting the per-thread values (0, 1: none) */
+	/* Read: the flat profiles (sums over threads) of functions, groups, modules (+ none). */
+	struct dbfile_flat flat, group_flat, module_flat;
 	/* Reader state. */
 	char *dir; /* owned */
+	struct cf_reader summary_file;
+	bool summary_open;
 	struct cf_reader threads_file;
 	bool threads_open;
-	struct cf_reader summary_file; /* kept open for the STAT chunks */
-	bool summary_open;
-	uint32_t stat_cached; /* the block in stat_incl and stat_excl, or DBFILE_NONE */
-	struct dbfile_stat *stat_incl, *stat_excl;
-	uint64_t stat_cap;
+	struct dbfile_cache *cache;
 };
 
 /* One thread's sparse values: NVALUES (context, metric, inclusive, exclusive). */
@@ -200,10 +257,18 @@ struct dbfile_values {
 
 /* ---- writer ---- */
 
-/* Write DB's summary to DIR/summary.fdb (O_EXCL).  LEVEL 0 stores. */
+/*
+ * Write DB's summary to DIR/summary.fdb (O_EXCL).  LEVEL 0 stores.  When the per-thread values
+ * were spooled to DIR (dbfile_threads_*, finished), write DIR/threads.fdb from them too, with
+ * the contexts numbered as in summary.fdb, and remove the spool.
+ */
 int dbfile_write_summary(const char *dir, const struct dbfile *db, int level);
 
-/* Streaming writer of DIR/threads.fdb: up to NTHREADS threads in order, GROUP per chunk. */
+/*
+ * Streaming writer of the per-thread values: up to NTHREADS threads in order, with the context
+ * indices of DB->contexts as given to dbfile_write_summary, spooled to DIR (GROUP threads per
+ * chunk) until dbfile_write_summary writes threads.fdb from them.
+ */
 struct dbfile_thread_writer {
 	struct cf_writer cf;
 	int fd;
@@ -223,27 +288,42 @@ uint32_t dbfile_thread_group(uint32_t nthreads);
 
 /* ---- reader ---- */
 
-/* Read DIR/summary.fdb (DIR may also name the summary file itself). */
+/*
+ * Read DIR/summary.fdb (DIR may also name the summary file itself): the tables at once, and
+ * every block once, streaming, to check it (memory stays bounded).  Every reader function
+ * returns 0, or -1 with a message naming the file and what is wrong.
+ */
 int dbfile_open(const char *dir, struct dbfile *db);
+/* Context CTX (< db->ncontexts), reading and checking its block when not cached. */
+int dbfile_context(struct dbfile *db, uint32_t ctx, struct dbfile_context *out);
+/* CTX's sums over threads.  Valid until the next dbfile_summary_row or dbfile_thread_row call. */
+int dbfile_summary_row(struct dbfile *db, uint32_t ctx, struct dbfile_row *out);
+/* CTX's values in thread T (n = 0 where T has none).  Same validity. */
+int dbfile_thread_row(struct dbfile *db, uint32_t t, uint32_t ctx, struct dbfile_row *out);
+/*
+ * Contexts whose `function` is F, of kinds FUNCTION, INLINE, LOOP, LINE, CALL (not ROOT or
+ * ENTRY), ascending: *N of them in *LIST, which the caller frees (free()).
+ */
+int dbfile_function_contexts(struct dbfile *db, uint32_t f, uint32_t **list, uint32_t *n);
+/* INLINE contexts whose parent's `function` is F (code inlined into F), ascending; same. */
+int dbfile_inlined_contexts(struct dbfile *db, uint32_t f, uint32_t **list, uint32_t *n);
+void dbfile_flat_release(struct dbfile_flat *f);
+/*
+ * Thread T's profiles of functions, groups and modules (same shapes as db->flat,
+ * db->group_flat, db->module_flat), into caller-owned FN, GRP, MOD.
+ */
+int dbfile_thread_flats(struct dbfile *db, uint32_t t, struct dbfile_flat *fn,
+			struct dbfile_flat *grp, struct dbfile_flat *mod);
 /*
  * The statistics over threads of (CTX, METRIC) into INCL and EXCL (zero counts when it has no
- * summary entry), reading and checking its block of contexts when it is not the one cached.
+ * summary entry), reading and checking its block of contexts when it is not cached.
  */
 int dbfile_stats(struct dbfile *db, uint32_t ctx, uint16_t metric, struct dbfile_stat *incl,
 		 struct dbfile_stat *excl);
-/* Read every block: sum_incl and sum_excl complete (for dumps: memory for the whole file). */
-int dbfile_load_stats(struct dbfile *db);
-/* Contexts per STAT chunk for NCONTEXTS (what prof writes). */
-uint32_t dbfile_stat_block(uint32_t ncontexts);
-/* Read one thread's values from threads.fdb (opened on first use). */
+/* Contexts per block for NCONTEXTS (what prof writes). */
+uint32_t dbfile_block_size(uint32_t ncontexts);
+/* Read one thread's values (sparse, contexts ascending) from threads.fdb, for dumps. */
 int dbfile_read_thread(struct dbfile *db, uint32_t thread, struct dbfile_values *out);
-/*
- * The same values placed by summary entry: VAL[2 j] and VAL[2 j + 1] are the thread's
- * inclusive and exclusive values of summary entry j (2 x nsum doubles; zero where the thread
- * has none).  No sorting, no hashing: what a viewer needs to show one thread.  A value without
- * a summary entry is an error (a corrupt database).
- */
-int dbfile_read_thread_entries(struct dbfile *db, uint32_t thread, double *val);
 void dbfile_close(struct dbfile *db);
 /* Read the summary file PATH (the fuzzer's entry): same checks as dbfile_open. */
 int dbfile_read_summary_file(const char *path, struct dbfile *db);
@@ -253,12 +333,13 @@ void dbfile_values_push(struct dbfile_values *v, uint32_t ctx, uint16_t metric, 
 			double excl);
 void dbfile_values_release(struct dbfile_values *v);
 
-/* The summary entry of (CTX, METRIC), or -1 when it has none. */
-int64_t dbfile_find_summary(const struct dbfile *db, uint32_t ctx, uint16_t metric);
 const char *dbfile_str(const struct dbfile *db, uint32_t index);
 const char *dbfile_kind_name(unsigned kind);
 
-/* Append DB as text to OUT: tree with summaries, flat profile; THREADS: per-thread values. */
+/*
+ * Append DB as text to OUT: groups, tree with summaries, function lists, flat profiles;
+ * THREADS: per-thread values and flat profiles.
+ */
 struct buf;
 int dbfile_dump(struct dbfile *db, struct buf *out, bool threads);
 

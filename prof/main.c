@@ -238,10 +238,13 @@ static void *reader(void *arg)
 static void remove_db_dir(const char *dir)
 {
 	char *a = join(dir, DBFILE_SUMMARY), *b = join(dir, DBFILE_THREADS);
+	char *c = join(dir, DBFILE_SPOOL);
 	unlink(a);
 	unlink(b);
+	unlink(c);
 	free(a);
 	free(b);
+	free(c);
 	rmdir(dir);
 }
 
@@ -550,6 +553,7 @@ int main(int argc, char **argv)
 		if (!o.thread_values)
 			db.flags |= DBFILE_FLAG_NO_THREADS;
 		db.thread_group = dbfile_thread_group((uint32_t)nfiles);
+		db.jobs = (uint32_t)o.jobs;
 		if (tw_open) {
 			tw_open = false;
 			if (dbfile_threads_finish(&tw) < 0) {

@@ -638,84 +638,6 @@ static void finish_stat(const struct acc *a, struct dbfile_stat *s)
 	s->stddev = a->count ? sqrt(a->m2 / a->count) : 0;
 }
 
-/* Flat profile: per function, inclusive once per call path, exclusive of its own code. */
-static void build_flat(struct unifier *u, struct dbfile *db)
-{
-	uint32_t nf = u->nfuncs, nm = u->nmetrics, n = u->nctx;
-	double *incl = xcalloc((size_t)nf * nm + 1, sizeof(double));
-	double *excl = xcalloc((size_t)nf * nm + 1, sizeof(double));
-	uint32_t *active = xcalloc(nf + 1, sizeof(*active));
-	uint32_t *first = xcalloc((size_t)n + 1, sizeof(*first));
-	uint32_t *child = xcalloc(n, sizeof(*child));
-	for (uint32_t i = 1; i < n; i++)
-		first[u->ctx[i].parent + 1]++;
-	for (uint32_t i = 0; i < n; i++)
-		first[i + 1] += first[i];
-	uint32_t *fill = xmalloc(((size_t)n + 1) * sizeof(*fill));
-	memcpy(fill, first, ((size_t)n + 1) * sizeof(*fill));
-	for (uint32_t i = 1; i < n; i++)
-		child[fill[u->ctx[i].parent]++] = i;
-	free(fill);
-	/* Depth-first with explicit enter/leave: entries are ctx * 2 + leaving. */
-	uint64_t *stack = xmalloc(((size_t)n * 2 + 1) * sizeof(*stack));
-	size_t sp = 0;
-	stack[sp++] = 0;
-	while (sp) {
-		uint64_t e = stack[--sp];
-		uint32_t c = (uint32_t)(e >> 1);
-		const struct dbfile_context *x = &u->ctx[c];
-		bool counts = (x->kind == DBFILE_FUNCTION || x->kind == DBFILE_INLINE) &&
-			      x->function != DBFILE_NONE;
-		if (e & 1) {
-			if (counts)
-				active[x->function]--;
-			continue;
-		}
-		if (x->function != DBFILE_NONE)
-			for (uint32_t k = 0; k < nm; k++) {
-				const struct acc *ai = &u->metrics[k].incl[c];
-				const struct acc *ae = &u->metrics[k].excl[c];
-				if (counts && !active[x->function])
-					incl[(size_t)x->function * nm + k] += ai->sum;
-				excl[(size_t)x->function * nm + k] += ae->sum;
-			}
-		if (counts)
-			active[x->function]++;
-		stack[sp++] = e | 1;
-		for (uint32_t k = first[c + 1]; k > first[c]; k--)
-			stack[sp++] = (uint64_t)child[k - 1] << 1;
-	}
-	free(stack);
-	free(first);
-	free(child);
-	free(active);
-	db->flat_start = xcalloc((size_t)nf + 1, sizeof(*db->flat_start));
-	uint64_t cnt = 0;
-	for (uint32_t f = 0; f < nf; f++)
-		for (uint32_t k = 0; k < nm; k++)
-			cnt += incl[(size_t)f * nm + k] != 0 || excl[(size_t)f * nm + k] != 0;
-	db->nflat = cnt;
-	db->flat_metric = xcalloc(cnt ? cnt : 1, sizeof(*db->flat_metric));
-	db->flat_incl = xcalloc(cnt ? cnt : 1, sizeof(double));
-	db->flat_excl = xcalloc(cnt ? cnt : 1, sizeof(double));
-	uint64_t j = 0;
-	for (uint32_t f = 0; f < nf; f++) {
-		db->flat_start[f] = (uint32_t)j;
-		for (uint32_t k = 0; k < nm; k++) {
-			double a = incl[(size_t)f * nm + k], b = excl[(size_t)f * nm + k];
-			if (a == 0 && b == 0)
-				continue;
-			db->flat_metric[j] = (uint16_t)k;
-			db->flat_incl[j] = a;
-			db->flat_excl[j] = b;
-			j++;
-		}
-	}
-	db->flat_start[nf] = (uint32_t)j;
-	free(incl);
-	free(excl);
-}
-
 void unifier_finish(struct unifier *u, struct dbfile *db, const char *program)
 {
 	memset(db, 0, sizeof(*db));
@@ -820,5 +742,4 @@ void unifier_finish(struct unifier *u, struct dbfile *db, const char *program)
 		}
 	}
 	db->sum_start[u->nctx] = (uint32_t)j;
-	build_flat(u, db);
 }

@@ -29,8 +29,14 @@ test_expect_success 'the threads file given as the database is refused by name' 
 '
 if command -v python3 >/dev/null 2>&1; then
 	test_expect_success 'a database of another format version is named' '
-		mkdir v && cp db/* v/ && set_major_version v/summary.fdb 3 &&
-		view --batch v >out 2>err; test $? -eq 1 && grep -q "v/summary.fdb: .*version 3" err
+		mkdir v && cp db/* v/ && set_major_version v/summary.fdb 4 &&
+		view --batch v >out 2>err; test $? -eq 1 && grep -q "v/summary.fdb: .*version 4" err
+	'
+	test_expect_success 'a database of format version 2 is refused: run prof again' '
+		mkdir v2 && cp db/* v2/ && set_major_version v2/summary.fdb 2 &&
+		view --batch v2 >out 2>err; test $? -eq 1 &&
+		grep -q "v2/summary.fdb: database format version 2.0 was written by an older prof" err &&
+		grep -q "run prof again" err
 	'
 fi
 test_expect_success 'truncated threads file: a clear error for --thread, none without' '

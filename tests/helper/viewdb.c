@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * viewdb.c: databases with known values for view (see viewdb.h): a builder that derives
- * inclusive values, statistics and the flat profile from exclusive values per thread, and the
- * three databases of the tests and the benchmark.
+ * inclusive values and statistics from exclusive values per thread (the writer derives the
+ * numbering, indices and flat profiles), and the three databases of the tests and the benchmark.
  */
 #include "compat.h"
 #include "viewdb.h"
@@ -65,7 +65,7 @@ uint32_t viewdb_function(struct viewdb *b, const char *name, uint32_t module, ui
 	uint32_t s = viewdb_string(b, name);
 	ALLOC_GROW(b->db.functions, b->db.nfunctions + 1, b->afunctions);
 	b->db.functions[b->db.nfunctions] = (struct dbfile_function){ s, module, file, line,
-								     0x1000 + 0x100 * b->db.nfunctions };
+								     0x1000 + 0x100 * b->db.nfunctions, 0 };
 	return b->db.nfunctions++;
 }
 
@@ -191,50 +191,6 @@ int viewdb_write(struct viewdb *b, const char *dir, int level)
 		}
 	}
 	db->sum_start[n] = (uint32_t)db->nsum;
-	/* Flat: inclusive of the instances with no ancestor instance of the same function,
-	 * exclusive of every context of the function. */
-	uint32_t nf = db->nfunctions;
-	double *fi = xcalloc((size_t)nf * w + 1, sizeof(double));
-	double *fe = xcalloc((size_t)nf * w + 1, sizeof(double));
-	for (uint32_t c = 1; c < n; c++) {
-		const struct dbfile_context *x = &db->contexts[c];
-		uint32_t f = x->function;
-		if (f >= nf || x->kind == DBFILE_ENTRY)
-			continue;
-		bool outer = x->kind == DBFILE_FUNCTION || x->kind == DBFILE_INLINE;
-		for (uint32_t p = x->parent; outer && p; p = db->contexts[p].parent) {
-			const struct dbfile_context *y = &db->contexts[p];
-			if ((y->kind == DBFILE_FUNCTION || y->kind == DBFILE_INLINE) && y->function == f)
-				outer = false;
-		}
-		for (uint32_t t = 0; t < nt; t++)
-			for (uint32_t m = 0; m < nm; m++) {
-				size_t at = ((size_t)t * n + c) * w + m;
-				fe[f * w + m] += excl[at];
-				if (outer)
-					fi[f * w + m] += incl[at];
-			}
-	}
-	db->flat_start = xcalloc((size_t)nf + 1, sizeof(uint32_t));
-	size_t nflat = 0;
-	for (uint32_t f = 0; f < nf; f++)
-		for (uint32_t m = 0; m < nm; m++)
-			nflat += fi[f * w + m] != 0 || fe[f * w + m] != 0;
-	db->flat_metric = xcalloc(nflat + 1, sizeof(uint16_t));
-	db->flat_incl = xcalloc(nflat + 1, sizeof(double));
-	db->flat_excl = xcalloc(nflat + 1, sizeof(double));
-	for (uint32_t f = 0; f < nf; f++) {
-		db->flat_start[f] = (uint32_t)db->nflat;
-		for (uint32_t m = 0; m < nm; m++)
-			if (fi[f * w + m] != 0 || fe[f * w + m] != 0) {
-				db->flat_metric[db->nflat] = (uint16_t)m;
-				db->flat_incl[db->nflat] = fi[f * w + m];
-				db->flat_excl[db->nflat++] = fe[f * w + m];
-			}
-	}
-	db->flat_start[nf] = (uint32_t)db->nflat;
-	free(fi);
-	free(fe);
 	dbfile_values_release(&vals);
 	free(incl);
 	free(excl);

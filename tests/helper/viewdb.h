@@ -3,7 +3,7 @@
  * viewdb.h: metric databases with known values for view's tests and benchmark, written
  * through lib/dbfile-write.c.  A builder takes the calling context tree and each thread's
  * exclusive values, and derives the rest as prof does (inclusive values, statistics over
- * threads, the flat profile with a call path counted once).
+ * threads); the writer derives the breadth-first numbering, the indices and the flat profiles.
  */
 #ifndef FATHOM_TESTS_VIEWDB_H
 #define FATHOM_TESTS_VIEWDB_H

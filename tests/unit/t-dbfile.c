@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * t-dbfile.c: the database format: round trip, statistics read a block at a time, per-thread
- * groups, thread values placed by summary entry, corrupt, old and foreign input.
+ * t-dbfile.c: the database format: round trip, a hand-built tree whose breadth-first
+ * numbering, children, outermost instances, groups, lists and flat profiles are known, blocks
+ * read through the cache, per-thread groups, corrupt, truncated, old and foreign input.
  */
 #include "compat.h"
 #include "tap.h"
@@ -43,7 +44,7 @@ static void make_db(struct dbfile *db, uint32_t nthreads)
 	db->modules[0].flags = DBFILE_MODULE_SAMPLED;
 	db->nfunctions = 1;
 	db->functions = xcalloc(1, sizeof(*db->functions));
-	db->functions[0] = (struct dbfile_function){ 1, 0, 2, 7, 0x1130 };
+	db->functions[0] = (struct dbfile_function){ 1, 0, 2, 7, 0x1130, 0 };
 	db->nmetrics = 2;
 	db->metrics = xcalloc(2, sizeof(*db->metrics));
 	db->metrics[0] = (struct dbfile_metric){ .name = xstrdup("cycles"),
@@ -89,13 +90,6 @@ static void make_db(struct dbfile *db, uint32_t nthreads)
 	for (int i = 0; i < 3; i++)
 		db->sum_incl[i] = (struct dbfile_stat){ nthreads, 6.5 * nthreads, 6.5, 6.5, 0 };
 	db->sum_excl[2] = db->sum_incl[2];
-	db->nflat = 1;
-	db->flat_start = xcalloc(2, sizeof(uint32_t));
-	db->flat_start[1] = 1;
-	db->flat_metric = xcalloc(1, sizeof(uint16_t));
-	db->flat_incl = xcalloc(1, sizeof(double));
-	db->flat_excl = xcalloc(1, sizeof(double));
-	db->flat_incl[0] = db->flat_excl[0] = 6.5 * nthreads;
 }
 
 static int write_db(const char *dir, struct dbfile *db, int level)
@@ -142,84 +136,385 @@ static void spit(const char *path, const char *data, size_t n)
 	}
 }
 
-static void test_round_trip(int level)
+/* The dump of DIR, or NULL. */
+static char *dump_dir(const char *dir)
 {
-	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s/rt%d", tap_tmpdir(), level);
-	struct dbfile db, back;
-	make_db(&db, 3);
-	/* Stored: one context per STAT chunk, so that blocks are read one by one below. */
-	db.stat_block = level ? 0 : 1;
-	ok(write_db(dir, &db, level) == 0, "level %d: written (%s)", level, fth_errmsg());
-	ok(dbfile_open(dir, &back) == 0, "level %d: read back (%s)", level, fth_errmsg());
-	struct buf a = BUF_INIT, b = BUF_INIT;
-	db.dir = xstrdup(dir);
-	dbfile_dump(&db, &a, true);
-	dbfile_dump(&back, &b, true);
-	is_str((char *)b.data, (char *)a.data, "level %d: the dump of what was read equals the "
-					       "dump of what was written",
-	       level);
-	like((char *)b.data, "m0 \"cycles\" raw unit=count rate=period:1000003",
-	     "the metric is described");
-	like((char *)b.data, "coverage=0.5 scale=2", "multiplexing coverage and scale");
-	like((char *)b.data, "parent=0 threshold=0.69999999999999996 formula=\"m1 / m0\"",
+	struct dbfile back;
+	if (dbfile_open(dir, &back) < 0)
+		return NULL;
+	struct buf b = BUF_INIT;
+	int rc = dbfile_dump(&back, &b, true);
+	dbfile_close(&back);
+	if (rc < 0) {
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_detach(&b, NULL);
+}
+
+static void test_round_trip(void)
+{
+	char dir[2][4096];
+	char *text[2];
+	for (int k = 0; k < 2; k++) {
+		int level = k ? 3 : 0;
+		snprintf(dir[k], sizeof(dir[k]), "%s/rt%d", tap_tmpdir(), level);
+		struct dbfile db;
+		make_db(&db, 3);
+		ok(write_db(dir[k], &db, level) == 0, "level %d: written (%s)", level,
+		   fth_errmsg());
+		dbfile_close(&db);
+		text[k] = dump_dir(dir[k]);
+		ok(text[k] != NULL, "level %d: read back and dumped (%s)", level, fth_errmsg());
+		char spool[8300];
+		snprintf(spool, sizeof(spool), "%s/%s", dir[k], DBFILE_SPOOL);
+		ok(access(spool, F_OK) < 0, "level %d: the spool is removed", level);
+	}
+	if (!text[0] || !text[1])
+		return;
+	is_str(text[1], text[0], "compressed and stored databases read the same");
+	const char *t = text[0];
+	like(t, "fathom database 3.0\n", "version 3");
+	like(t, "m0 \"cycles\" raw unit=count rate=period:1000003", "the metric is described");
+	like(t, "coverage=0.5 scale=2", "multiplexing coverage and scale");
+	like(t, "parent=0 threshold=0.69999999999999996 formula=\"m1 / m0\"",
 	     "TMA parent, threshold and formula");
-	like((char *)b.data, "2 line prog.c:9", "the line context");
-	like((char *)b.data, "thread t2: 3 values\n  0 m0 8.5 2\n", "per-thread values");
-	buf_release(&a);
-	buf_release(&b);
+	like(t, "  1 function f [0] outer=fgm\n", "the function context, outermost of all");
+	like(t, "    2 line prog.c:9 in=1\n", "the line context, in the function's instance");
+	like(t, "  f0 f [0] prog.c:7 entry=0x1130 g0 m0=19.5/19.5 contexts=1,2\n",
+	     "the function: group, flat profile, contexts");
+	like(t, "groups 1\n  g0 [0] prog.c m0=19.5/19.5\n", "the group and its profile");
+	like(t, "module profiles 2\n  [0] m0=19.5/19.5\n  none\n", "the module profiles");
+	like(t, "thread t2: 3 values\n  0 m0 8.5 2\n", "per-thread values");
+	like(t,
+	     "thread t2 flat profiles:\n  f0 m0=6.5/6.5\n  g0 m0=6.5/6.5\n  module 0 m0=6.5/6.5\n",
+	     "per-thread flat profiles");
+	free(text[0]);
+	free(text[1]);
+	struct dbfile back;
+	ok(dbfile_open(dir[1], &back) == 0, "opened");
 	struct dbfile_values v = { 0 };
-	ok(dbfile_read_thread(&back, 1, &v) == 0 && v.nvalues == 3 && v.ctx[2] == 0 &&
-		   v.incl[2] == 7.5 && v.excl[2] == 1,
+	ok(dbfile_read_thread(&back, 1, &v) == 0 && v.nvalues == 3 && v.ctx[0] == 0 &&
+		   v.incl[0] == 7.5 && v.excl[0] == 1,
 	   "thread 1 read on its own");
 	ok(dbfile_read_thread(&back, 3, &v) < 0, "no thread 3: %s", fth_errmsg());
 	dbfile_values_release(&v);
-	dbfile_close(&back);
-	/* The statistics, read a block at a time. */
-	ok(dbfile_open(dir, &back) == 0 && back.sum_incl == NULL && back.sum_val != NULL,
-	   "level %d: opened without the statistics in memory", level);
-	is_uint(back.stat_block, level ? DBFILE_STAT_BLOCK : 1, "level %d: block size", level);
 	struct dbfile_stat in, ex;
 	ok(dbfile_stats(&back, 2, 0, &in, &ex) == 0 && in.count == 3 && in.sum == 19.5 &&
 		   in.min == 6.5 && in.max == 6.5 && ex.count == 3 && ex.sum == 19.5,
-	   "level %d: statistics of the line: n=3 sum=19.5", level);
+	   "statistics of the line: n=3 sum=19.5");
 	ok(dbfile_stats(&back, 0, 0, &in, &ex) == 0 && in.count == 3 && ex.count == 0 &&
 		   ex.sum == 0,
-	   "level %d: statistics of the root (another block)", level);
+	   "statistics of the root");
 	ok(dbfile_stats(&back, 1, 1, &in, &ex) == 0 && in.count == 0 && ex.count == 0,
-	   "level %d: no entry: zero counts", level);
-	ok(back.sum_val[4] == 19.5 && back.sum_val[5] == 19.5, "level %d: sums at open", level);
-	/* One thread's values placed by summary entry. */
-	double val[6] = { -1, -1, -1, -1, -1, -1 };
-	ok(dbfile_read_thread_entries(&back, 2, val) == 0 && val[0] == 8.5 && val[1] == 2 &&
-		   val[2] == 6.5 && val[3] == 0 && val[4] == 6.5 && val[5] == 6.5,
-	   "level %d: thread 2 by summary entry", level);
-	ok(dbfile_read_thread_entries(&back, 3, val) < 0, "level %d: no thread 3", level);
+	   "no entry: zero counts");
+	ok(dbfile_stats(&back, 3, 0, &in, &ex) < 0, "no context 3: %s", fth_errmsg());
+	struct dbfile_row row;
+	ok(dbfile_thread_row(&back, 2, 0, &row) == 0 && row.n == 1 && row.metric[0] == 0 &&
+		   row.val[0] == 8.5 && row.val[1] == 2,
+	   "thread 2's row of the root");
+	ok(dbfile_thread_row(&back, 3, 0, &row) < 0, "no thread 3 row: %s", fth_errmsg());
 	dbfile_close(&back);
-	dbfile_close(&db);
 }
 
-/* A thread value where the summary has no entry: refused when the thread is read. */
+/*
+ * A tree given in an order that is not breadth-first (numbers as given):
+ *   0 root > 1 entry > 2 main (f0) > 3 line prog.c:5, 4 call prog.c:6 > 5 g (f1) >
+ *       6 line g.c:3, 7 inline h (f2) > 8 line h.h:2, 9 call g.c:4 > 10 g > 11 line g.c:3
+ *   1 entry > 12 k (f3, module 1) > 13 main
+ * Breadth-first: 0 1 2 12 3 4 13 5 6 7 9 8 10 11 become 0 .. 13.  Exclusive values of metric
+ * 0: thread 0 has 10 at 3, 20 at 6, 40 at 8, 80 at 11, 1 at 13; thread 1 has 5 at 8.
+ */
+enum { TREE_N = 14 };
+static const uint32_t tree_parent[TREE_N] = {
+	DBFILE_NONE, 0, 1, 2, 2, 4, 5, 5, 7, 5, 9, 10, 1, 12
+};
+static const uint8_t tree_kind[TREE_N] = { DBFILE_ROOT, DBFILE_ENTRY, DBFILE_FUNCTION, DBFILE_LINE,
+					   DBFILE_CALL, DBFILE_FUNCTION, DBFILE_LINE, DBFILE_INLINE,
+					   DBFILE_LINE, DBFILE_CALL, DBFILE_FUNCTION, DBFILE_LINE,
+					   DBFILE_FUNCTION, DBFILE_FUNCTION };
+static const uint32_t tree_fn[TREE_N] = { DBFILE_NONE, DBFILE_NONE, 0, 0, 0, 1, 1, 2, 2, 1, 1, 1,
+					  3, 0 };
+static const uint32_t tree_file[TREE_N] = { DBFILE_NONE, DBFILE_NONE, DBFILE_NONE, 1, 1,
+					    DBFILE_NONE, 3, 2, 2, 3, DBFILE_NONE, 3, DBFILE_NONE,
+					    DBFILE_NONE };
+static const double tree_excl[2][TREE_N] = { { [3] = 10, [6] = 20, [8] = 40, [11] = 80, [13] = 1 },
+					     { [8] = 5 } };
+
+static void make_tree(struct dbfile *db, uint32_t block)
+{
+	memset(db, 0, sizeof(*db));
+	db->program = xstrdup("tree");
+	static const char *const str[] = { "main", "prog.c", "h.h", "g.c", "g", "h", "k", "k.c",
+					   "/bin/tree", "/lib/libk.so" };
+	db->nstrings = ARRAY_SIZE(str);
+	db->strings = xcalloc(db->nstrings, sizeof(char *));
+	for (uint32_t i = 0; i < db->nstrings; i++)
+		db->strings[i] = xstrdup(str[i]);
+	db->nmodules = 2;
+	db->modules = xcalloc(2, sizeof(*db->modules));
+	db->modules[0] = (struct dbfile_module){ 8, NULL, 0, DBFILE_MODULE_SAMPLED };
+	db->modules[1] = (struct dbfile_module){ 9, NULL, 0, DBFILE_MODULE_SAMPLED };
+	db->nfunctions = 4;
+	db->functions = xcalloc(4, sizeof(*db->functions));
+	db->functions[0] = (struct dbfile_function){ 0, 0, 1, 1, 0x100, 0 };
+	db->functions[1] = (struct dbfile_function){ 4, 0, DBFILE_NONE, 0, 0x200, 0 };
+	db->functions[2] = (struct dbfile_function){ 5, 0, 2, 1, 0, 0 };
+	db->functions[3] = (struct dbfile_function){ 6, 1, 7, 1, 0x10, 0 };
+	db->nmetrics = 1;
+	db->metrics = xcalloc(1, sizeof(*db->metrics));
+	db->metrics[0] = (struct dbfile_metric){ .name = xstrdup("cycles"),
+						 .description = xstrdup(""), .parent = -1,
+						 .threshold = NAN, .formula = xstrdup(""),
+						 .nthreads = 2, .scale = 1 };
+	db->nthreads = 2;
+	db->thread_group = 1;
+	db->threads = xcalloc(2, sizeof(*db->threads));
+	for (uint32_t t = 0; t < 2; t++)
+		db->threads[t] = (struct dbfile_thread){ xstrdup("t.fthm"), xstrdup("h"),
+							 xstrdup("tree"), 1, 1 + t, t, -1, 0, 1 };
+	db->ncontexts = TREE_N;
+	db->block = block;
+	db->contexts = xcalloc(TREE_N, sizeof(*db->contexts));
+	for (uint32_t i = 0; i < TREE_N; i++)
+		db->contexts[i] = (struct dbfile_context){
+			.parent = tree_parent[i], .kind = tree_kind[i], .function = tree_fn[i],
+			.file = tree_file[i], .line = i, .module = tree_fn[i] == 3 ? 1 : 0,
+			.addr = 0x1000 + i };
+	/* Inclusive values per thread, then the statistics over the threads. */
+	double incl[2][TREE_N];
+	memcpy(incl, tree_excl, sizeof(incl));
+	for (uint32_t t = 0; t < 2; t++)
+		for (uint32_t i = TREE_N; i-- > 1;)
+			incl[t][tree_parent[i]] += incl[t][i];
+	db->sum_start = xcalloc(TREE_N + 1, sizeof(uint32_t));
+	db->sum_metric = xcalloc(TREE_N, sizeof(uint16_t));
+	db->sum_incl = xcalloc(TREE_N, sizeof(struct dbfile_stat));
+	db->sum_excl = xcalloc(TREE_N, sizeof(struct dbfile_stat));
+	for (uint32_t i = 0; i < TREE_N; i++) {
+		db->sum_start[i] = (uint32_t)db->nsum;
+		struct dbfile_stat in = { 0 }, ex = { 0 };
+		for (uint32_t t = 0; t < 2; t++) {
+			if (incl[t][i] != 0) {
+				in.min = in.count ? fmin(in.min, incl[t][i]) : incl[t][i];
+				in.max = fmax(in.max, incl[t][i]);
+				in.count++;
+				in.sum += incl[t][i];
+			}
+			if (tree_excl[t][i] != 0) {
+				ex.min = ex.count ? fmin(ex.min, tree_excl[t][i]) : tree_excl[t][i];
+				ex.max = fmax(ex.max, tree_excl[t][i]);
+				ex.count++;
+				ex.sum += tree_excl[t][i];
+			}
+		}
+		if (!in.count && !ex.count)
+			continue;
+		db->sum_incl[db->nsum] = in;
+		db->sum_excl[db->nsum++] = ex;
+	}
+	db->sum_start[TREE_N] = (uint32_t)db->nsum;
+}
+
+static int write_tree(const char *dir, struct dbfile *db, int level)
+{
+	mkdir(dir, 0755);
+	struct dbfile_thread_writer w;
+	struct dbfile_values v = { 0 };
+	double incl[TREE_N];
+	if (dbfile_threads_open(&w, dir, 2, 1, level) < 0)
+		return -1;
+	for (uint32_t t = 0; t < 2; t++) {
+		memcpy(incl, tree_excl[t], sizeof(incl));
+		for (uint32_t i = TREE_N; i-- > 1;)
+			incl[tree_parent[i]] += incl[i];
+		dbfile_values_reset(&v);
+		for (uint32_t i = TREE_N; i-- > 0;) /* in reverse: the writer sorts */
+			if (incl[i] != 0 || tree_excl[t][i] != 0)
+				dbfile_values_push(&v, i, 0, incl[i], tree_excl[t][i]);
+		if (dbfile_threads_add(&w, &v) < 0)
+			return -1;
+	}
+	dbfile_values_release(&v);
+	if (dbfile_threads_finish(&w) < 0)
+		return -1;
+	return dbfile_write_summary(dir, db, level);
+}
+
+static bool list_is(uint32_t *list, uint32_t n, const uint32_t *want, uint32_t nwant)
+{
+	bool same = n == nwant && (n == 0 || !memcmp(list, want, n * sizeof(uint32_t)));
+	free(list);
+	return same;
+}
+
+/* Row R of FL is exactly (metric 0: INCL / EXCL), or empty when both are zero. */
+static bool flat_row_is(const struct dbfile_flat *fl, uint32_t r, double incl, double excl)
+{
+	if (r >= fl->nrows)
+		return false;
+	uint32_t a = fl->start[r], b = fl->start[r + 1];
+	if (incl == 0 && excl == 0)
+		return a == b;
+	return b == a + 1 && fl->metric[a] == 0 && fl->incl[a] == incl && fl->excl[a] == excl;
+}
+
+static void test_tree(int level, uint32_t block, uint32_t jobs)
+{
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/tree%d-%u-%u", tap_tmpdir(), level, block, jobs);
+	struct dbfile db, back;
+	make_tree(&db, block);
+	db.jobs = jobs;
+	ok(write_tree(dir, &db, level) == 0,
+	   "tree (level %d, blocks of %u, %u converting threads): written (%s)", level, block, jobs,
+	   fth_errmsg());
+	dbfile_close(&db);
+	if (!ok(dbfile_open(dir, &back) == 0, "opened (%s)", fth_errmsg()))
+		return;
+	is_uint(back.ncontexts, TREE_N, "14 contexts");
+	is_uint(back.block, block ? block : DBFILE_BLOCK, "block size %u", block);
+	/* Numbering, children, outer, flags: new number -> expected. */
+	static const uint32_t parent[TREE_N] = { DBFILE_NONE, 0, 1, 1, 2, 2,  3,
+						 5,	      7, 7, 7, 9, 10, 12 };
+	static const uint32_t first[TREE_N] = { 1, 2, 4, 6, 7, 7, 8, 8, 11, 11, 12, 13, 13, 14 };
+	static const uint32_t nch[TREE_N] = { 1, 2, 2, 1, 0, 1, 0, 3, 0, 1, 1, 0, 1, 0 };
+	static const uint32_t given[TREE_N] = { 0, 1, 2, 12, 3, 4, 13, 5, 6, 7, 9, 8, 10, 11 };
+	static const uint32_t outer[TREE_N] = { DBFILE_NONE, DBFILE_NONE, 2, 3, 2, 2, 6, 7, 7, 9, 7,
+						9, 7, 7 };
+	enum { F = DBFILE_CTX_OUTER_FN, G = DBFILE_CTX_OUTER_GRP, M = DBFILE_CTX_OUTER_MOD };
+	static const uint8_t flags[TREE_N] = {
+		0, 0, F | G | M, F | G | M, 0, 0, F | G | M, F | G, 0, F | G, 0, 0, 0, 0,
+	};
+	bool good = true;
+	for (uint32_t i = 0; i < TREE_N; i++) {
+		struct dbfile_context c;
+		uint32_t g = given[i];
+		if (dbfile_context(&back, i, &c) < 0 || c.parent != parent[i] ||
+		    c.first_child != first[i] || c.nchildren != nch[i] || c.outer != outer[i] ||
+		    c.flags != flags[i] || c.kind != tree_kind[g] || c.function != tree_fn[g] ||
+		    c.file != tree_file[g] || c.line != g || c.addr != 0x1000 + g ||
+		    c.module != (tree_fn[g] == 3 ? 1u : 0u)) {
+			diag("context %u: parent %u first %u n %u outer %u flags %u line %u", i,
+			     c.parent, c.first_child, c.nchildren, c.outer, c.flags, c.line);
+			good = false;
+		}
+	}
+	ok(good, "breadth-first numbers, children ranges, outer instances and flags");
+	struct dbfile_context c;
+	ok(dbfile_context(&back, TREE_N, &c) < 0, "no context 14: %s", fth_errmsg());
+	/* Groups: (module 0, prog.c), (0, g.c: g's first line), (0, h.h), (1, k.c). */
+	ok(back.ngroups == 4 && back.groups[0].module == 0 && back.groups[0].file == 1 &&
+		   back.groups[1].module == 0 && back.groups[1].file == 3 &&
+		   back.groups[2].module == 0 && back.groups[2].file == 2 &&
+		   back.groups[3].module == 1 && back.groups[3].file == 7,
+	   "four groups in order of first appearance, g's from its first line");
+	ok(back.functions[0].group == 0 && back.functions[1].group == 1 &&
+		   back.functions[2].group == 2 && back.functions[3].group == 3,
+	   "the functions' groups");
+	uint32_t *list, n;
+	static const uint32_t f0[] = { 2, 4, 5, 6 }, f1[] = { 7, 8, 10, 12, 13 }, f2[] = { 9, 11 },
+			      f3[] = { 3 }, inl1[] = { 9 };
+	ok(dbfile_function_contexts(&back, 0, &list, &n) == 0 && list_is(list, n, f0, 4),
+	   "contexts of main");
+	ok(dbfile_function_contexts(&back, 1, &list, &n) == 0 && list_is(list, n, f1, 5),
+	   "contexts of g");
+	ok(dbfile_function_contexts(&back, 2, &list, &n) == 0 && list_is(list, n, f2, 2),
+	   "contexts of h");
+	ok(dbfile_function_contexts(&back, 3, &list, &n) == 0 && list_is(list, n, f3, 1),
+	   "contexts of k");
+	ok(dbfile_inlined_contexts(&back, 1, &list, &n) == 0 && list_is(list, n, inl1, 1),
+	   "h is inlined into g");
+	ok(dbfile_inlined_contexts(&back, 0, &list, &n) == 0 && list_is(list, n, NULL, 0),
+	   "nothing is inlined into main");
+	ok(dbfile_function_contexts(&back, 4, &list, &n) < 0, "no function 4: %s", fth_errmsg());
+	/* Flat profiles of the sums. */
+	ok(flat_row_is(&back.flat, 0, 156, 11) && flat_row_is(&back.flat, 1, 145, 100) &&
+		   flat_row_is(&back.flat, 2, 45, 45) && flat_row_is(&back.flat, 3, 1, 0),
+	   "function profiles: main 156/11, g 145/100, h 45/45, k 1/0");
+	ok(flat_row_is(&back.group_flat, 0, 156, 11) &&
+		   flat_row_is(&back.group_flat, 1, 145, 100) &&
+		   flat_row_is(&back.group_flat, 2, 45, 45) &&
+		   flat_row_is(&back.group_flat, 3, 1, 0),
+	   "group profiles");
+	ok(back.module_flat.nrows == 3 && flat_row_is(&back.module_flat, 0, 156, 156) &&
+		   flat_row_is(&back.module_flat, 1, 1, 0) &&
+		   flat_row_is(&back.module_flat, 2, 0, 0),
+	   "module profiles (and the empty row of no module)");
+	/* Rows, from every block and back (the cache evicts). */
+	struct dbfile_row row;
+	ok(dbfile_summary_row(&back, 7, &row) == 0 && row.n == 1 && row.val[0] == 145 &&
+		   row.val[1] == 0,
+	   "sums of g (context 7)");
+	ok(dbfile_summary_row(&back, 11, &row) == 0 && row.n == 1 && row.val[0] == 45 &&
+		   row.val[1] == 45,
+	   "sums of h's line (context 11)");
+	double sum = 0;
+	for (uint32_t round = 0; round < 3; round++)
+		for (uint32_t i = 0; i < TREE_N; i++)
+			if (dbfile_summary_row(&back, (i * 5 + round) % TREE_N, &row) == 0 && row.n)
+				sum += row.val[1];
+	is_int((long long)sum, 3 * 156, "exclusive sums over every context, three times");
+	ok(dbfile_thread_row(&back, 0, 13, &row) == 0 && row.n == 1 && row.val[0] == 80 &&
+		   row.val[1] == 80,
+	   "thread 0 at context 13");
+	ok(dbfile_thread_row(&back, 1, 13, &row) == 0 && row.n == 0, "thread 1 has nothing at 13");
+	ok(dbfile_thread_row(&back, 1, 11, &row) == 0 && row.n == 1 && row.val[0] == 5 &&
+		   row.val[1] == 5,
+	   "thread 1 at context 11");
+	struct dbfile_stat in, ex;
+	ok(dbfile_stats(&back, 11, 0, &in, &ex) == 0 && in.count == 2 && in.min == 5 &&
+		   in.max == 40 && ex.sum == 45,
+	   "statistics of context 11: n=2 min=5 max=40");
+	/* Thread flat profiles. */
+	struct dbfile_flat fl[3];
+	ok(dbfile_thread_flats(&back, 0, &fl[0], &fl[1], &fl[2]) == 0 &&
+		   flat_row_is(&fl[0], 0, 151, 11) && flat_row_is(&fl[0], 1, 140, 100) &&
+		   flat_row_is(&fl[0], 2, 40, 40) && flat_row_is(&fl[0], 3, 1, 0) &&
+		   flat_row_is(&fl[1], 0, 151, 11) && flat_row_is(&fl[1], 3, 1, 0) &&
+		   flat_row_is(&fl[2], 0, 151, 151) && flat_row_is(&fl[2], 1, 1, 0) &&
+		   flat_row_is(&fl[2], 2, 0, 0),
+	   "thread 0's profiles of functions, groups, modules");
+	for (int k = 0; k < 3; k++)
+		dbfile_flat_release(&fl[k]);
+	ok(dbfile_thread_flats(&back, 1, &fl[0], &fl[1], &fl[2]) == 0 &&
+		   flat_row_is(&fl[0], 0, 5, 0) && flat_row_is(&fl[0], 1, 5, 0) &&
+		   flat_row_is(&fl[0], 2, 5, 5) && flat_row_is(&fl[0], 3, 0, 0) &&
+		   flat_row_is(&fl[1], 1, 5, 0) && flat_row_is(&fl[2], 0, 5, 5),
+	   "thread 1's profiles");
+	for (int k = 0; k < 3; k++)
+		dbfile_flat_release(&fl[k]);
+	ok(dbfile_thread_flats(&back, 2, &fl[0], &fl[1], &fl[2]) < 0, "no thread 2: %s",
+	   fth_errmsg());
+	struct dbfile_values v = { 0 };
+	ok(dbfile_read_thread(&back, 0, &v) == 0 && v.nvalues == 14 && v.ctx[0] == 0 &&
+		   v.incl[0] == 151 && v.ctx[13] == 13 && v.incl[13] == 80,
+	   "thread 0 whole: 14 values, contexts ascending");
+	dbfile_values_release(&v);
+	dbfile_close(&back);
+}
+
+/* A thread value where the summary has no entry: the writer refuses it. */
 static void test_thread_without_summary(void)
 {
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s/nosumm", tap_tmpdir());
 	mkdir(dir, 0755);
-	struct dbfile db, back;
+	struct dbfile db;
 	make_db(&db, 1);
 	struct dbfile_thread_writer w;
 	struct dbfile_values v = { 0 };
 	dbfile_values_push(&v, 2, 1, 3, 3); /* metric 1 has no summary entry at context 2 */
 	ok(dbfile_threads_open(&w, dir, 1, 1, 0) == 0 && dbfile_threads_add(&w, &v) == 0 &&
-		   dbfile_threads_finish(&w) == 0 && dbfile_write_summary(dir, &db, 0) == 0,
-	   "written");
+		   dbfile_threads_finish(&w) == 0,
+	   "spooled");
+	ok(dbfile_write_summary(dir, &db, 0) < 0, "refused: %s", fth_errmsg());
+	like(fth_errmsg(), "thread 0: context 2, metric 1 has no summary entry",
+	     "the message names the value");
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/%s", dir, DBFILE_SUMMARY);
+	ok(access(path, F_OK) < 0, "no summary.fdb left");
 	dbfile_values_release(&v);
-	double val[6];
-	ok(dbfile_open(dir, &back) == 0, "opened");
-	ok(dbfile_read_thread_entries(&back, 0, val) < 0, "refused: %s", fth_errmsg());
-	like(fth_errmsg(), "threads.fdb: chunk TVAL: thread 0: context 2, metric 1 has no summary",
-	     "the message names the file and the value");
-	dbfile_close(&back);
 	dbfile_close(&db);
 }
 
@@ -229,6 +524,7 @@ static void test_groups(void)
 	snprintf(dir, sizeof(dir), "%s/groups", tap_tmpdir());
 	struct dbfile db, back;
 	make_db(&db, 2500);
+	db.jobs = 3; /* the threads' values converted by 3 threads */
 	is_uint(db.thread_group, 3, "2500 threads: 3 per chunk");
 	ok(write_db(dir, &db, 1) == 0, "written (%s)", fth_errmsg());
 	ok(dbfile_open(dir, &back) == 0, "read back");
@@ -237,12 +533,67 @@ static void test_groups(void)
 	static const uint32_t probe[] = { 0, 1, 2, 3, 1234, 2497, 2498, 2499 };
 	for (size_t i = 0; i < ARRAY_SIZE(probe); i++)
 		if (dbfile_read_thread(&back, probe[i], &v) < 0 || v.nvalues != 3 ||
-		    v.incl[2] != 6.5 + probe[i])
+		    v.incl[0] != 6.5 + probe[i])
 			good = false;
 	ok(good, "threads at both ends of their groups read back");
 	dbfile_values_release(&v);
 	dbfile_close(&back);
 	dbfile_close(&db);
+}
+
+/* The offset of the first chunk named ID in the container DATA of N bytes, or 0. */
+static uint64_t chunk_offset(const char *data, size_t n, const char *id)
+{
+	uint64_t toc = le_get64((const uint8_t *)data + n - 32);
+	uint32_t nchunks = le_get32((const uint8_t *)data + n - 24);
+	for (uint32_t i = 0; i < nchunks && toc + 40 * (i + 1) <= n; i++) {
+		const char *e = data + toc + 40 * i;
+		if (!memcmp(e, id, 4))
+			return le_get64((const uint8_t *)e + 8);
+	}
+	return 0;
+}
+
+/* Every single-byte change of threads.fdb is refused when the threads are read. */
+static void test_corrupt_threads(void)
+{
+	char dir[4096], path[4200];
+	snprintf(dir, sizeof(dir), "%s/badthreads", tap_tmpdir());
+	struct dbfile db, back;
+	make_tree(&db, 4);
+	ok(write_tree(dir, &db, 3) == 0, "compressed tree written");
+	dbfile_close(&db);
+	snprintf(path, sizeof(path), "%s/%s", dir, DBFILE_THREADS);
+	size_t n;
+	char *orig = slurp(path, &n);
+	if (!ok(orig != NULL, "read threads.fdb"))
+		return;
+	int refused = 0, total = 0;
+	for (size_t i = 32; i + 32 < n; i += 3) {
+		char *c = xmalloc(n);
+		memcpy(c, orig, n);
+		c[i] ^= 0x21;
+		spit(path, c, n);
+		free(c);
+		total++;
+		if (dbfile_open(dir, &back) < 0) {
+			diag("summary refused: %s", fth_errmsg());
+			continue;
+		}
+		struct buf b = BUF_INIT;
+		if (dbfile_dump(&back, &b, true) < 0 && strstr(fth_errmsg(), "threads.fdb"))
+			refused++;
+		buf_release(&b);
+		dbfile_close(&back);
+	}
+	is_int(refused, total, "every changed byte of threads.fdb is refused, naming the file");
+	spit(path, orig, n / 2);
+	ok(dbfile_open(dir, &back) == 0, "truncated threads.fdb: the summary opens");
+	struct dbfile_row row;
+	ok(dbfile_thread_row(&back, 0, 0, &row) < 0, "truncated threads.fdb: refused: %s",
+	   fth_errmsg());
+	dbfile_close(&back);
+	free(orig);
 }
 
 static void test_corrupt(void)
@@ -264,10 +615,7 @@ static void test_corrupt(void)
 	ok(dbfile_open(dir, &back) < 0, "truncated: refused");
 	like(fth_errmsg(), "summary.fdb", "truncated: the message names the file: %s",
 	     fth_errmsg());
-	/*
-	 * Every single-byte change in the payload is refused (checksums), never a crash: at open,
-	 * or, in a STAT chunk, when the statistics are read.
-	 */
+	/* Every single-byte change in the payload is refused at open (checksums), never a crash. */
 	int refused = 0, total = 0;
 	for (size_t i = 32; i + 32 < n; i += 7) {
 		char *c = xmalloc(n);
@@ -276,54 +624,56 @@ static void test_corrupt(void)
 		spit(path, c, n);
 		free(c);
 		total++;
-		if (dbfile_open(dir, &back) < 0) {
+		if (dbfile_open(dir, &back) < 0)
 			refused++;
-		} else {
-			if (dbfile_load_stats(&back) < 0 && fth_errmsg()[0])
-				refused++;
+		else
 			dbfile_close(&back);
-		}
 	}
 	is_int(refused, total, "every changed byte is refused");
-	/* A damaged STAT chunk: the database opens, the statistics say what is wrong. */
-	{
+	/* A damaged STAT chunk: refused at open, the message names the chunk. */
+	uint64_t stat_off = chunk_offset(orig, n, "STAT"), ctxt_off = chunk_offset(orig, n, "CTXT");
+	ok(stat_off > 0 && stat_off < n && ctxt_off > 0 && ctxt_off < n,
+	   "found the STAT and CTXT chunks at %llu, %llu", (unsigned long long)stat_off,
+	   (unsigned long long)ctxt_off);
+	if (stat_off > 0 && stat_off < n) {
 		char *c = xmalloc(n);
 		memcpy(c, orig, n);
-		/* The footer gives the table of contents: (id, flags, offset, ...) per chunk. */
-		uint64_t toc = le_get64((const uint8_t *)c + n - 32);
-		uint32_t nchunks = le_get32((const uint8_t *)c + n - 24);
-		uint64_t off = 0;
-		for (uint32_t i = 0; i < nchunks && toc + 40 * (i + 1) <= n; i++) {
-			const char *e = c + toc + 40 * i;
-			if (!memcmp(e, "STAT", 4))
-				off = le_get64((const uint8_t *)e + 8);
-		}
-		ok(off > 0 && off < n, "found the last STAT chunk at %llu",
-		   (unsigned long long)off);
-		if (off > 0 && off < n)
-			c[off] ^= 0x40;
+		c[stat_off] ^= 0x40;
 		spit(path, c, n);
 		free(c);
-		struct dbfile_stat in, ex;
-		ok(dbfile_open(dir, &back) == 0, "damaged STAT: opened");
-		ok(dbfile_stats(&back, 2, 0, &in, &ex) < 0, "damaged STAT: statistics refused: %s",
-		   fth_errmsg());
-		like(fth_errmsg(), "summary.fdb: chunk STAT: ",
-		     "the message names the file and chunk");
-		ok(dbfile_stats(&back, 2, 0, &in, &ex) < 0, "still refused when asked again");
-		dbfile_close(&back);
+		ok(dbfile_open(dir, &back) < 0, "damaged STAT: refused: %s", fth_errmsg());
+		like(fth_errmsg(),
+		     "summary.fdb: chunk STAT: ", "the message names the file and chunk");
 	}
-	/* A database of format version 1 (before STAT): refused with what to do. */
-	{
+	/* Changed after the open: the block read later is checked again. */
+	spit(path, orig, n);
+	if (ctxt_off > 0 && ctxt_off < n && dbfile_open(dir, &back) == 0) {
 		char *c = xmalloc(n);
 		memcpy(c, orig, n);
-		le_put16((uint8_t *)c + 8, 1);
+		c[ctxt_off + 1] ^= 0x01;
+		spit(path, c, n);
+		free(c);
+		struct dbfile_context x;
+		ok(dbfile_context(&back, 1, &x) < 0, "changed after open: context refused: %s",
+		   fth_errmsg());
+		like(fth_errmsg(), "summary.fdb: chunk CTXT", "the message names the chunk");
+		ok(dbfile_context(&back, 1, &x) < 0, "still refused when asked again");
+		dbfile_close(&back);
+	} else {
+		ok(false, "opened the intact database");
+	}
+	/* Databases of format versions 1 and 2: refused with what to do. */
+	for (uint16_t version = 1; version <= 2; version++) {
+		char *c = xmalloc(n);
+		memcpy(c, orig, n);
+		le_put16((uint8_t *)c + 8, version);
 		le_put32((uint8_t *)c + 28, crc32c(0, c, 28));
 		spit(path, c, n);
 		free(c);
-		ok(dbfile_open(dir, &back) < 0, "version 1: refused");
-		like(fth_errmsg(), "version 1.0 was written by an older prof", "version 1: %s",
-		     fth_errmsg());
+		char want[64];
+		snprintf(want, sizeof(want), "version %u.0 was written by an older prof", version);
+		ok(dbfile_open(dir, &back) < 0, "version %u: refused", version);
+		like(fth_errmsg(), want, "version %u: %s", version, fth_errmsg());
 	}
 	/* A newer major version. */
 	char *c = xmalloc(n);
@@ -344,10 +694,13 @@ static void test_corrupt(void)
 
 int main(void)
 {
-	test_round_trip(0);
-	test_round_trip(3);
+	test_round_trip();
+	test_tree(0, 4, 0);
+	test_tree(3, 4, 2);
+	test_tree(1, 0, 1);
 	test_groups();
 	test_thread_without_summary();
 	test_corrupt();
+	test_corrupt_threads();
 	return done_testing();
 }

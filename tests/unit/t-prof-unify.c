@@ -168,16 +168,56 @@ static uint32_t find_ctx(const struct dbfile *db, uint8_t kind, const char *fnam
 	return DBFILE_NONE;
 }
 
+static int64_t find_summary(const struct dbfile *db, uint32_t ctx, uint16_t metric)
+{
+	for (uint64_t j = db->sum_start[ctx]; j < db->sum_start[ctx + 1]; j++)
+		if (db->sum_metric[j] == metric)
+			return (int64_t)j;
+	return -1;
+}
+
+/*
+ * Every context and statistic of an open DB into its writer-side arrays (contexts, sum_*),
+ * through the block reader, as the checks below read them.
+ */
+static int load_all(struct dbfile *db)
+{
+	uint32_t n = db->ncontexts;
+	db->contexts = xcalloc(n, sizeof(*db->contexts));
+	db->sum_start = xcalloc((size_t)n + 1, sizeof(uint32_t));
+	db->sum_metric = xcalloc(db->nsum + 1, sizeof(uint16_t));
+	db->sum_incl = xcalloc(db->nsum + 1, sizeof(struct dbfile_stat));
+	db->sum_excl = xcalloc(db->nsum + 1, sizeof(struct dbfile_stat));
+	uint64_t j = 0;
+	for (uint32_t c = 0; c < n; c++) {
+		struct dbfile_row row;
+		if (dbfile_context(db, c, &db->contexts[c]) < 0 ||
+		    dbfile_summary_row(db, c, &row) < 0)
+			return -1;
+		db->sum_start[c] = (uint32_t)j;
+		if (row.n > db->nsum - j)
+			return -1;
+		for (uint32_t k = 0; k < row.n; k++)
+			db->sum_metric[j + k] = row.metric[k];
+		for (uint32_t k = 0; k < row.n; k++, j++)
+			if (dbfile_stats(db, c, db->sum_metric[j], &db->sum_incl[j],
+					 &db->sum_excl[j]) < 0)
+				return -1;
+	}
+	db->sum_start[n] = (uint32_t)j;
+	return 0;
+}
+
 static struct dbfile_stat incl_of(const struct dbfile *db, uint32_t ctx)
 {
 	struct dbfile_stat none = { 0 };
-	int64_t j = dbfile_find_summary(db, ctx, 0);
+	int64_t j = find_summary(db, ctx, 0);
 	return j < 0 ? none : db->sum_incl[j];
 }
 
 static double excl_sum(const struct dbfile *db, uint32_t ctx)
 {
-	int64_t j = dbfile_find_summary(db, ctx, 0);
+	int64_t j = find_summary(db, ctx, 0);
 	return j < 0 || !db->sum_excl[j].count ? 0 : db->sum_excl[j].sum;
 }
 
@@ -230,11 +270,63 @@ static double flat(const struct dbfile *db, const char *fname, bool incl)
 	for (uint32_t f = 0; f < db->nfunctions; f++) {
 		if (strcmp(dbfile_str(db, db->functions[f].name), fname))
 			continue;
-		for (uint32_t j = db->flat_start[f]; j < db->flat_start[f + 1]; j++)
-			if (db->flat_metric[j] == 0)
-				return incl ? db->flat_incl[j] : db->flat_excl[j];
+		for (uint32_t j = db->flat.start[f]; j < db->flat.start[f + 1]; j++)
+			if (db->flat.metric[j] == 0)
+				return incl ? db->flat.incl[j] : db->flat.excl[j];
 	}
 	return -1;
+}
+
+/* Add FL's values of metric 0 into IN and EX (one per row). */
+static void add_flat(const struct dbfile_flat *fl, double *in, double *ex)
+{
+	for (uint32_t r = 0; r < fl->nrows; r++)
+		for (uint32_t j = fl->start[r]; j < fl->start[r + 1]; j++)
+			if (fl->metric[j] == 0) {
+				in[r] += fl->incl[j];
+				ex[r] += fl->excl[j];
+			}
+}
+
+/* The sums over threads of the threads' flat profiles equal the summary's (exactly). */
+static bool flats_add_up(struct dbfile *db)
+{
+	const struct dbfile_flat *sum[3] = { &db->flat, &db->group_flat, &db->module_flat };
+	double *in[3], *ex[3], *want_in[3], *want_ex[3];
+	bool good = true;
+	for (int k = 0; k < 3; k++) {
+		uint32_t n = sum[k]->nrows + 1;
+		in[k] = xcalloc(n, sizeof(double));
+		ex[k] = xcalloc(n, sizeof(double));
+		want_in[k] = xcalloc(n, sizeof(double));
+		want_ex[k] = xcalloc(n, sizeof(double));
+		add_flat(sum[k], want_in[k], want_ex[k]);
+	}
+	for (uint32_t t = 0; t < db->nthreads; t++) {
+		struct dbfile_flat fl[3];
+		if (dbfile_thread_flats(db, t, &fl[0], &fl[1], &fl[2]) < 0) {
+			diag("%s", fth_errmsg());
+			good = false;
+			break;
+		}
+		for (int k = 0; k < 3; k++) {
+			add_flat(&fl[k], in[k], ex[k]);
+			dbfile_flat_release(&fl[k]);
+		}
+	}
+	for (int k = 0; k < 3; k++) {
+		for (uint32_t r = 0; r < sum[k]->nrows; r++)
+			if (in[k][r] != want_in[k][r] || ex[k][r] != want_ex[k][r]) {
+				diag("profile %d row %u: %g/%g, summary %g/%g", k, r, in[k][r],
+				     ex[k][r], want_in[k][r], want_ex[k][r]);
+				good = false;
+			}
+		free(in[k]);
+		free(ex[k]);
+		free(want_in[k]);
+		free(want_ex[k]);
+	}
+	return good;
 }
 
 /* Merge THREADS into a database in DIR (written and read back). */
@@ -270,8 +362,8 @@ static void build(const char *dir, struct mfile *threads, int n, struct structs 
 	for (size_t i = 0; i < probs.nnotes; i++)
 		free(probs.notes[i]);
 	free(probs.notes);
-	/* With every statistic in memory (sum_incl, sum_excl), as the checks below read them. */
-	if (dbfile_open(dir, out) < 0 || dbfile_load_stats(out) < 0)
+	/* With every context and statistic in memory, as the checks below read them. */
+	if (dbfile_open(dir, out) < 0 || load_all(out) < 0)
 		diag("dbfile_open: %s", fth_errmsg());
 }
 
@@ -394,6 +486,7 @@ static void test_split(struct structs *ss)
 	}
 	ok(callers == 1 && from_main == flat(&db, "work_three", true),
 	   "bottom-up: work_three <- main carries all of work_three");
+	ok(flats_add_up(&db), "the threads' flat profiles add up to the summary's");
 	dbfile_close(&db);
 	for (int i = 0; i < 4; i++)
 		mfile_release(&t[i]);
