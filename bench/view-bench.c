@@ -11,7 +11,7 @@
  * selecting a thread and then another.  The peer is fathom-dump of the same database (reads
  * and prints it all) and, without it, the reading of summary.fdb alone.  Prints PASS or FAIL
  * against the targets: open + first screen < 1 s, each keypress < 50 ms; and the peak RSS,
- * with what the reader holds of it (tree, sums, flat profile) and what a selected thread adds.
+ * with what the reader's tables hold of it and what a selected thread adds.
  */
 #include "compat.h"
 #include "error.h"
@@ -84,27 +84,41 @@ static double rss_now(void)
 static double rss_open = NAN; /* after the first open and first screen */
 
 /*
- * What the reader holds per context and per summary entry once the database is open (the part
- * of rss_open that grows with the database; the rest is the viewer's indices and the program),
- * and what selecting a thread adds: printed so that each memory reduction can be checked.
+ * Where the memory goes: the RSS after the first open and screen, and the part of it that the
+ * reader's tables hold (functions, groups, strings, metrics, threads and the three summary
+ * profiles: what grows with the program, not with the contexts); what selecting a thread adds
+ * (RSS before and after, on the first run), and what it holds (its three profiles).  The
+ * reader's block cache and the model's nodes and caches are the rest of the RSS after open
+ * less the program itself (the RSS before opening).
  */
-static double mib_tree, mib_summary, mib_flat, mib_thread;
+static double rss_start = NAN, rss_thread_before = NAN, rss_thread_after = NAN;
+static double mib_tables;
+
+static double flat_mib(const struct dbfile_flat *f)
+{
+	return ((double)(f->nrows + 1) * sizeof(uint32_t) +
+		(double)f->nvalues * (sizeof(uint16_t) + 2 * sizeof(double))) /
+	       (1 << 20);
+}
 
 static void note_memory(const struct dbfile *db)
 {
-	double mib = 1 << 20;
-	mib_tree = (double)db->ncontexts * sizeof(struct dbfile_context) / mib;
-	mib_summary = ((double)(db->ncontexts + 1) * sizeof(uint32_t) +
-		       (double)db->nsum * (sizeof(uint16_t) + 2 * sizeof(double))) /
-		      mib;
-	mib_flat = ((double)(db->nfunctions + 1) * sizeof(uint32_t) +
-		    (double)db->nflat * (sizeof(uint16_t) + 2 * sizeof(double))) /
-		   mib;
-	mib_thread = (double)db->nsum * 2 * sizeof(double) / mib;
+	double mib = 1 << 20, strings = 0;
+	for (uint32_t i = 0; i < db->nstrings; i++)
+		strings += (double)strlen(db->strings[i]) + 1 + sizeof(char *);
+	mib_tables = ((double)db->nfunctions * sizeof(*db->functions) +
+		      (double)db->ngroups * sizeof(*db->groups) + strings +
+		      (double)db->nmodules * sizeof(*db->modules) +
+		      (double)db->nmetrics * sizeof(*db->metrics) +
+		      (double)db->nthreads * sizeof(*db->threads)) /
+			     mib +
+		     flat_mib(&db->flat) + flat_mib(&db->group_flat) + flat_mib(&db->module_flat);
 }
 
 static double run_once(const char *dir, double *t)
 {
+	if (isnan(rss_start))
+		rss_start = rss_now();
 	double t0 = now();
 	struct vm *vm = vm_open(dir);
 	if (!vm)
@@ -176,11 +190,16 @@ static double run_once(const char *dir, double *t)
 	sink += in.count + in.max;
 	t[OP_STATS] = now() - t0;
 
+	bool first = isnan(rss_thread_before);
+	if (first)
+		rss_thread_before = rss_now();
 	t0 = now();
 	if (vm_select_thread(vm, 1) < 0)
 		die(1, "%s", fth_errmsg());
 	sink += screen(vm, VM_TOPDOWN, metric);
 	t[OP_THREAD] = now() - t0;
+	if (first)
+		rss_thread_after = rss_now();
 
 	t0 = now();
 	if (vm_select_thread(vm, 0) < 0)
@@ -310,12 +329,15 @@ int main(int argc, char **argv)
 	}
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	printf("peak RSS of the viewer %.1f MiB (%.1f MiB after opening and the first screen)\n",
-	       (double)ru.ru_maxrss / 1024, rss_open);
-	printf("  of which the reader's tree (CTXT) %.1f MiB, sums (SUMM) %.1f MiB, flat %.1f MiB; "
-	       "the rest at open is the viewer's per-context indices and the program; a selected "
-	       "thread adds %.1f MiB\n",
-	       mib_tree, mib_summary, mib_flat, mib_thread);
+	printf("peak RSS of the viewer %.1f MiB (%.1f MiB after opening and the first screen, "
+	       "%.1f MiB before opening)\n",
+	       (double)ru.ru_maxrss / 1024, rss_open, rss_start);
+	printf("  at open: the reader's tables (functions, groups, strings, threads, summary "
+	       "profiles) %.1f MiB; its block cache, the model's nodes and caches the other "
+	       "%.1f MiB\n",
+	       mib_tables, rss_open - rss_start - mib_tables);
+	printf("  selecting a thread (its profiles, its rows of what is shown) adds %.1f MiB\n",
+	       rss_thread_after - rss_thread_before);
 	printf("view-bench: %s (%d runs, checksum %.6g)\n", pass ? "PASS" : "FAIL", runs, sink);
 	free(t);
 	if (!keep) {

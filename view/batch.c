@@ -453,6 +453,11 @@ int batch_run(struct vm *vm, const struct batch_options *opt, FILE *f)
 		run_json(vm, opt, r, d, nrows, &out);
 	free(r);
 	free(d);
+	if (vm_error(vm)) {
+		/* The database failed to read part way: nothing half-computed is printed. */
+		buf_release(&out);
+		return fth_error("%s", vm_error(vm));
+	}
 	size_t len = out.len, n = fwrite(out.data, 1, len, f);
 	buf_release(&out);
 	if (n != len || fflush(f) != 0)

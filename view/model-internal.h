@@ -30,14 +30,9 @@ void formula_release(struct formula *f);
 
 /* ---- value sources ---- */
 
-/*
- * Values per (context, metric), placed by summary entry (rows by context: the summary's
- * sum_start and sum_metric): the sums over threads, or one thread's.
- */
+/* Values per (context, metric): the sums over threads, or one thread's (dbfile_*_row). */
 struct vsrc {
-	int32_t thread;	   /* -1: the summary */
-	const double *val; /* 2 per summary entry (inclusive, exclusive): sum_val, or OWN */
-	double *own;	   /* owned buffer of VAL for a thread (2 x nsum), reused */
+	int32_t thread; /* -1: the summary */
 };
 
 /* ---- bottom-up and flat nodes ---- */
@@ -92,14 +87,26 @@ struct view_state {
 };
 
 /*
- * Function, group and module aggregates (flat view, bottom-up roots), per source:
- * [index * 2 * nmetrics + 2 * metric + (0 incl, 1 excl)].  FN is NULL for the sums over
- * threads, whose function values are the database's flat profile; GRP and MOD are computed
- * when first needed.
+ * Function, group and module profiles (flat view, bottom-up roots) of a source: the
+ * database's for the sums over threads (db.flat, group_flat, module_flat), read per thread
+ * for one thread (dbfile_thread_flats).  OWNED when they are a thread's.
  */
 struct aggregates {
-	double *fn, *grp, *mod;
-	bool ready;
+	const struct dbfile_flat *fn, *grp, *mod;
+	struct dbfile_flat own_fn, own_grp, own_mod;
+	bool owned, ready;
+};
+
+/*
+ * The raw values of the top-down contexts asked for (2 per metric, for the current source):
+ * what the screen and the sorted children show, dropped whole when it is full or the values
+ * change.
+ */
+#define VALUE_CACHE_MAX 16384 /* contexts */
+struct value_cache {
+	struct hmap slot; /* context -> slot */
+	double *vals;	  /* 2 x nmetrics per slot */
+	uint32_t n, cap, gen;
 };
 
 struct sort_key;
@@ -110,24 +117,14 @@ struct vm {
 	struct formula *formulas; /* per metric: derived ones compiled, others empty */
 	bool *multiplexed;	 /* per metric, derived: any input */
 	int32_t *sample_metric;	 /* per metric: the raw metric whose samples count, or -1 */
-	/* top-down: children of every context */
-	uint32_t *child_start, *child_list;
-	uint8_t *td_expanded; /* bitmap */
-	struct hmap td_vis;   /* context -> index in vis_cache */
+	/* top-down: the expanded contexts and the visible children of those asked for */
+	struct hmap td_expanded; /* context -> 1 */
+	struct hmap td_vis;	 /* context -> index in vis_cache */
 	struct vis_entry *vis_cache;
 	uint32_t nvis_cache, avis_cache;
-	/* indices for bottom-up and flat (model-tree.c), built on first use */
-	bool indexed;
-	uint32_t *outer_inst;	    /* per context: outermost instance of its function on the path */
-	uint8_t *ctx_flags;	    /* per context: CF_* */
-	uint32_t *outer_list;	    /* contexts with CF_OUTER_GRP or CF_OUTER_MOD */
-	uint32_t nouter;
-	uint32_t *fn_ctx_start, *fn_ctx; /* contexts by their function field */
-	uint32_t *inl_start, *inl_ctx;	 /* INLINE contexts by the function they are inlined in */
-	uint32_t *fn_group;		 /* function -> (module, file) group */
-	uint32_t ngroups;
-	uint32_t *grp_module, *grp_file;
-	bool *fn_nonzero; /* function has a non-zero FLAT value */
+	struct value_cache vcache;
+	bool *fn_nonzero; /* per function: a non-zero FLAT value */
+	char *error;	  /* the first reader error of the session, or NULL */
 	/* values */
 	struct vsrc sum;
 	struct vsrc thread_src;
@@ -155,32 +152,43 @@ struct vm {
 	uint32_t eval_depth;
 };
 
-/* Context flags (model-tree.c). */
-enum {
-	CF_OUTER_FN = 1,   /* FUNCTION/INLINE with no ancestor instance of its function */
-	CF_OUTER_GRP = 2,  /* ... of its (module, file) group */
-	CF_OUTER_MOD = 4,  /* ... of its module */
-};
-
 static inline bool is_instance(uint8_t kind)
 {
 	return kind == DBFILE_FUNCTION || kind == DBFILE_INLINE;
 }
 
 /* model.c */
-double src_value(const struct vm *vm, const struct vsrc *src, uint32_t ctx, uint32_t metric,
+/*
+ * Reader access that records a failure in the model (vm->error, the message kept) and gives a
+ * harmless empty result (a context with no parent, children or function; an empty row or
+ * list): the model stops showing anything new, and the TUI and batch output stop with the
+ * message (vm_error).
+ */
+bool ctx_get(struct vm *vm, uint32_t ctx, struct dbfile_context *out);
+bool row_get(struct vm *vm, const struct vsrc *src, uint32_t ctx, struct dbfile_row *out);
+/* Contexts of function F (INLINED: the INLINE contexts inlined into F); caller frees. */
+uint32_t ctx_list(struct vm *vm, uint32_t f, bool inlined, uint32_t **out);
+/* Record the thread's error message (lib/error.h) as the model's, unless one is recorded. */
+void vm_fail(struct vm *vm);
+double src_value(struct vm *vm, const struct vsrc *src, uint32_t ctx, uint32_t metric,
 		 bool inclusive);
 /* Add every raw value of CTX in SRC into OUT (2 per metric) with WHICH: 1 incl, 2 excl, 3 both. */
-void src_add_row(const struct vm *vm, const struct vsrc *src, uint32_t ctx, double *out,
+void src_add_row(struct vm *vm, const struct vsrc *src, uint32_t ctx, double *out,
 		 unsigned which);
 /* Raw value (or derived, evaluated) of METRIC at NODE with SRC. */
 double value_with(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 		  bool inclusive, const struct vsrc *src);
 const char *fn_name(const struct vm *vm, uint32_t function);
+/* What context CTX (X) is, with CALLEE for a call site (depth, parent, expansion left out). */
+void context_info(struct vm *vm, uint32_t ctx, const struct dbfile_context *x, uint32_t callee,
+		  struct vm_node_info *out);
+/* The label of a node described by INFO (ENTRY: the entry kind of an ENTRY context). */
+void info_label(const struct vm_node_info *info, uint32_t entry, bool utf8, struct buf *out);
+/* The function called at call site X: its first FUNCTION child, or NONE. */
+uint32_t callee_of(struct vm *vm, const struct dbfile_context *x);
 const char *base_name(const char *path);
 
 /* model-tree.c */
-void tree_index(struct vm *vm);
 struct vtree *tree_of(struct vm *vm, enum vm_view view);
 uint32_t tree_root(struct vm *vm, enum vm_view view);
 void tree_build_children(struct vm *vm, enum vm_view view, uint32_t node);
@@ -191,6 +199,10 @@ void tree_node_values(struct vm *vm, enum vm_view view, uint32_t node, const str
 double tree_node_value(struct vm *vm, enum vm_view view, uint32_t node, uint32_t metric,
 		       bool inclusive);
 void tree_release(struct vtree *t);
+/* Drop the current source's function, group and module profiles. */
+void tree_release_aggregates(struct vm *vm);
+/* Read SRC's profiles as the current ones (-1 when the reader fails: nothing recorded). */
+int tree_load_aggregates(struct vm *vm, const struct vsrc *src);
 void tree_reset_values(struct vm *vm);
 /* The contexts a node stands for (for source and TMA): top-down context, or NONE. */
 uint32_t tree_function_of(struct vm *vm, enum vm_view view, vm_node node);
@@ -198,10 +210,14 @@ uint32_t tree_function_of(struct vm *vm, enum vm_view view, vm_node node);
 /* model-nav.c */
 void nav_invalidate(struct vm *vm);
 bool node_hidden_by_filter(struct vm *vm, enum vm_view view, vm_node node);
-uint32_t raw_children(struct vm *vm, enum vm_view view, vm_node node, const uint32_t **out);
+/* NODE's children (unfiltered, unsorted) into a new array *OUT (NULL when none). */
+uint32_t raw_children(struct vm *vm, enum vm_view view, vm_node node, uint32_t **out);
 vm_node node_parent(struct vm *vm, enum vm_view view, vm_node node);
 /* The view's root before any zoom. */
 vm_node tree_root_of_view(struct vm *vm, enum vm_view view);
-uint32_t instance_at_or_above(const struct vm *vm, uint32_t ctx);
+uint32_t instance_at_or_above(struct vm *vm, uint32_t ctx);
+/* Top-down search: the nodes walked before the contexts are streamed instead; 0 no limit (a
+ * variable so that the tests can compare both ways). */
+extern uint32_t search_walk_budget;
 
 #endif

@@ -18,30 +18,38 @@ void nav_invalidate(struct vm *vm)
 	vm->gen++;
 }
 
-uint32_t raw_children(struct vm *vm, enum vm_view view, vm_node node, const uint32_t **out)
+uint32_t raw_children(struct vm *vm, enum vm_view view, vm_node node, uint32_t **out)
 {
+	uint32_t n = 0;
+	*out = NULL;
 	if (view == VM_TOPDOWN) {
-		if (node >= vm->db.ncontexts) {
-			*out = NULL;
+		/* Numbered breadth-first: the children are consecutive. */
+		struct dbfile_context x;
+		if (node >= vm->db.ncontexts || !ctx_get(vm, node, &x) || !x.nchildren)
 			return 0;
-		}
-		*out = vm->child_list + vm->child_start[node];
-		return vm->child_start[node + 1] - vm->child_start[node];
+		n = x.nchildren;
+		*out = xmalloc(n * sizeof(uint32_t));
+		for (uint32_t i = 0; i < n; i++)
+			(*out)[i] = x.first_child + i;
+		return n;
 	}
 	struct vtree *t = tree_of(vm, view);
 	tree_build_children(vm, view, node);
-	if (node >= t->n) {
-		*out = NULL;
+	if (node >= t->n || !t->nodes[node].nkids)
 		return 0;
-	}
-	*out = t->nodes[node].kids;
-	return t->nodes[node].nkids;
+	/* A copy: building children may move the node arrays of bottom-up and flat. */
+	n = t->nodes[node].nkids;
+	*out = xmalloc(n * sizeof(uint32_t));
+	memcpy(*out, t->nodes[node].kids, n * sizeof(uint32_t));
+	return n;
 }
 
 vm_node node_parent(struct vm *vm, enum vm_view view, vm_node node)
 {
+	struct dbfile_context x;
 	if (view == VM_TOPDOWN)
-		return node && node < vm->db.ncontexts ? vm->db.contexts[node].parent : VM_NONE;
+		return node && node < vm->db.ncontexts && ctx_get(vm, node, &x) ? x.parent
+										: VM_NONE;
 	struct vtree *t = tree_of(vm, view);
 	return node < t->n ? t->nodes[node].parent : VM_NONE;
 }
@@ -55,10 +63,12 @@ static void filter_subject(struct vm *vm, enum vm_view view, vm_node node, const
 	*module = NULL;
 	uint32_t f = DBFILE_NONE, m = DBFILE_NONE;
 	if (view == VM_TOPDOWN) {
-		const struct dbfile_context *c = &db->contexts[node];
-		if (c->kind == DBFILE_FUNCTION || c->kind == DBFILE_INLINE)
-			f = c->function;
-		m = c->module;
+		struct dbfile_context c;
+		if (!ctx_get(vm, node, &c))
+			return;
+		if (c.kind == DBFILE_FUNCTION || c.kind == DBFILE_INLINE)
+			f = c.function;
+		m = c.module;
 	} else {
 		const struct vnode *n = &tree_of(vm, view)->nodes[node];
 		if (n->kind == VM_KIND_FUNCTION || n->kind == VM_KIND_CALLER ||
@@ -102,18 +112,13 @@ static void ids_push(struct ids *s, uint32_t x)
 static void collect_visible(struct vm *vm, enum vm_view view, vm_node node, bool build,
 			    struct ids *out, uint32_t depth)
 {
-	const uint32_t *kids;
-	uint32_t n;
+	uint32_t *copy, n;
 	if (view == VM_BOTTOMUP && !build) {
 		struct vtree *t = tree_of(vm, view);
 		if (node >= t->n || !t->nodes[node].built)
 			return;
 	}
-	n = raw_children(vm, view, node, &kids);
-	/* Copy: building children may move the node arrays of bottom-up and flat. */
-	uint32_t *copy = n ? xmalloc(n * sizeof(uint32_t)) : NULL;
-	if (n)
-		memcpy(copy, kids, n * sizeof(uint32_t));
+	n = raw_children(vm, view, node, &copy);
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t k = copy[i];
 		if (!node_hidden_by_filter(vm, view, k)) {
@@ -125,11 +130,13 @@ static void collect_visible(struct vm *vm, enum vm_view view, vm_node node, bool
 	free(copy);
 }
 
-/* 16 bytes: the keys of many children are sorted on every change of the sort. */
+/* 24 bytes: the keys of many children are sorted on every change of the sort. */
 struct sort_key {
 	double v;
 	uint32_t id;
-	uint32_t name; /* by name: index in the names; else unused */
+	uint32_t name; /* by name: index in the names; else the function, or NONE */
+	uint32_t line;
+	uint32_t pad;
 };
 
 struct sort_ctx {
@@ -139,21 +146,27 @@ struct sort_ctx {
 	char **names; /* by name: the labels */
 };
 
-/* The name and line a node sorts by among equal values: its function's, its line. */
-static const char *key_name(const struct sort_ctx *c, const struct sort_key *k, uint32_t *line)
+/* The name a node sorts by among equal values: its label, or its function's name. */
+static const char *key_name(const struct sort_ctx *c, const struct sort_key *k)
 {
-	if (c->view == VM_TOPDOWN) {
-		const struct dbfile_context *x = &c->vm->db.contexts[k->id];
-		*line = x->line;
-		if (c->names)
-			return c->names[k->name];
-		return is_instance(x->kind) ? fn_name(c->vm, x->function) : "";
-	}
-	const struct vnode *x = &tree_of(c->vm, c->view)->nodes[k->id];
-	*line = x->line;
 	if (c->names)
 		return c->names[k->name];
-	return x->function != DBFILE_NONE ? fn_name(c->vm, x->function) : "";
+	return k->name != DBFILE_NONE ? fn_name(c->vm, k->name) : "";
+}
+
+/* The function and line of NODE for its key (top-down: instances only have a function). */
+static void key_fields(struct vm *vm, enum vm_view view, vm_node node, struct sort_key *k)
+{
+	if (view == VM_TOPDOWN) {
+		struct dbfile_context x;
+		ctx_get(vm, node, &x);
+		k->line = x.line;
+		k->name = is_instance(x.kind) ? x.function : DBFILE_NONE;
+		return;
+	}
+	const struct vnode *x = &tree_of(vm, view)->nodes[node];
+	k->line = x->line;
+	k->name = x->function;
 }
 
 /* Value (NaN last), then name, line and id: a total order, so that sorting is deterministic. */
@@ -166,12 +179,11 @@ static int key_cmp(const struct sort_ctx *c, const struct sort_key *a, const str
 		int d = a->v < b->v ? -1 : 1;
 		return c->descending ? -d : d;
 	}
-	uint32_t la, lb;
-	int d = strcmp(key_name(c, a, &la), key_name(c, b, &lb));
+	int d = strcmp(key_name(c, a), key_name(c, b));
 	if (d)
 		return d;
-	if (la != lb)
-		return la < lb ? -1 : 1;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
@@ -228,8 +240,10 @@ static void sort_nodes(struct vm *vm, enum vm_view view, uint32_t *ids, uint32_t
 	for (uint32_t i = 0; i < n; i++) {
 		struct sort_key *k = &keys[i];
 		k->id = ids[i];
-		k->name = i;
+		key_fields(vm, view, ids[i], k);
+		k->pad = 0;
 		if (vm->sort.by_name) {
+			k->name = i;
 			buf_reset(&vm->label);
 			vm_node_label(vm, view, ids[i], true, &vm->label);
 			c.names[i] = xstrndup((const char *)vm->label.data, vm->label.len);
@@ -279,9 +293,8 @@ uint32_t vm_children(struct vm *vm, enum vm_view view, vm_node node, const vm_no
 {
 	*out = NULL;
 	if (view == VM_TOPDOWN) {
-		if (node >= vm->db.ncontexts)
-			return 0;
-		if (vm->child_start[node + 1] == vm->child_start[node])
+		struct dbfile_context x;
+		if (node >= vm->db.ncontexts || !ctx_get(vm, node, &x) || !x.nchildren)
 			return 0;
 		uint64_t at;
 		struct vis_entry *e;
@@ -343,7 +356,7 @@ struct vm_sort vm_get_sort(const struct vm *vm)
 static bool is_expanded(struct vm *vm, enum vm_view view, vm_node node)
 {
 	if (view == VM_TOPDOWN)
-		return node < vm->db.ncontexts && (vm->td_expanded[node / 8] >> (node % 8) & 1);
+		return hmap_get(&vm->td_expanded, node, NULL);
 	struct vtree *t = tree_of(vm, view);
 	return node < t->n && t->nodes[node].expanded;
 }
@@ -354,9 +367,9 @@ void vm_expand(struct vm *vm, enum vm_view view, vm_node node, bool expanded)
 		if (node >= vm->db.ncontexts)
 			return;
 		if (expanded)
-			vm->td_expanded[node / 8] |= (uint8_t)(1u << (node % 8));
+			hmap_put(&vm->td_expanded, node, 1);
 		else
-			vm->td_expanded[node / 8] &= (uint8_t)~(1u << (node % 8));
+			hmap_remove(&vm->td_expanded, node);
 		return;
 	}
 	struct vtree *t = tree_of(vm, view);
@@ -388,12 +401,13 @@ void vm_expand_subtree(struct vm *vm, enum vm_view view, vm_node node, bool expa
 		}
 		if (f.depth >= MAX_EXPAND_DEPTH)
 			continue;
-		const uint32_t *kids;
+		uint32_t *kids;
 		uint32_t n = raw_children(vm, view, f.node, &kids);
 		for (uint32_t i = 0; i < n; i++) {
 			ALLOC_GROW(stack, sp + 1, cap);
 			stack[sp++] = (struct frame){ kids[i], f.depth + 1 };
 		}
+		free(kids);
 	}
 	free(stack);
 }
@@ -402,7 +416,8 @@ void vm_expand_all(struct vm *vm, enum vm_view view, bool expanded)
 {
 	if (!expanded) {
 		if (view == VM_TOPDOWN) {
-			memset(vm->td_expanded, 0, vm->db.ncontexts / 8 + 1);
+			hmap_release(&vm->td_expanded);
+			hmap_init(&vm->td_expanded);
 		} else {
 			struct vtree *t = tree_of(vm, view);
 			for (uint32_t i = 0; i < t->n; i++)
@@ -545,8 +560,9 @@ int vm_flatten(struct vm *vm)
 	uint32_t n = vm_children(vm, VM_FLAT, root, &kids);
 	bool deeper = false;
 	for (uint32_t i = 0; i < n && !deeper; i++) {
-		const uint32_t *sub;
+		uint32_t *sub;
 		deeper = raw_children(vm, VM_FLAT, kids[i], &sub) > 0;
+		free(sub);
 		n = vm_children(vm, VM_FLAT, root, &kids);
 	}
 	if (deeper) {
@@ -584,44 +600,87 @@ static bool matches(const char *label, const char *pattern, bool glob)
 	return strcasestr(label, pattern) != NULL;
 }
 
-vm_node vm_search(struct vm *vm, enum vm_view view, vm_node from, const char *pattern,
-		  bool forward)
+/* Top-down: visited nodes after which a search streams the contexts instead (see vm_search). */
+uint32_t search_walk_budget = 2000;
+/* Top-down: matches up to which the streamed search prunes the walk to their ancestors. */
+#define SEARCH_MAX_MATCHES 65536
+
+enum { KEEP_MATCH = 1, KEEP_ABOVE = 2 };
+
+struct search {
+	struct vm *vm;
+	enum vm_view view;
+	const char *pattern;
+	bool glob, forward;
+	vm_node from;
+	struct hmap *keep;    /* pruned walk: context -> KEEP_*; NULL: every node, labels tested */
+	uint32_t budget;      /* nodes the walk may visit; 0: no limit */
+	vm_node first, last_before, last, found;
+	bool passed;
+	struct buf label;
+};
+
+static bool node_matches(struct search *s, vm_node node)
 {
-	if (!pattern || !pattern[0])
-		return VM_NONE;
-	bool glob = strpbrk(pattern, "*?") != NULL;
+	if (s->keep) {
+		uint64_t k;
+		return hmap_get(s->keep, node, &k) && (k & KEEP_MATCH);
+	}
+	buf_reset(&s->label);
+	vm_node_label(s->vm, s->view, node, true, &s->label);
+	buf_addch(&s->label, '\0');
+	return matches((const char *)s->label.data, s->pattern, s->glob);
+}
+
+/* The visible children of NODE that the walk enters (pruned: those kept) into *KIDS. */
+static uint32_t walk_children(struct search *s, vm_node node, uint32_t **kids)
+{
+	uint64_t k = KEEP_ABOVE;
+	*kids = NULL;
+	if (s->keep && !(hmap_get(s->keep, node, &k) && (k & KEEP_ABOVE)))
+		return 0;
+	uint32_t n = compute_visible(s->vm, s->view, node, s->view != VM_BOTTOMUP, kids), m = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!s->keep || hmap_get(s->keep, (*kids)[i], NULL))
+			(*kids)[m++] = (*kids)[i];
+	return m;
+}
+
+/*
+ * Pre-order over the visible tree from the view's root, children in the current order: the
+ * first match after FROM (forward), or the last before it, and the first and last overall.
+ * Returns false when the budget ran out before the answer was known.
+ */
+static bool search_walk(struct search *s)
+{
 	struct frame {
 		uint32_t *kids;
 		uint32_t n, i;
 	};
 	struct frame *stack = NULL;
-	uint32_t sp = 0, cap = 0;
-	vm_node root = vm_root(vm, view);
-	vm_node first = VM_NONE, last_before = VM_NONE, last = VM_NONE, found = VM_NONE;
-	bool passed = from == VM_NONE;
-	vm_node node = root;
-	struct buf label = BUF_INIT;
+	uint32_t sp = 0, cap = 0, visited = 0;
+	bool done = true;
+	vm_node node = vm_root(s->vm, s->view);
 	for (;;) {
-		if (node == from) {
-			passed = true;
-		} else {
-			buf_reset(&label);
-			vm_node_label(vm, view, node, true, &label);
-			buf_addch(&label, '\0');
-			if (matches((const char *)label.data, pattern, glob)) {
-				if (first == VM_NONE)
-					first = node;
-				if (passed && forward) {
-					found = node;
-					break;
-				}
-				if (!passed)
-					last_before = node;
-				last = node;
+		if (s->budget && ++visited > s->budget) {
+			done = false;
+			break;
+		}
+		if (node == s->from) {
+			s->passed = true;
+		} else if (node_matches(s, node)) {
+			if (s->first == VM_NONE)
+				s->first = node;
+			if (s->passed && s->forward) {
+				s->found = node;
+				break;
 			}
+			if (!s->passed)
+				s->last_before = node;
+			s->last = node;
 		}
 		uint32_t *kids;
-		uint32_t n = compute_visible(vm, view, node, view != VM_BOTTOMUP, &kids);
+		uint32_t n = walk_children(s, node, &kids);
 		ALLOC_GROW(stack, sp + 1, cap);
 		stack[sp++] = (struct frame){ kids, n, 0 };
 		node = VM_NONE;
@@ -634,14 +693,170 @@ vm_node vm_search(struct vm *vm, enum vm_view view, vm_node from, const char *pa
 			free(f->kids);
 			sp--;
 		}
-		if (node == VM_NONE)
+		if (node == VM_NONE || s->vm->error)
 			break;
 	}
 	while (sp)
 		free(stack[--sp].kids);
 	free(stack);
-	buf_release(&label);
+	return done;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Mark the contexts of FRONTIER (N, owned) and all their ancestors KEEP_ABOVE, a level at a
+ * time in ascending order, so that each level reads its blocks in order and once.
+ */
+static void keep_ancestors(struct vm *vm, struct hmap *keep, uint32_t *frontier, uint32_t n)
+{
+	struct dbfile_context x;
+	while (n && !vm->error) {
+		uint32_t *next = NULL, nn = 0, an = 0;
+		qsort(frontier, n, sizeof(uint32_t), u32_cmp);
+		for (uint32_t i = 0; i < n; i++) {
+			if (i && frontier[i] == frontier[i - 1])
+				continue;
+			bool inserted;
+			uint64_t *k = hmap_upsert(keep, frontier[i], KEEP_ABOVE, &inserted);
+			if (!inserted && (*k & KEEP_ABOVE))
+				continue; /* its ancestors are marked already */
+			*k |= KEEP_ABOVE;
+			if (!ctx_get(vm, frontier[i], &x))
+				break;
+			if (x.parent != DBFILE_NONE) {
+				ALLOC_GROW(next, nn + 1, an);
+				next[nn++] = x.parent;
+			}
+		}
+		free(frontier);
+		frontier = next;
+		n = nn;
+	}
+	free(frontier);
+}
+
+struct stream {
+	struct vm *vm;
+	const char *pattern;
+	bool glob;
+	uint32_t nmatches, amatches;
+	uint32_t *matches, *parents;
+	struct buf label;
+};
+
+static void stream_test(struct stream *st, uint32_t ctx, const struct dbfile_context *x,
+			uint32_t callee)
+{
+	struct vm_node_info in;
+	context_info(st->vm, ctx, x, callee, &in);
+	buf_reset(&st->label);
+	info_label(&in, x->line, true, &st->label);
+	buf_addch(&st->label, '\0');
+	if (!matches((const char *)st->label.data, st->pattern, st->glob))
+		return;
+	if (st->nmatches == st->amatches) {
+		ALLOC_GROW(st->matches, st->nmatches + 1, st->amatches);
+		st->parents = xreallocarray(st->parents, st->amatches, sizeof(uint32_t));
+	}
+	st->parents[st->nmatches] = x->parent;
+	st->matches[st->nmatches++] = ctx;
+}
+
+/*
+ * Every context whose label matches, in one pass in context order (the reader reads each block
+ * once).  A call site's label names its callee, its first FUNCTION child: children follow
+ * their parents and are consecutive, so the call site is tested when its children go by,
+ * the parents read in order too.  Returns false when there are more than SEARCH_MAX_MATCHES.
+ */
+static bool search_stream(struct stream *st)
+{
+	struct vm *vm = st->vm;
+	struct dbfile_context x, call;
+	uint32_t parent = DBFILE_NONE, call_id = DBFILE_NONE;
+	for (uint32_t c = 0; c < vm->db.ncontexts && !vm->error; c++) {
+		if (!ctx_get(vm, c, &x))
+			break;
+		if (c && x.parent != parent) {
+			/* The previous parent's children are done. */
+			if (call_id != DBFILE_NONE)
+				stream_test(st, call_id, &call, DBFILE_NONE);
+			parent = x.parent;
+			call_id = DBFILE_NONE;
+			if (ctx_get(vm, parent, &call) && call.kind == DBFILE_CALL)
+				call_id = parent;
+		}
+		if (call_id != DBFILE_NONE && x.kind == DBFILE_FUNCTION) {
+			stream_test(st, call_id, &call, x.function);
+			call_id = DBFILE_NONE;
+		}
+		if (x.kind != DBFILE_CALL || !x.nchildren)
+			stream_test(st, c, &x, DBFILE_NONE);
+		if (st->nmatches > SEARCH_MAX_MATCHES)
+			return false;
+	}
+	if (call_id != DBFILE_NONE)
+		stream_test(st, call_id, &call, DBFILE_NONE);
+	return st->nmatches <= SEARCH_MAX_MATCHES;
+}
+
+vm_node vm_search(struct vm *vm, enum vm_view view, vm_node from, const char *pattern,
+		  bool forward)
+{
+	if (!pattern || !pattern[0])
+		return VM_NONE;
+	struct search s = {
+		.vm = vm, .view = view, .pattern = pattern, .forward = forward, .from = from,
+		.glob = strpbrk(pattern, "*?") != NULL, .passed = from == VM_NONE,
+		.first = VM_NONE, .last_before = VM_NONE, .last = VM_NONE, .found = VM_NONE,
+		.label = BUF_INIT,
+	};
+	/*
+	 * Top-down, a match is usually near: the walk labels nodes as it goes, for a while.  Past
+	 * that, the contexts are streamed in order once to find the matches, and the walk only
+	 * enters their ancestors (and FROM's), so that a search of the whole tree reads each
+	 * block once instead of following the tree across blocks.
+	 */
+	if (view == VM_TOPDOWN)
+		s.budget = search_walk_budget;
+	bool done = search_walk(&s);
+	if (!done) {
+		struct stream st = { vm, pattern, s.glob, 0, 0, NULL, NULL, BUF_INIT };
+		struct hmap keep = HMAP_INIT;
+		bool pruned = search_stream(&st);
+		if (pruned) {
+			/* The matches, and above them their parents' and FROM's ancestors. */
+			uint32_t n = 0, *frontier = xmalloc(((size_t)st.nmatches + 1) *
+							    sizeof(uint32_t));
+			for (uint32_t i = 0; i < st.nmatches; i++) {
+				bool inserted;
+				*hmap_upsert(&keep, st.matches[i], 0, &inserted) |= KEEP_MATCH;
+				if (st.parents[i] != DBFILE_NONE)
+					frontier[n++] = st.parents[i];
+			}
+			if (from != VM_NONE && from < vm->db.ncontexts)
+				frontier[n++] = from;
+			keep_ancestors(vm, &keep, frontier, n);
+		}
+		/* Many matches: they are dense, the plain walk meets them soon. */
+		s.keep = pruned ? &keep : NULL;
+		s.budget = 0;
+		s.first = s.last_before = s.last = s.found = VM_NONE;
+		s.passed = from == VM_NONE;
+		search_walk(&s);
+		hmap_release(&keep);
+		free(st.matches);
+		free(st.parents);
+		buf_release(&st.label);
+	}
+	buf_release(&s.label);
+	if (vm->error)
+		return VM_NONE;
 	if (forward)
-		return found != VM_NONE ? found : first;
-	return last_before != VM_NONE ? last_before : last;
+		return s.found != VM_NONE ? s.found : s.first;
+	return s.last_before != VM_NONE ? s.last_before : s.last;
 }

@@ -46,6 +46,8 @@ static char *find_file(struct vm *vm, const char *recorded)
 struct item {
 	uint32_t ctx;
 	bool once; /* counts in inclusive sums (a path once) */
+	uint8_t kind;
+	uint32_t file, line, parent;
 };
 
 struct items {
@@ -53,10 +55,10 @@ struct items {
 	uint32_t n, cap;
 };
 
-static void items_push(struct items *s, uint32_t ctx, bool once)
+static void items_push(struct items *s, uint32_t ctx, const struct dbfile_context *x, bool once)
 {
 	ALLOC_GROW(s->v, s->n + 1, s->cap);
-	s->v[s->n++] = (struct item){ ctx, once };
+	s->v[s->n++] = (struct item){ ctx, once, x->kind, x->file, x->line, x->parent };
 }
 
 /* The body of instance INST in the top-down tree: its loops, lines, call sites and inlined
@@ -66,17 +68,18 @@ static void collect_instance(struct vm *vm, uint32_t inst, struct items *out)
 	uint32_t *stack = NULL, sp = 0, cap = 0;
 	ALLOC_GROW(stack, 1, cap);
 	stack[sp++] = inst;
+	struct dbfile_context x, k;
 	while (sp) {
 		uint32_t c = stack[--sp];
-		for (uint32_t i = vm->child_start[c]; i < vm->child_start[c + 1]; i++) {
-			uint32_t k = vm->child_list[i];
-			uint8_t kind = vm->db.contexts[k].kind;
-			if (kind == DBFILE_FUNCTION)
+		if (!ctx_get(vm, c, &x))
+			break;
+		for (uint32_t i = 0; i < x.nchildren && ctx_get(vm, x.first_child + i, &k); i++) {
+			if (k.kind == DBFILE_FUNCTION)
 				continue;
-			items_push(out, k, true);
-			if (kind == DBFILE_LOOP) {
+			items_push(out, x.first_child + i, &k, true);
+			if (k.kind == DBFILE_LOOP) {
 				ALLOC_GROW(stack, sp + 1, cap);
-				stack[sp++] = k;
+				stack[sp++] = x.first_child + i;
 			}
 		}
 	}
@@ -98,21 +101,23 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 {
 	const struct dbfile *db = &vm->db;
 	memset(out, 0, sizeof(*out));
-	tree_index(vm);
 	struct items items = { 0 };
+	struct dbfile_context c, x;
 	uint32_t f = DBFILE_NONE, file = DBFILE_NONE, focus = 0;
 	if (view == VM_TOPDOWN) {
 		if (node >= db->ncontexts)
 			return fth_error("no such node");
-		const struct dbfile_context *c = &db->contexts[node];
+		if (!ctx_get(vm, node, &c))
+			return fth_error("%s", vm->error);
 		uint32_t inst = instance_at_or_above(vm, node);
-		if (inst == DBFILE_NONE)
-			return fth_error("%s has no source: it is not in a function",
-					 node ? "this scope" : "the program root");
-		f = db->contexts[inst].function;
-		if (c->kind == DBFILE_LINE || c->kind == DBFILE_LOOP || c->kind == DBFILE_CALL) {
-			file = c->file;
-			focus = c->line;
+		if (inst == DBFILE_NONE || !ctx_get(vm, inst, &x))
+			return vm->error ? fth_error("%s", vm->error)
+					 : fth_error("%s has no source: it is not in a function",
+						     node ? "this scope" : "the program root");
+		f = x.function;
+		if (c.kind == DBFILE_LINE || c.kind == DBFILE_LOOP || c.kind == DBFILE_CALL) {
+			file = c.file;
+			focus = c.line;
 		}
 		collect_instance(vm, inst, &items);
 	} else {
@@ -127,29 +132,33 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 		}
 		if (n->kind == VM_KIND_CALLER)
 			f = n->function;
-		for (uint32_t i = vm->fn_ctx_start[f]; i < vm->fn_ctx_start[f + 1]; i++) {
-			uint32_t k = vm->fn_ctx[i];
-			uint8_t kind = db->contexts[k].kind;
-			if (kind != DBFILE_LOOP && kind != DBFILE_LINE && kind != DBFILE_CALL)
+		uint32_t *list, nl = ctx_list(vm, f, false, &list);
+		for (uint32_t i = 0; i < nl && ctx_get(vm, list[i], &x); i++) {
+			if (x.kind != DBFILE_LOOP && x.kind != DBFILE_LINE && x.kind != DBFILE_CALL)
 				continue;
-			uint32_t inst = instance_at_or_above(vm, k);
-			items_push(&items, k, kind == DBFILE_LINE || inst == DBFILE_NONE ||
-						      vm->outer_inst[inst] == inst);
+			uint32_t inst = instance_at_or_above(vm, list[i]);
+			items_push(&items, list[i], &x,
+				   x.kind == DBFILE_LINE || inst == DBFILE_NONE ||
+					   (ctx_get(vm, inst, &c) && c.outer == inst));
 		}
-		for (uint32_t i = vm->inl_start[f]; i < vm->inl_start[f + 1]; i++) {
-			uint32_t k = vm->inl_ctx[i];
-			uint32_t inst = instance_at_or_above(vm, db->contexts[k].parent);
-			items_push(&items, k, inst == DBFILE_NONE || vm->outer_inst[inst] == inst);
+		free(list);
+		nl = ctx_list(vm, f, true, &list);
+		for (uint32_t i = 0; i < nl && ctx_get(vm, list[i], &x); i++) {
+			uint32_t inst = instance_at_or_above(vm, x.parent);
+			bool once = inst == DBFILE_NONE || (ctx_get(vm, inst, &c) && c.outer == inst);
+			items_push(&items, list[i], &x, once);
 		}
+		free(list);
 	}
 	if (file == DBFILE_NONE && f < db->nfunctions)
 		file = db->functions[f].file;
 	for (uint32_t i = 0; file == DBFILE_NONE && i < items.n; i++)
-		if (db->contexts[items.v[i].ctx].kind == DBFILE_LINE)
-			file = db->contexts[items.v[i].ctx].file;
-	if (file == DBFILE_NONE) {
+		if (items.v[i].kind == DBFILE_LINE)
+			file = items.v[i].file;
+	if (vm->error || file == DBFILE_NONE) {
 		free(items.v);
-		return fth_error("%s: no source file is known", fn_name(vm, f));
+		return vm->error ? fth_error("%s", vm->error)
+				 : fth_error("%s: no source file is known", fn_name(vm, f));
 	}
 	/* Values per line and loop extents. */
 	struct hmap lines = HMAP_INIT, loops = HMAP_INIT;
@@ -158,26 +167,25 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 	struct loop *lv = NULL;
 	uint32_t nloops = 0, aloops = 0;
 	for (uint32_t i = 0; i < items.n; i++) {
-		uint32_t c = items.v[i].ctx;
-		const struct dbfile_context *x = &db->contexts[c];
-		if (x->file != file || !x->line)
+		const struct item *it = &items.v[i];
+		if (it->file != file || !it->line)
 			continue;
-		if (x->kind == DBFILE_LOOP) {
+		if (it->kind == DBFILE_LOOP) {
 			bool ins;
-			hmap_upsert(&loops, x->line, nloops, &ins);
+			hmap_upsert(&loops, it->line, nloops, &ins);
 			if (ins) {
 				ALLOC_GROW(lv, nloops + 1, aloops);
-				lv[nloops++] = (struct loop){ x->line, x->line };
+				lv[nloops++] = (struct loop){ it->line, it->line };
 			}
 			continue;
 		}
-		double v = items.v[i].once ? vm_value(vm, VM_TOPDOWN, c, metric, true) : 0;
+		double v = it->once ? vm_value(vm, VM_TOPDOWN, it->ctx, metric, true) : 0;
 		bool ins;
-		uint64_t *at = hmap_upsert(&lines, x->line, nl, &ins);
+		uint64_t *at = hmap_upsert(&lines, it->line, nl, &ins);
 		if (ins) {
 			ALLOC_GROW(line_no, nl + 1, al);
 			vals = xreallocarray(vals, al, sizeof(double));
-			line_no[nl] = x->line;
+			line_no[nl] = it->line;
 			vals[nl++] = 0;
 		}
 		if (!isnan(v))
@@ -185,15 +193,16 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 	}
 	/* Once every loop is known, each line extends the loops of its file around it. */
 	for (uint32_t i = 0; i < items.n; i++) {
-		const struct dbfile_context *x = &db->contexts[items.v[i].ctx];
-		if (x->file != file || !x->line)
+		const struct item *it = &items.v[i];
+		if (it->file != file || !it->line)
 			continue;
-		for (uint32_t p = x->parent; p && db->contexts[p].kind == DBFILE_LOOP;
-		     p = db->contexts[p].parent) {
+		for (uint32_t p = it->parent; p && p != DBFILE_NONE && ctx_get(vm, p, &c) &&
+					     c.kind == DBFILE_LOOP;
+		     p = c.parent) {
 			uint64_t li;
-			if (db->contexts[p].file == file && hmap_get(&loops, db->contexts[p].line, &li) &&
-			    lv[li].end < x->line)
-				lv[li].end = x->line;
+			if (c.file == file && hmap_get(&loops, c.line, &li) &&
+			    lv[li].end < it->line)
+				lv[li].end = it->line;
 		}
 	}
 	/* The lines that matter: with a value, or in a loop. */
@@ -247,6 +256,10 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 	free(items.v);
 	hmap_release(&lines);
 	hmap_release(&loops);
+	if (vm->error) {
+		vm_source_release(out);
+		return fth_error("%s", vm->error);
+	}
 	return 0;
 }
 

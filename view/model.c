@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * model.c: opening a database for view (the top-down children index, compiled formulas),
- * metrics, values (summary sums or one thread's, derived metrics evaluated), value marks,
- * thread selection and per-thread values, node descriptions and labels.
+ * model.c: opening a database for view (compiled formulas), reader access that records
+ * errors, metrics, values (summary sums or one thread's, derived metrics evaluated, the
+ * top-down ones cached while shown), value marks, thread selection and per-thread values,
+ * node descriptions and labels.
  */
 #include "compat.h"
 #include "error.h"
@@ -30,22 +31,58 @@ const char *fn_name(const struct vm *vm, uint32_t function)
 	return dbfile_str(&vm->db, vm->db.functions[function].name);
 }
 
-/* ---- opening ---- */
+/* ---- reader access ---- */
 
-static void build_children(struct vm *vm)
+void vm_fail(struct vm *vm)
 {
-	const struct dbfile *db = &vm->db;
-	uint32_t n = db->ncontexts;
-	vm->child_start = xcalloc((size_t)n + 2, sizeof(uint32_t));
-	vm->child_list = xmalloc(((size_t)n ? n : 1) * sizeof(uint32_t));
-	for (uint32_t c = 1; c < n; c++)
-		vm->child_start[db->contexts[c].parent + 2]++;
-	for (uint32_t c = 0; c <= n; c++)
-		vm->child_start[c + 1] += vm->child_start[c];
-	/* child_start[p + 1] is now the next free slot of P; it ends as the start of P + 1. */
-	for (uint32_t c = 1; c < n; c++)
-		vm->child_list[vm->child_start[db->contexts[c].parent + 1]++] = c;
+	if (!vm->error)
+		vm->error = xstrdup(fth_errmsg()[0] ? fth_errmsg() : "reading the database failed");
 }
+
+const char *vm_error(const struct vm *vm)
+{
+	return vm->error;
+}
+
+bool ctx_get(struct vm *vm, uint32_t ctx, struct dbfile_context *out)
+{
+	if (!vm->error && dbfile_context(&vm->db, ctx, out) == 0)
+		return true;
+	vm_fail(vm);
+	memset(out, 0, sizeof(*out));
+	out->parent = out->first_child = out->function = out->file = out->module = DBFILE_NONE;
+	out->outer = DBFILE_NONE;
+	out->kind = DBFILE_ROOT;
+	return false;
+}
+
+bool row_get(struct vm *vm, const struct vsrc *src, uint32_t ctx, struct dbfile_row *out)
+{
+	if (!vm->error && (src->thread < 0 ? dbfile_summary_row(&vm->db, ctx, out)
+					   : dbfile_thread_row(&vm->db, (uint32_t)src->thread, ctx,
+							       out)) == 0)
+		return true;
+	vm_fail(vm);
+	memset(out, 0, sizeof(*out));
+	return false;
+}
+
+uint32_t ctx_list(struct vm *vm, uint32_t f, bool inlined, uint32_t **out)
+{
+	uint32_t n = 0;
+	*out = NULL;
+	if (f >= vm->db.nfunctions)
+		return 0;
+	if (!vm->error && (inlined ? dbfile_inlined_contexts(&vm->db, f, out, &n)
+				   : dbfile_function_contexts(&vm->db, f, out, &n)) == 0)
+		return n;
+	vm_fail(vm);
+	free(*out);
+	*out = NULL;
+	return 0;
+}
+
+/* ---- opening ---- */
 
 struct cycle_check {
 	struct vm *vm;
@@ -129,12 +166,17 @@ struct vm *vm_open(const char *dir)
 		vm_close(vm);
 		return NULL;
 	}
-	build_children(vm);
-	/* The indices of bottom-up and flat now, so that switching views stays quick. */
-	tree_index(vm);
-	vm->td_expanded = xcalloc(vm->db.ncontexts / 8 + 1, 1);
+	/* The functions that the bottom-up and flat views show. */
+	uint32_t nf = vm->db.nfunctions;
+	vm->fn_nonzero = xcalloc((size_t)nf + 1, sizeof(bool));
+	for (uint32_t f = 0; f < nf && f < vm->db.flat.nrows; f++)
+		for (uint32_t j = vm->db.flat.start[f]; j < vm->db.flat.start[f + 1]; j++)
+			if (vm->db.flat.incl[j] != 0 || vm->db.flat.excl[j] != 0)
+				vm->fn_nonzero[f] = true;
+	hmap_init(&vm->td_expanded);
 	hmap_init(&vm->td_vis);
-	vm->sum = (struct vsrc){ .thread = -1, .val = vm->db.sum_val };
+	hmap_init(&vm->vcache.slot);
+	vm->sum = (struct vsrc){ .thread = -1 };
 	vm->thread_src = (struct vsrc){ .thread = -1 };
 	vm->cur = &vm->sum;
 	vm->bu.root = vm->flat.root = VM_NONE;
@@ -142,13 +184,6 @@ struct vm *vm_open(const char *dir)
 	buf_init(&vm->label);
 	vm->scratch_vals = xcalloc(2 * (size_t)(vm->nm ? vm->nm : 1), sizeof(double));
 	return vm;
-}
-
-static void vsrc_release(struct vsrc *s)
-{
-	free(s->own);
-	memset(s, 0, sizeof(*s));
-	s->thread = -1;
 }
 
 void vm_close(struct vm *vm)
@@ -160,28 +195,16 @@ void vm_close(struct vm *vm)
 	free(vm->formulas);
 	free(vm->multiplexed);
 	free(vm->sample_metric);
-	free(vm->child_start);
-	free(vm->child_list);
-	free(vm->td_expanded);
+	hmap_release(&vm->td_expanded);
 	for (uint32_t i = 0; i < vm->nvis_cache; i++)
 		free(vm->vis_cache[i].kids);
 	free(vm->vis_cache);
 	hmap_release(&vm->td_vis);
-	free(vm->outer_inst);
-	free(vm->ctx_flags);
-	free(vm->outer_list);
-	free(vm->fn_ctx_start);
-	free(vm->fn_ctx);
-	free(vm->inl_start);
-	free(vm->inl_ctx);
-	free(vm->fn_group);
-	free(vm->grp_module);
-	free(vm->grp_file);
+	hmap_release(&vm->vcache.slot);
+	free(vm->vcache.vals);
 	free(vm->fn_nonzero);
-	free(vm->agg.fn);
-	free(vm->agg.grp);
-	free(vm->agg.mod);
-	vsrc_release(&vm->thread_src);
+	free(vm->error);
+	tree_release_aggregates(vm);
 	tree_release(&vm->bu);
 	tree_release(&vm->flat);
 	for (int v = 0; v < VM_NVIEWS; v++) {
@@ -264,28 +287,62 @@ uint32_t vm_default_metric(const struct vm *vm)
 
 /* ---- values ---- */
 
-double src_value(const struct vm *vm, const struct vsrc *src, uint32_t ctx, uint32_t metric,
+/* The slot of CTX's values (current source) in the cache, filled on first use. */
+static const double *cached_row(struct vm *vm, uint32_t ctx)
+{
+	struct value_cache *c = &vm->vcache;
+	size_t w = 2 * (size_t)vm->nm;
+	uint64_t at;
+	if (c->gen != vm->vgen || c->n >= VALUE_CACHE_MAX) {
+		hmap_release(&c->slot);
+		hmap_init(&c->slot);
+		c->n = 0;
+		c->gen = vm->vgen;
+	}
+	if (hmap_get(&c->slot, ctx, &at))
+		return c->vals + at * w;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 256;
+		c->vals = xreallocarray(c->vals, (size_t)c->cap * w + 1, sizeof(double));
+	}
+	at = c->n++;
+	double *v = c->vals + at * w;
+	memset(v, 0, w * sizeof(double));
+	src_add_row(vm, vm->cur, ctx, v, 3);
+	hmap_put(&c->slot, ctx, at);
+	return v;
+}
+
+double src_value(struct vm *vm, const struct vsrc *src, uint32_t ctx, uint32_t metric,
 		 bool inclusive)
 {
-	const struct dbfile *db = &vm->db;
-	if (ctx >= db->ncontexts)
+	if (ctx >= vm->db.ncontexts)
 		return NAN;
-	for (uint32_t j = db->sum_start[ctx]; j < db->sum_start[ctx + 1]; j++)
-		if (db->sum_metric[j] == metric)
-			return src->val[2 * (size_t)j + !inclusive];
+	if (src == vm->cur)
+		return vm->error ? NAN : cached_row(vm, ctx)[2 * (size_t)metric + !inclusive];
+	struct dbfile_row r;
+	if (!row_get(vm, src, ctx, &r))
+		return NAN;
+	for (uint32_t j = 0; j < r.n; j++)
+		if (r.metric[j] == metric)
+			return r.val[2 * (size_t)j + !inclusive];
 	return 0;
 }
 
-void src_add_row(const struct vm *vm, const struct vsrc *src, uint32_t ctx, double *out,
+void src_add_row(struct vm *vm, const struct vsrc *src, uint32_t ctx, double *out,
 		 unsigned which)
 {
-	const struct dbfile *db = &vm->db;
-	for (uint32_t j = db->sum_start[ctx]; j < db->sum_start[ctx + 1]; j++) {
-		uint32_t m = db->sum_metric[j];
+	struct dbfile_row r;
+	if (!row_get(vm, src, ctx, &r))
+		return;
+	for (uint32_t j = 0; j < r.n; j++) {
+		uint32_t m = r.metric[j];
+		if (m >= vm->nm)
+			continue;
 		if (which & 1)
-			out[2 * m] += src->val[2 * (size_t)j];
+			out[2 * m] += r.val[2 * (size_t)j];
 		if (which & 2)
-			out[2 * m + 1] += src->val[2 * (size_t)j + 1];
+			out[2 * m + 1] += r.val[2 * (size_t)j + 1];
 	}
 }
 
@@ -361,42 +418,16 @@ unsigned vm_value_marks(struct vm *vm, enum vm_view view, vm_node node, uint32_t
 
 /* ---- threads ---- */
 
-/*
- * A large buffer that is filled at once: backed by huge pages where the kernel allows, so that
- * the first fill costs few page faults (a thread's values of a large database: tens of MB).
- */
-static double *alloc_values(size_t n)
+/* Whether thread THREAD's values can be shown (else -1 with the reason). */
+static int check_thread(struct vm *vm, uint32_t thread)
 {
-	size_t bytes = n * sizeof(double), huge = 2u << 20;
-	double *p = xmalloc(bytes);
-	uintptr_t a = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1);
-	uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)(huge - 1);
-	if (bytes >= 4 * huge && e > a)
-		madvise((void *)a, e - a, MADV_HUGEPAGE);
-	return p;
-}
-
-/*
- * Thread THREAD's values into OUT, decoded straight into place by summary entry (no sorting,
- * no hashing); OUT's buffer is reused when it has one.
- */
-static int load_thread(struct vm *vm, uint32_t thread, struct vsrc *out)
-{
-	struct dbfile *db = &vm->db;
+	const struct dbfile *db = &vm->db;
 	if (db->flags & DBFILE_FLAG_NO_THREADS)
 		return fth_error("%s: the database has no per-thread values (prof --metric-db=summary)",
 				 db->dir);
 	if (thread >= db->nthreads)
 		return fth_error("%s: no thread %u (the database has %u)", db->dir, thread,
 				 db->nthreads);
-	if (!out->own)
-		out->own = alloc_values(2 * ((size_t)db->nsum ? db->nsum : 1));
-	out->thread = -1;
-	out->val = NULL;
-	if (dbfile_read_thread_entries(db, thread, out->own) < 0)
-		return -1;
-	out->thread = (int32_t)thread;
-	out->val = out->own;
 	return 0;
 }
 
@@ -404,21 +435,22 @@ int vm_select_thread(struct vm *vm, int32_t thread)
 {
 	if (thread == vm->cur->thread)
 		return 0;
-	if (thread < 0) {
-		vm->cur = &vm->sum;
-		vsrc_release(&vm->thread_src);
-	} else {
-		/* Into the same buffer: a failure leaves the sums shown. */
-		vm->cur = &vm->sum;
-		if (load_thread(vm, (uint32_t)thread, &vm->thread_src) < 0) {
-			vm->vgen++;
-			nav_invalidate(vm);
-			return -1;
-		}
-		vm->cur = &vm->thread_src;
-	}
+	tree_release_aggregates(vm);
+	vm->cur = &vm->sum;
+	vm->thread_src.thread = -1;
 	vm->vgen++;
 	nav_invalidate(vm);
+	if (thread < 0)
+		return 0;
+	if (check_thread(vm, (uint32_t)thread) < 0)
+		return -1;
+	/* The thread's profiles now: a failure leaves the sums shown. */
+	vm->thread_src.thread = thread;
+	if (tree_load_aggregates(vm, &vm->thread_src) < 0) {
+		vm->thread_src.thread = -1;
+		return -1;
+	}
+	vm->cur = &vm->thread_src;
 	return 0;
 }
 
@@ -440,20 +472,19 @@ int32_t vm_selected_thread(const struct vm *vm)
 int vm_thread_values(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 		     bool inclusive, double *out)
 {
-	/* Every other thread decoded in turn into one buffer. */
-	struct vsrc s = { .thread = -1 };
+	/* Every other thread in turn: its rows of the node's contexts, its profiles. */
 	for (uint32_t t = 0; t < vm->db.nthreads; t++) {
 		if ((int32_t)t == vm->cur->thread) {
 			out[t] = value_with(vm, view, node, metric, inclusive, vm->cur);
 			continue;
 		}
-		if (load_thread(vm, t, &s) < 0) {
-			vsrc_release(&s);
+		if (check_thread(vm, t) < 0)
 			return -1;
-		}
+		struct vsrc s = { .thread = (int32_t)t };
 		out[t] = value_with(vm, view, node, metric, inclusive, &s);
+		if (vm->error)
+			return fth_error("%s", vm->error);
 	}
-	vsrc_release(&s);
 	return 0;
 }
 
@@ -463,21 +494,45 @@ static uint32_t td_depth(struct vm *vm, vm_node node)
 {
 	vm_node root = vm_root(vm, VM_TOPDOWN);
 	uint32_t d = 0;
-	for (uint32_t c = node; c != root && c != 0 && c < vm->db.ncontexts;
-	     c = vm->db.contexts[c].parent)
+	struct dbfile_context x;
+	for (uint32_t c = node; c != root && c != 0 && c < vm->db.ncontexts && ctx_get(vm, c, &x);
+	     c = x.parent)
 		d++;
 	return d;
 }
 
-/* The function called at call site CTX: its first FUNCTION child, or NONE. */
-static uint32_t callee_of(const struct vm *vm, uint32_t ctx)
+uint32_t callee_of(struct vm *vm, const struct dbfile_context *x)
 {
-	for (uint32_t i = vm->child_start[ctx]; i < vm->child_start[ctx + 1]; i++) {
-		const struct dbfile_context *k = &vm->db.contexts[vm->child_list[i]];
-		if (k->kind == DBFILE_FUNCTION)
-			return k->function;
+	struct dbfile_context k;
+	for (uint32_t i = 0; i < x->nchildren; i++) {
+		if (!ctx_get(vm, x->first_child + i, &k))
+			break;
+		if (k.kind == DBFILE_FUNCTION)
+			return k.function;
 	}
 	return DBFILE_NONE;
+}
+
+void context_info(struct vm *vm, uint32_t ctx, const struct dbfile_context *c, uint32_t callee,
+		  struct vm_node_info *out)
+{
+	const struct dbfile *db = &vm->db;
+	memset(out, 0, sizeof(*out));
+	out->parent = VM_NONE;
+	out->name = "";
+	out->kind = c->kind;
+	if (c->kind == DBFILE_FUNCTION || c->kind == DBFILE_INLINE)
+		out->name = fn_name(vm, c->function);
+	else if (c->kind == DBFILE_CALL)
+		out->name = callee != DBFILE_NONE ? fn_name(vm, callee) : "";
+	out->file = c->file != DBFILE_NONE ? dbfile_str(db, c->file) : NULL;
+	out->line = c->kind == DBFILE_ENTRY ? 0 : c->line;
+	out->module = c->module != DBFILE_NONE && c->module < db->nmodules
+			      ? dbfile_str(db, db->modules[c->module].path)
+			      : NULL;
+	out->addr = c->file == DBFILE_NONE ? c->addr : 0;
+	out->context = ctx;
+	out->has_children = c->nchildren > 0;
 }
 
 void vm_node_info(struct vm *vm, enum vm_view view, vm_node node, struct vm_node_info *out)
@@ -488,28 +543,14 @@ void vm_node_info(struct vm *vm, enum vm_view view, vm_node node, struct vm_node
 	out->name = "";
 	out->context = DBFILE_NONE;
 	if (view == VM_TOPDOWN) {
-		if (node >= db->ncontexts)
+		struct dbfile_context c;
+		if (node >= db->ncontexts || !ctx_get(vm, node, &c))
 			return;
-		const struct dbfile_context *c = &db->contexts[node];
-		out->kind = c->kind;
+		context_info(vm, node, &c, c.kind == DBFILE_CALL ? callee_of(vm, &c) : DBFILE_NONE,
+			     out);
 		out->depth = td_depth(vm, node);
-		out->parent = node == vm_root(vm, view) ? VM_NONE : c->parent;
-		if (c->kind == DBFILE_FUNCTION || c->kind == DBFILE_INLINE)
-			out->name = fn_name(vm, c->function);
-		else if (c->kind == DBFILE_CALL) {
-			uint32_t callee = callee_of(vm, node);
-			out->name = callee != DBFILE_NONE ? fn_name(vm, callee) : "";
-		}
-		out->file = c->file != DBFILE_NONE ? dbfile_str(db, c->file) : NULL;
-		out->line = c->line;
-		if (c->kind == DBFILE_ENTRY)
-			out->line = 0;
-		out->module = c->module != DBFILE_NONE ? dbfile_str(db, db->modules[c->module].path)
-						       : NULL;
-		out->addr = c->file == DBFILE_NONE ? c->addr : 0;
-		out->context = node;
-		out->has_children = vm->child_start[node + 1] > vm->child_start[node];
-		out->expanded = vm->td_expanded[node / 8] >> (node % 8) & 1;
+		out->parent = node == vm_root(vm, view) ? VM_NONE : c.parent;
+		out->expanded = hmap_get(&vm->td_expanded, node, NULL);
 		return;
 	}
 	struct vtree *t = tree_of(vm, view);
@@ -558,19 +599,32 @@ static void add_file_line(struct buf *out, const char *file, uint32_t line)
 void vm_node_label(struct vm *vm, enum vm_view view, vm_node node, bool utf8, struct buf *out)
 {
 	struct vm_node_info in;
-	vm_node_info(vm, view, node, &in);
+	struct dbfile_context x;
+	if (view != VM_TOPDOWN || node >= vm->db.ncontexts) {
+		vm_node_info(vm, view, node, &in);
+		info_label(&in, 0, utf8, out);
+		return;
+	}
+	/* What the label needs, not the depth (a walk to the root). */
+	if (!ctx_get(vm, node, &x))
+		return;
+	context_info(vm, node, &x, x.kind == DBFILE_CALL ? callee_of(vm, &x) : DBFILE_NONE, &in);
+	info_label(&in, x.line, utf8, out);
+}
+
+void info_label(const struct vm_node_info *info, uint32_t entry, bool utf8, struct buf *out)
+{
+	const struct vm_node_info in = *info;
 	const char *right = utf8 ? "\xc2\xbb" : ">>", *left = utf8 ? "\xc2\xab" : "<<";
 	switch (in.kind) {
 	case VM_KIND_ROOT:
 		buf_addstr(out, "<program root>");
 		break;
-	case VM_KIND_ENTRY: {
-		uint32_t line = view == VM_TOPDOWN ? vm->db.contexts[node].line : 0;
-		buf_addstr(out, line == DBFILE_ENTRY_PARTIAL	 ? "<partial call paths>"
-				: line == DBFILE_ENTRY_SYNTHETIC ? "<synthetic>"
-								 : "<thread root>");
+	case VM_KIND_ENTRY:
+		buf_addstr(out, entry == DBFILE_ENTRY_PARTIAL	  ? "<partial call paths>"
+				: entry == DBFILE_ENTRY_SYNTHETIC ? "<synthetic>"
+								  : "<thread root>");
 		break;
-	}
 	case VM_KIND_FUNCTION:
 		buf_addstr(out, in.name[0] ? in.name : "<unknown function>");
 		break;

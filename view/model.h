@@ -62,6 +62,12 @@ struct vm_node_info {
 /* Open database DIR (or DIR/summary.fdb).  Returns NULL with an error message on failure. */
 struct vm *vm_open(const char *dir);
 void vm_close(struct vm *vm);
+/*
+ * The first error reading the database after it was opened (a block that no longer reads or
+ * checks), or NULL.  The model then shows nothing new (empty children, NaN values): the
+ * caller stops with this message.
+ */
+const char *vm_error(const struct vm *vm);
 const struct dbfile *vm_db(const struct vm *vm);
 
 /* ---- metrics ---- */
@@ -167,8 +173,8 @@ void vm_set_filter(struct vm *vm, const char *pattern, enum vm_filter_mode mode)
 
 /*
  * Show one thread's values (THREAD < nthreads), or the sum over threads (-1).  The thread's
- * values are decoded into a buffer of 16 bytes per summary entry, kept while a thread is
- * shown; when reading them fails, the sums are shown.
+ * profiles of functions, groups and modules are read now, its values of contexts when they
+ * are shown; when reading the profiles fails, the sums are shown.
  */
 int vm_select_thread(struct vm *vm, int32_t thread);
 int32_t vm_selected_thread(const struct vm *vm);
@@ -180,8 +186,8 @@ int32_t vm_selected_thread(const struct vm *vm);
  */
 int vm_stats(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 	     struct dbfile_stat *incl, struct dbfile_stat *excl);
-/* The value of METRIC at NODE for every thread: OUT has nthreads entries.  Reads every thread's
- * values (threads.fdb is by thread): its cost grows with the threads, not with NODE. */
+/* The value of METRIC at NODE for every thread: OUT has nthreads entries.  Reads each thread's
+ * values of the node's contexts (or its profiles): its cost grows with the threads. */
 int vm_thread_values(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 		     bool inclusive, double *out);
 

@@ -1424,10 +1424,12 @@ int tui_run(struct vm *vm, const struct tui_options *opt)
 	t.columns = COLS;
 	tui_layout(&t);
 
-	while (!t.quit && !stop_signal) {
+	while (!t.quit && !stop_signal && !vm_error(vm)) {
 		int key;
 		if (next_key >= nkeys) {
 			tui_draw(&t);
+			if (vm_error(vm))
+				break; /* the database failed to read: stop with its message */
 			refresh();
 			key = read_key();
 			if (key == ERR) {
@@ -1451,6 +1453,10 @@ int tui_run(struct vm *vm, const struct tui_options *opt)
 		/* Leave as the signal asked, now that the terminal is back. */
 		signal(sig, SIG_DFL);
 		raise(sig);
+	}
+	if (vm_error(vm)) {
+		fth_error("%s", vm_error(vm));
+		return 1;
 	}
 	return 0;
 }

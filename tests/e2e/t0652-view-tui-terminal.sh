@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # t0652-view-tui-terminal.sh: view and its terminal (tmux): resizes down to 40x10 and back, the
-# terminal restored after Ctrl-C, SIGTERM and a crash (SIGSEGV), a corrupt database, names
-# with escape sequences shown escaped, no colour (--no-color, NO_COLOR, TERM=vt100), ASCII
-# (--ascii, a C locale), --keys, the mouse, and the bytes written per keypress (bounded).
+# terminal restored after Ctrl-C, SIGTERM and a crash (SIGSEGV), a corrupt database (at open,
+# and one that stops reading mid-session), names with escape sequences shown escaped, no colour
+# (--no-color, NO_COLOR, TERM=vt100), ASCII (--ascii, a C locale), --keys, the mouse, and the
+# bytes written per keypress (bounded).
 . "$top_srcdir/tests/lib/test-lib.sh"
 . "$top_srcdir/tests/e2e/view-tui-lib.sh"
 
@@ -73,6 +74,14 @@ test_expect_success 'a corrupt database: a clear error, the terminal untouched' 
 	tui_start 100 30 bad && tui_exited && cat view.err && test "$(cat view.rc)" -ne 0 &&
 	grep -q "summary.fdb" view.err && tui_wait "^after-view\\$" &&
 	test "$(tui_format "#{alternate_on}")" = 0
+'
+test_expect_success 'the database stops reading mid-session: its message, the terminal restored' '
+	make-viewdb large --contexts 100000 --threads 2 big &&
+	tui_start 100 30 big && tui_wait " 1/[0-9]+  100x30\$" &&
+	size=$(wc -c <big/summary.fdb) &&
+	head -c "$size" /dev/zero | dd of=big/summary.fdb conv=notrunc 2>/dev/null &&
+	tui_keys E && restored 1 && cat view.err &&
+	grep -q "^view: .*big/summary.fdb: " view.err
 '
 test_expect_success 'bad --keys: an error before the terminal is touched' '
 	tui_start 100 30 --keys "j<Nope>" db && tui_exited && test "$(cat view.rc)" -ne 0 &&

@@ -3,14 +3,16 @@
  * t-view-model.c: view's model on databases with known values (tests/helper/viewdb.c): the
  * three views agree (flat and bottom-up functions equal FLAT, the top-down root the totals),
  * recursion counted once, call sites kept apart, search, filter, hot path, zoom, flatten,
- * threads, derived and TMA values, marks, source lines, escaping and formula errors.
+ * threads, derived and TMA values, marks, source lines, escaping and formula errors; and a
+ * database of several blocks of contexts: its values, search streamed as walked, and a file
+ * that changes under the viewer.
  */
 #include "compat.h"
 #include "tap.h"
 #include "buf.h"
 #include "error.h"
 #include "mfile.h"
-#include "model.h"
+#include "model-internal.h"
 #include "viewdb.h"
 #include "xalloc.h"
 
@@ -18,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static char label_text[512];
 
@@ -45,9 +49,9 @@ static vm_node find(struct vm *vm, enum vm_view v, const char *text)
 
 static double flat_value(const struct dbfile *db, uint32_t f, uint16_t m, bool incl)
 {
-	for (uint32_t j = db->flat_start[f]; j < db->flat_start[f + 1]; j++)
-		if (db->flat_metric[j] == m)
-			return incl ? db->flat_incl[j] : db->flat_excl[j];
+	for (uint32_t j = db->flat.start[f]; j < db->flat.start[f + 1]; j++)
+		if (db->flat.metric[j] == m)
+			return incl ? db->flat.incl[j] : db->flat.excl[j];
 	return 0;
 }
 
@@ -437,6 +441,217 @@ static void test_formula_errors(const char *base)
 	vm_close(vm);
 }
 
+/*
+ * A database of 20,003 contexts, five blocks of contexts (DBFILE_BLOCK): main with WIDE_CALLS
+ * call sites, call i calling worker (i % WIDE_WORKERS), whose loop holds two lines.  Thread t's
+ * cpu-clock at the first line under call i is (i + 1)(t + 1), at the second 1 in thread 0 only;
+ * so call i holds 3 (i + 1) + 1 and the program 3 x 4000 x 4001 / 2 + 4000.
+ */
+#define WIDE_CALLS 4000
+#define WIDE_WORKERS 10
+
+static int make_wide(const char *dir)
+{
+	const uint32_t N = DBFILE_NONE;
+	struct viewdb b;
+	viewdb_init(&b, "/usr/bin/wide", 2);
+	uint32_t file = viewdb_string(&b, "wide.c");
+	uint32_t mod = viewdb_module(&b, "/usr/bin/wide");
+	uint32_t fmain = viewdb_function(&b, "main", mod, file, 1), fw[WIDE_WORKERS];
+	for (uint32_t k = 0; k < WIDE_WORKERS; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "worker%u", k);
+		fw[k] = viewdb_function(&b, name, mod, file, 10 + 10 * k);
+	}
+	uint32_t cpu = viewdb_metric(&b, "cpu-clock", MFILE_UNIT_NANOSECONDS, NULL);
+	uint32_t entry = viewdb_context(&b, 0, DBFILE_ENTRY, N, N, 0, N, 0);
+	uint32_t c_main = viewdb_context(&b, entry, DBFILE_FUNCTION, fmain, N, 0, mod, 0);
+	for (uint32_t i = 0; i < WIDE_CALLS; i++) {
+		uint32_t k = i % WIDE_WORKERS;
+		uint32_t call =
+			viewdb_context(&b, c_main, DBFILE_CALL, fmain, file, 100 + i, mod, 0);
+		uint32_t fn = viewdb_context(&b, call, DBFILE_FUNCTION, fw[k], N, 0, mod, 0);
+		uint32_t loop = viewdb_context(&b, fn, DBFILE_LOOP, fw[k], file, 11 + 10 * k, mod, 0);
+		uint32_t a = viewdb_context(&b, loop, DBFILE_LINE, fw[k], file, 12 + 10 * k, mod, 0);
+		uint32_t c = viewdb_context(&b, loop, DBFILE_LINE, fw[k], file, 13 + 10 * k, mod, 0);
+		viewdb_value(&b, a, 0, cpu, i + 1);
+		viewdb_value(&b, a, 1, cpu, 2.0 * (i + 1));
+		viewdb_value(&b, c, 0, cpu, 1);
+	}
+	int rc = viewdb_write(&b, dir, 1);
+	viewdb_release(&b);
+	return rc;
+}
+
+/* Call i's value: thread T's (0, 1), or the sum over threads (-1). */
+static double wide_call(uint32_t i, int t)
+{
+	return t < 0 ? 3.0 * (i + 1) + 1 : t == 0 ? i + 2.0 : 2.0 * (i + 1);
+}
+
+/* Worker K's inclusive value (= its exclusive: all of it is its own code). */
+static double wide_worker(uint32_t k, int t)
+{
+	double sum = 0;
+	for (uint32_t i = k; i < WIDE_CALLS; i += WIDE_WORKERS)
+		sum += wide_call(i, t);
+	return sum;
+}
+
+/* The only child of NODE, or NONE. */
+static vm_node only_child(struct vm *vm, enum vm_view v, vm_node node)
+{
+	const vm_node *kids;
+	vm_expand(vm, v, node, true);
+	return vm_children(vm, v, node, &kids) == 1 ? kids[0] : VM_NONE;
+}
+
+static void test_blocks_values(struct vm *vm)
+{
+	const struct dbfile *db = vm_db(vm);
+	ok(db->ncontexts == 3 + 5 * WIDE_CALLS && db->block && db->ncontexts / db->block >= 4,
+	   "the contexts span five blocks (%u contexts, %u per block)", db->ncontexts, db->block);
+	double total = 3.0 * WIDE_CALLS * (WIDE_CALLS + 1) / 2 + WIDE_CALLS;
+	ok(vm_total(vm, 0) == total, "total: %.0f", vm_total(vm, 0));
+	/* Top-down: main's call sites across the blocks, each with its own value. */
+	vm_node root = vm_root(vm, VM_TOPDOWN);
+	vm_node c_main = only_child(vm, VM_TOPDOWN, only_child(vm, VM_TOPDOWN, root));
+	is_str(label(vm, VM_TOPDOWN, c_main, true), "main", "root > entry > main");
+	const vm_node *kids;
+	uint32_t n = vm_children(vm, VM_TOPDOWN, c_main, &kids), bad = 0;
+	is_int(n, WIDE_CALLS, "main has 4,000 call sites");
+	for (uint32_t j = 0; j < n; j++) {
+		struct vm_node_info in;
+		vm_node_info(vm, VM_TOPDOWN, kids[j], &in);
+		/* Sorted by value, descending: the last call first. */
+		uint32_t i = in.line - 100, want = WIDE_CALLS - 1 - j;
+		char text[64];
+		snprintf(text, sizeof(text), "[%u] \xc2\xbb worker%u", 100 + want, want % WIDE_WORKERS);
+		bad += i != want || strcmp(label(vm, VM_TOPDOWN, kids[j], true), text) != 0 ||
+		       vm_value(vm, VM_TOPDOWN, kids[j], 0, true) != wide_call(i, -1) ||
+		       vm_value(vm, VM_TOPDOWN, kids[j], 0, false) != 0;
+	}
+	is_int(bad, 0, "every call site: its label, its value (3 (i + 1) + 1), in value order");
+	vm_node top = n ? kids[0] : VM_NONE;
+	vm_node line = only_child(vm, VM_TOPDOWN, only_child(vm, VM_TOPDOWN, top));
+	n = vm_children(vm, VM_TOPDOWN, line, &kids);
+	ok(n == 2 && vm_value(vm, VM_TOPDOWN, kids[0], 0, false) == 12000 &&
+		   vm_value(vm, VM_TOPDOWN, kids[1], 0, false) == 1 &&
+		   !strcmp(label(vm, VM_TOPDOWN, kids[0], true), "wide.c:102"),
+	   "the last call's loop: its two lines (12000, 1), four levels below");
+	/* Flat and bottom-up: each worker's sum over its 400 call sites. */
+	bad = 0;
+	vm_children(vm, VM_BOTTOMUP, vm_root(vm, VM_BOTTOMUP), &kids); /* search sees built nodes */
+	for (uint32_t k = 0; k < WIDE_WORKERS; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "worker%u", k);
+		vm_node f = find(vm, VM_FLAT, name), u = find(vm, VM_BOTTOMUP, name);
+		if (f == VM_NONE || u == VM_NONE ||
+		    vm_value(vm, VM_FLAT, f, 0, true) != wide_worker(k, -1) ||
+		    vm_value(vm, VM_FLAT, f, 0, false) != wide_worker(k, -1) ||
+		    vm_value(vm, VM_BOTTOMUP, u, 0, true) != wide_worker(k, -1)) {
+			diag("%s: flat %.0f %.0f, bottom-up %.0f, want %.0f", name,
+			     vm_value(vm, VM_FLAT, f, 0, true), vm_value(vm, VM_FLAT, f, 0, false),
+			     vm_value(vm, VM_BOTTOMUP, u, 0, true), wide_worker(k, -1));
+			bad++;
+		}
+		if (u == VM_NONE)
+			continue;
+		vm_expand(vm, VM_BOTTOMUP, u, true);
+		uint32_t nc = vm_children(vm, VM_BOTTOMUP, u, &kids);
+		double sum = 0;
+		for (uint32_t j = 0; j < nc; j++)
+			sum += vm_value(vm, VM_BOTTOMUP, kids[j], 0, true);
+		if (nc != WIDE_CALLS / WIDE_WORKERS || sum != wide_worker(k, -1)) {
+			diag("worker%u: %u callers, %.0f", k, nc, sum);
+			bad++;
+		}
+	}
+	is_int(bad, 0, "flat and bottom-up: every worker, and its 400 callers, add up");
+	/* One thread: its rows of the blocks, its profiles. */
+	ok(vm_select_thread(vm, 1) == 0, "select thread 1");
+	ok(vm_total(vm, 0) == 2.0 * WIDE_CALLS * (WIDE_CALLS + 1) / 2, "thread 1's total");
+	ok(vm_value(vm, VM_TOPDOWN, top, 0, true) == wide_call(WIDE_CALLS - 1, 1),
+	   "thread 1: the last call 8000");
+	vm_node f7 = find(vm, VM_FLAT, "worker7");
+	ok(f7 != VM_NONE && vm_value(vm, VM_FLAT, f7, 0, true) == wide_worker(7, 1),
+	   "thread 1: flat worker7 %.0f", wide_worker(7, 1));
+	double per[2] = { 0, 0 };
+	ok(vm_thread_values(vm, VM_TOPDOWN, top, 0, true, per) == 0 && per[0] == 4001 &&
+		   per[1] == 8000,
+	   "values of the last call per thread: 4001, 8000");
+	ok(vm_select_thread(vm, -1) == 0 && vm_total(vm, 0) == total, "back to the sums");
+	ok(vm_error(vm) == NULL, "no reader error");
+}
+
+/* Search streams the contexts when the walk is long: the same answers as walking all of it. */
+static void test_blocks_search(struct vm *vm)
+{
+	static const char *const patterns[] = { "worker7", "[4*", "wide.c:13", "nomatch",
+						"loop at wide.c:4?", "*main", "\xc2\xbb worker3" };
+	vm_node root = vm_root(vm, VM_TOPDOWN);
+	vm_node c_main = only_child(vm, VM_TOPDOWN, only_child(vm, VM_TOPDOWN, root));
+	const vm_node *kids;
+	uint32_t n = vm_children(vm, VM_TOPDOWN, c_main, &kids);
+	vm_node froms[4] = { VM_NONE, root, n ? kids[n / 2] : VM_NONE, n ? kids[n - 1] : VM_NONE };
+	uint32_t compared = 0, differ = 0, found = 0;
+	for (int filter = 0; filter < 3; filter++) {
+		vm_set_filter(vm, filter ? "worker3" : NULL,
+			      filter == 1 ? VM_FILTER_SELF : VM_FILTER_SUBTREE);
+		for (size_t i = 0; i < 4 * 2 * sizeof(patterns) / sizeof(patterns[0]); i++) {
+			const char *p = patterns[i / 8];
+			vm_node from = froms[i / 2 % 4];
+			bool fwd = i % 2;
+			search_walk_budget = 0;
+			vm_node walked = vm_search(vm, VM_TOPDOWN, from, p, fwd);
+			search_walk_budget = 1;
+			vm_node streamed = vm_search(vm, VM_TOPDOWN, from, p, fwd);
+			compared++;
+			found += walked != VM_NONE;
+			if (walked != streamed) {
+				differ++;
+				diag("\"%s\" from %u %s, filter %d: %u walked, %u streamed", p,
+				     from, fwd ? "forward" : "backward", filter, walked, streamed);
+			}
+		}
+	}
+	search_walk_budget = 2000;
+	vm_set_filter(vm, NULL, VM_FILTER_SUBTREE);
+	ok(compared == 168 && found > 120, "%u searches, %u found something", compared, found);
+	is_int(differ, 0, "streamed and walked searches agree (filters, both ways, wrapping)");
+}
+
+/* A database that changes under the viewer: the error is kept, nothing is made up. */
+static void test_blocks_changed(const char *dir)
+{
+	struct vm *vm = vm_open(dir);
+	ok(vm != NULL, "open the copy");
+	if (!vm)
+		return;
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/summary.fdb", dir);
+	int fd = open(path, O_WRONLY);
+	struct stat st;
+	bool zeroed = fd >= 0 && fstat(fd, &st) == 0;
+	char zero[4096] = { 0 };
+	for (off_t at = 0; zeroed && at < st.st_size; at += (off_t)sizeof(zero))
+		zeroed = pwrite(fd, zero, sizeof(zero), at) > 0;
+	if (fd >= 0)
+		close(fd);
+	ok(zeroed, "summary.fdb overwritten with zeros after open");
+	vm_node root = vm_root(vm, VM_TOPDOWN);
+	vm_expand(vm, VM_TOPDOWN, root, true);
+	const vm_node *rows;
+	uint32_t n = vm_rows(vm, VM_TOPDOWN, &rows);
+	ok(vm_error(vm) && strstr(vm_error(vm), "summary.fdb"), "the reader's error is kept: %s",
+	   vm_error(vm) ? vm_error(vm) : "none");
+	ok(n == 1 && isnan(vm_total(vm, 0)), "no children, no values after it (%u rows)", n);
+	ok(vm_search(vm, VM_TOPDOWN, VM_NONE, "main", true) == VM_NONE, "search finds nothing");
+	struct vm_source src;
+	ok(vm_source(vm, VM_FLAT, vm_root(vm, VM_FLAT), 0, &src) < 0, "source: an error");
+	vm_close(vm);
+}
+
 int main(void)
 {
 	char dir[4096], tma[4096], src[4096], path[4200];
@@ -469,5 +684,17 @@ int main(void)
 	test_formula_errors(tap_tmpdir());
 	ok(vm_open("/nonexistent/db") == NULL && strstr(fth_errmsg(), "/nonexistent/db"),
 	   "a missing database is named");
+	char wide[4096], wide2[4096];
+	snprintf(wide, sizeof(wide), "%s/wide", tap_tmpdir());
+	snprintf(wide2, sizeof(wide2), "%s/wide2", tap_tmpdir());
+	ok(make_wide(wide) == 0 && make_wide(wide2) == 0, "write the wide database (twice)");
+	vm = vm_open(wide);
+	ok(vm != NULL, "open it: %s", vm ? "" : fth_errmsg());
+	if (vm) {
+		test_blocks_values(vm);
+		test_blocks_search(vm);
+		vm_close(vm);
+	}
+	test_blocks_changed(wide2);
 	return done_testing();
 }
