@@ -159,50 +159,70 @@ static int dump_row_stats(struct dbfile *db, uint32_t i, uint32_t d, struct buf 
 	return 0;
 }
 
-/* The tree, depth-first (children in order), with every context's summary. */
+/*
+ * The tree, depth-first (children in order), with every context's summary.  The reader keeps
+ * a few blocks, and a depth-first walk of a breadth-first numbering visits every block again
+ * and again: so every context's lines are made first, in context order (each block decoded
+ * once), then printed depth-first.  A dump holds the whole text anyway.
+ */
 static int dump_contexts(struct dbfile *db, struct buf *out)
 {
 	buf_printf(out, "contexts %u (%u per block)\n", db->ncontexts, db->block);
 	uint32_t n = db->ncontexts;
-	uint32_t *stack = xmalloc(((size_t)n + 1) * sizeof(*stack));
+	uint32_t *first = xmalloc(((size_t)n + 1) * sizeof(*first));
+	uint32_t *count = xmalloc(((size_t)n + 1) * sizeof(*count));
 	uint32_t *depth = xmalloc(((size_t)n + 1) * sizeof(*depth));
-	size_t sp = 0;
+	size_t *at = xmalloc(((size_t)n + 1) * sizeof(*at));
+	struct buf text = BUF_INIT;
 	int rc = 0;
-	stack[sp] = 0;
-	depth[sp++] = 0;
-	while (sp && rc == 0) {
-		uint32_t i = stack[--sp], d = depth[sp];
+	for (uint32_t i = 0; i < n && rc == 0; i++) {
 		struct dbfile_context c;
 		if (dbfile_context(db, i, &c) < 0) {
 			rc = -1;
 			break;
 		}
+		/* The reader checked at open that parents come first. */
+		uint32_t d = i && c.parent < i ? depth[c.parent] + 1 : 0;
+		depth[i] = d;
+		first[i] = c.first_child;
+		count[i] = c.nchildren;
+		at[i] = text.len;
 		if (d > MAX_INDENT)
-			buf_printf(out, "%*s[%u] ", 2 * MAX_INDENT, "", d);
+			buf_printf(&text, "%*s[%u] ", 2 * MAX_INDENT, "", d);
 		else
-			buf_printf(out, "%*s", 2 * (int)d, "");
-		buf_printf(out, "%u ", i);
-		describe_context(db, &c, out);
+			buf_printf(&text, "%*s", 2 * (int)d, "");
+		buf_printf(&text, "%u ", i);
+		describe_context(db, &c, &text);
 		if (c.outer != DBFILE_NONE && c.outer != i)
-			buf_printf(out, " in=%u", c.outer);
+			buf_printf(&text, " in=%u", c.outer);
 		if (c.flags)
-			buf_printf(out, " outer=%s%s%s", c.flags & DBFILE_CTX_OUTER_FN ? "f" : "",
+			buf_printf(&text, " outer=%s%s%s", c.flags & DBFILE_CTX_OUTER_FN ? "f" : "",
 				   c.flags & DBFILE_CTX_OUTER_GRP ? "g" : "",
 				   c.flags & DBFILE_CTX_OUTER_MOD ? "m" : "");
-		buf_addch(out, '\n');
-		rc = dump_row_stats(db, i, d, out);
-		if (sp + c.nchildren > n) {
-			rc = fth_error("%s: the tree is not a tree",
-				       db->dir ? db->dir : "database");
+		buf_addch(&text, '\n');
+		rc = dump_row_stats(db, i, d, &text);
+	}
+	at[n] = text.len;
+	uint32_t *stack = xmalloc(((size_t)n + 1) * sizeof(*stack));
+	size_t sp = 0;
+	if (n && rc == 0)
+		stack[sp++] = 0;
+	while (sp) {
+		uint32_t i = stack[--sp];
+		buf_add(out, text.data + at[i], at[i + 1] - at[i]);
+		if (count[i] > n - sp || first[i] > n - count[i]) {
+			rc = fth_error("%s: the tree is not a tree", db->dir ? db->dir : "database");
 			break;
 		}
-		for (uint32_t k = c.nchildren; k > 0; k--) {
-			stack[sp] = c.first_child + k - 1;
-			depth[sp++] = d + 1;
-		}
+		for (uint32_t k = count[i]; k > 0; k--)
+			stack[sp++] = first[i] + k - 1;
 	}
+	buf_release(&text);
 	free(stack);
+	free(first);
+	free(count);
 	free(depth);
+	free(at);
 	return rc;
 }
 
