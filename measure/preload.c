@@ -136,12 +136,16 @@ void rt_finish_process(const char *reason)
 	finished = true;
 	rt_memleak_finish(); /* live blocks become leaks before the trees are written */
 	rt_end_all(reason);
+	if (rt.unwritten)
+		rt_log("process %d: %llu thread%s measured nothing before the exec: no file for %s",
+		       (int)rt.pid, (unsigned long long)rt.unwritten, rt.unwritten == 1 ? "" : "s",
+		       rt.unwritten == 1 ? "it" : "them");
 	uint32_t built, mapped;
 	size_t bytes = loadmap_table_bytes(&built, &mapped);
 	rt_log("process %d ended (%s); unwind tables %zu bytes (%u built, %u shared)", (int)rt.pid,
 	       reason, bytes, built, mapped);
 	log_summary();
-	rt.files = rt.errors = rt.taken = rt.recorded = rt.dropped = rt.partial = 0;
+	rt.files = rt.errors = rt.taken = rt.recorded = rt.dropped = rt.partial = rt.unwritten = 0;
 	rt.active = false;
 }
 
@@ -196,7 +200,7 @@ static void after_fork_in_child(void)
 	struct mthread *rt_first_thread_of_parent = rt.threads;
 	rt.threads = NULL;
 	rt.next_index = 0;
-	rt.files = rt.errors = rt.taken = rt.recorded = rt.dropped = rt.partial = 0;
+	rt.files = rt.errors = rt.taken = rt.recorded = rt.dropped = rt.partial = rt.unwritten = 0;
 	finished = false;
 	set_identity();
 	/* Inherited perf descriptors and trees belong to the parent's threads. */

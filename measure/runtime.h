@@ -116,6 +116,7 @@ struct runtime {
 	struct mthread *_Atomic threads;
 	_Atomic uint32_t next_index;
 	_Atomic uint64_t files, errors, taken, recorded, dropped, partial;
+	_Atomic uint64_t unwritten; /* threads that left by exec with nothing measured */
 };
 
 extern struct runtime rt;

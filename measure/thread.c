@@ -121,7 +121,14 @@ void rt_thread_end(struct mthread *t, const char *reason)
 		__builtin_ia32_pause();
 	t->end_ns = rt_realtime_ns();
 	fth_format(t->end_reason, sizeof(t->end_reason), "%s", reason);
-	if (rt_write_thread(t) < 0) {
+	if (strcmp(reason, "exec") == 0 && t->cct.nnodes <= 1 && t->taken == 0 && t->ntrace == 0) {
+		/*
+		 * Nothing was measured before the image left (the moment between a fork and its
+		 * exec, usually): its file would add a thread of zeros to the database, and cost the
+		 * process a file created.  The log says so; the new image is measured on.
+		 */
+		rt.unwritten++;
+	} else if (rt_write_thread(t) < 0) {
 		rt_log("error: %s", fth_errmsg());
 		rt.errors++;
 	} else {

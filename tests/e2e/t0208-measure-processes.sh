@@ -19,6 +19,15 @@ test_expect_success 'the exec was flushed before, the new image measured after' 
 	grep -l "ended (exec)" fe/*.log | head -n 1 | grep -q . &&
 	grep -q "exec failed; measuring on" fe/*.log
 '
+# Between a fork and its exec (some 100 us) a child is almost never sampled at 1 kHz: such an
+# image leaves no file of zeros, and its log says why.
+test_expect_success 'an image that measured nothing before its exec leaves no file, and says so' '
+	grep -q "measured nothing before the exec: no file for it" fe/*.log &&
+	sed -n "s/^summary: .* files \([0-9]*\) errors .*/\1/p" fe/*.log |
+		awk "{ s += \$1 } END { print s }" >logged &&
+	ls fe/*.fthm | wc -l >found &&
+	test_cmp logged found
+'
 test_expect_success 'the exec'"'"'d children map the unwind tables an earlier process built' '
 	grep -h "unwind tables" fe/*.log >tables &&
 	grep -q "([1-9][0-9]* built, 0 shared)" tables &&
