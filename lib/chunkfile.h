@@ -8,6 +8,8 @@
 #ifndef FATHOM_CHUNKFILE_H
 #define FATHOM_CHUNKFILE_H
 
+#include "le.h"
+
 #define CF_HEADER_SIZE 32
 #define CF_FOOTER_SIZE 32
 #define CF_TOC_ENTRY_SIZE 40
@@ -148,6 +150,20 @@ int cf_get_tag(struct cf_stream *s, unsigned *field, unsigned *wire);
 int cf_skip_field(struct cf_stream *s, unsigned wire);
 /* Fail with "PATH: chunk X: MESSAGE" (and the raw offset); returns -1. */
 int cf_stream_error(struct cf_stream *s, const char *fmt, ...) FTH_PRINTF(2, 3);
+/* cf_get_varint, inline when the window surely holds the varint: the decoders' common case. */
+static inline int cf_next_varint(struct cf_stream *s, uint64_t *v)
+{
+	if (__builtin_expect(s->p < s->end && *s->p < 0x80, 1)) {
+		*v = *s->p++;
+		return 0;
+	}
+	if (__builtin_expect(s->end - s->p >= LE_VARINT_MAX, 1)) {
+		if (le_get_varint(&s->p, s->end, v) < 0)
+			return cf_stream_error(s, "malformed varint");
+		return 0;
+	}
+	return cf_get_varint(s, v);
+}
 /* Read a whole (small) chunk into a new allocation; *LEN gets its size. */
 int cf_read_chunk(struct cf_reader *r, const struct cf_entry *e, uint8_t **data, size_t *len);
 

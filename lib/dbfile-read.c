@@ -35,21 +35,6 @@ enum { THRD_FILE = 1, THRD_HOST, THRD_PROGRAM, THRD_PID, THRD_TID, THRD_INDEX, T
 #define MAX_STRING (16u << 20)
 #define MAX_BUILD_ID 256
 
-/* A varint straight from the window when it surely holds one, else through the stream. */
-static inline int next_varint(struct cf_stream *s, uint64_t *v)
-{
-	if (likely(s->p < s->end && *s->p < 0x80)) {
-		*v = *s->p++;
-		return 0;
-	}
-	if (likely(s->end - s->p >= LE_VARINT_MAX)) {
-		if (le_get_varint(&s->p, s->end, v) < 0)
-			return cf_stream_error(s, "malformed varint");
-		return 0;
-	}
-	return cf_get_varint(s, v);
-}
-
 static inline int next_u8(struct cf_stream *s, uint8_t *v)
 {
 	if (likely(s->p < s->end)) {
@@ -82,13 +67,13 @@ static int get_varint(struct cf_stream *s, unsigned wire, uint64_t *v)
 {
 	if (wire != CF_WIRE_VARINT)
 		return cf_stream_error(s, "number field has type %u", wire);
-	return next_varint(s, v);
+	return cf_next_varint(s, v);
 }
 
 static inline int get_u32(struct cf_stream *s, uint32_t *v, uint64_t limit, const char *what)
 {
 	uint64_t x;
-	if (next_varint(s, &x) < 0)
+	if (cf_next_varint(s, &x) < 0)
 		return -1;
 	if (x > limit)
 		return cf_stream_error(s, "%s %llu out of range", what, (unsigned long long)x);
@@ -100,7 +85,7 @@ static inline int get_u32(struct cf_stream *s, uint32_t *v, uint64_t limit, cons
 static inline int get_ref(struct cf_stream *s, uint32_t *v, uint32_t n, const char *what)
 {
 	uint64_t x;
-	if (next_varint(s, &x) < 0)
+	if (cf_next_varint(s, &x) < 0)
 		return -1;
 	if (x > n)
 		return cf_stream_error(s, "%s %llu out of range", what, (unsigned long long)x);
@@ -203,7 +188,7 @@ static int read_strings(struct cf_reader *r, struct dbfile *db)
 	uint64_t n;
 	if (open_chunk(r, DBFILE_CHUNK_STRINGS, &s) < 0)
 		return -1;
-	if (next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "strings") < 0)
+	if (cf_next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "strings") < 0)
 		goto fail;
 	db->strings = xcalloc(n ? n : 1, sizeof(char *));
 	for (uint64_t i = 0; i < n; i++) {
@@ -223,7 +208,7 @@ static int read_modules(struct cf_reader *r, struct dbfile *db)
 	uint64_t n;
 	if (open_chunk(r, DBFILE_CHUNK_MODULES, &s) < 0)
 		return -1;
-	if (next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "modules") < 0)
+	if (cf_next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "modules") < 0)
 		goto fail;
 	db->modules = xcalloc(n ? n : 1, sizeof(*db->modules));
 	for (uint64_t i = 0; i < n; i++) {
@@ -281,7 +266,7 @@ static int read_functions(struct cf_reader *r, struct dbfile *db)
 	uint64_t n;
 	if (open_chunk(r, DBFILE_CHUNK_FUNCTIONS, &s) < 0)
 		return -1;
-	if (next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 6, "functions") < 0)
+	if (cf_next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 6, "functions") < 0)
 		goto fail;
 	db->functions = xcalloc(n ? n : 1, sizeof(*db->functions));
 	for (uint64_t i = 0; i < n; i++) {
@@ -290,7 +275,7 @@ static int read_functions(struct cf_reader *r, struct dbfile *db)
 		    get_ref(&s, &f->module, db->nmodules, "function module") < 0 ||
 		    get_ref(&s, &f->file, db->nstrings, "function file") < 0 ||
 		    get_u32(&s, &f->line, UINT32_MAX, "function line") < 0 ||
-		    next_varint(&s, &f->addr) < 0 ||
+		    cf_next_varint(&s, &f->addr) < 0 ||
 		    get_u32(&s, &f->group, UINT32_MAX - 1, "function group") < 0)
 			goto fail;
 		if (f->name == DBFILE_NONE) {
@@ -377,7 +362,7 @@ static int read_metrics(struct cf_reader *r, struct dbfile *db)
 	uint64_t n;
 	if (open_chunk(r, DBFILE_CHUNK_METRICS, &s) < 0)
 		return -1;
-	if (next_varint(&s, &n) < 0 || check_count(&s, n, MFILE_MAX_METRICS, 1, "metrics") < 0)
+	if (cf_next_varint(&s, &n) < 0 || check_count(&s, n, MFILE_MAX_METRICS, 1, "metrics") < 0)
 		goto fail;
 	db->metrics = xcalloc(n ? n : 1, sizeof(*db->metrics));
 	for (uint64_t i = 0; i < n; i++) {
@@ -465,7 +450,7 @@ static int read_threads(struct cf_reader *r, struct dbfile *db)
 	uint64_t n;
 	if (open_chunk(r, DBFILE_CHUNK_THREADS, &s) < 0)
 		return -1;
-	if (next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "threads") < 0)
+	if (cf_next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "threads") < 0)
 		goto fail;
 	db->threads = xcalloc(n ? n : 1, sizeof(*db->threads));
 	for (uint64_t i = 0; i < n; i++) {
@@ -500,7 +485,7 @@ static int read_groups(struct cf_reader *r, struct dbfile *db)
 	uint64_t n;
 	if (open_chunk(r, DBFILE_CHUNK_GROUPS, &s) < 0)
 		return -1;
-	if (next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 2, "groups") < 0)
+	if (cf_next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 2, "groups") < 0)
 		goto fail;
 	db->groups = xcalloc(n ? n : 1, sizeof(*db->groups));
 	for (uint64_t i = 0; i < n; i++) {
@@ -526,7 +511,7 @@ static inline int get_metric(struct cf_stream *s, uint64_t j, uint64_t start,
 			     const uint16_t *metric, uint32_t nmetrics, uint16_t *out)
 {
 	uint64_t d;
-	if (next_varint(s, &d) < 0)
+	if (cf_next_varint(s, &d) < 0)
 		return -1;
 	uint64_t m = j == start ? d : (uint64_t)metric[j - 1] + 1 + d;
 	if (d >= nmetrics || m >= nmetrics)
@@ -552,7 +537,7 @@ static int read_flat(struct cf_reader *r, uint32_t id, uint32_t rows, uint32_t n
 	uint64_t n;
 	if (open_chunk(r, id, &s) < 0)
 		return -1;
-	if (next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 17, "flat values") < 0)
+	if (cf_next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 17, "flat values") < 0)
 		goto fail;
 	fl->nrows = rows;
 	fl->start = xcalloc((size_t)rows + 1, sizeof(*fl->start));
@@ -563,7 +548,7 @@ static int read_flat(struct cf_reader *r, uint32_t id, uint32_t rows, uint32_t n
 	for (uint32_t i = 0; i < rows; i++) {
 		uint64_t k;
 		fl->start[i] = (uint32_t)j;
-		if (next_varint(&s, &k) < 0)
+		if (cf_next_varint(&s, &k) < 0)
 			goto fail;
 		if (k > n - j || k > nmetrics) {
 			cf_stream_error(&s, "row %u: %llu values is too many", i,
@@ -661,6 +646,17 @@ static const char *db_name(const struct dbfile *db)
 	return db->summary_open ? db->summary_file.path : db->dir ? db->dir : "database";
 }
 
+/* Chunk number B of ID in the summary file, opened as a stream. */
+static int open_block(struct dbfile *db, uint32_t id, uint32_t b, struct cf_stream *s)
+{
+	struct cf_reader *r = &db->summary_file;
+	const struct cf_entry *e = cf_find(r, id, b);
+	char name[5];
+	if (!e)
+		return fth_error("%s: no %s chunk %u", r->path, cf_id_name(id, name), b);
+	return cf_stream_open(r, e, s);
+}
+
 /*
  * Decode CTXT block B into OUT, checking what can be checked within the block (and its first
  * context's first child against EXPECT_FC unless DBFILE_NONE).
@@ -668,16 +664,12 @@ static const char *db_name(const struct dbfile *db)
 static int decode_context_block(struct dbfile *db, uint32_t b, struct dbfile_context *out,
 				uint32_t expect_fc)
 {
-	struct cf_reader *r = &db->summary_file;
-	const struct cf_entry *e = cf_find(r, DBFILE_CHUNK_CONTEXTS, b);
-	if (!e)
-		return fth_error("%s: no CTXT chunk %u", r->path, b);
 	struct cf_stream s;
-	if (cf_stream_open(r, e, &s) < 0)
+	if (open_block(db, DBFILE_CHUNK_CONTEXTS, b, &s) < 0)
 		return -1;
 	uint32_t first = b * db->block, end = block_end(db, b), n = db->ncontexts;
 	uint64_t fc;
-	if (next_varint(&s, &fc) < 0)
+	if (cf_next_varint(&s, &fc) < 0)
 		goto fail;
 	if (fc > n || fc <= first || (expect_fc != DBFILE_NONE && fc != expect_fc)) {
 		cf_stream_error(&s, "block %u: first child %llu inconsistent", b,
@@ -689,8 +681,8 @@ static int decode_context_block(struct dbfile *db, uint32_t b, struct dbfile_con
 		struct dbfile_context *c = &out[i - first];
 		uint64_t dist, nch, outer;
 		uint8_t kind, flags;
-		if (next_varint(&s, &dist) < 0 || next_u8(&s, &kind) < 0 ||
-		    next_u8(&s, &flags) < 0 || next_varint(&s, &nch) < 0)
+		if (cf_next_varint(&s, &dist) < 0 || next_u8(&s, &kind) < 0 ||
+		    next_u8(&s, &flags) < 0 || cf_next_varint(&s, &nch) < 0)
 			goto fail;
 		if ((i == 0 && dist != 0) || (i > 0 && (dist == 0 || dist > i)) ||
 		    (i > 0 && i - dist < prev_parent)) {
@@ -722,7 +714,7 @@ static int decode_context_block(struct dbfile *db, uint32_t b, struct dbfile_con
 		    get_ref(&s, &c->file, db->nstrings, "context file") < 0 ||
 		    get_u32(&s, &c->line, UINT32_MAX, "context line") < 0 ||
 		    get_ref(&s, &c->module, db->nmodules, "context module") < 0 ||
-		    next_varint(&s, &c->addr) < 0 || next_varint(&s, &outer) < 0)
+		    cf_next_varint(&s, &c->addr) < 0 || cf_next_varint(&s, &outer) < 0)
 			goto fail;
 		if (outer > (uint64_t)i + 1 || (outer && c->function == DBFILE_NONE)) {
 			cf_stream_error(&s, "context %u: outer instance out of range", i);
@@ -769,16 +761,12 @@ static void row_reserve(struct row_slot *r, uint32_t ctxs, uint64_t n)
 static int decode_summary_block(struct dbfile *db, uint32_t b, struct row_slot *r,
 				uint64_t expect)
 {
-	struct cf_reader *fr = &db->summary_file;
-	const struct cf_entry *e = cf_find(fr, DBFILE_CHUNK_SUMMARY, b);
-	if (!e)
-		return fth_error("%s: no SUMM chunk %u", fr->path, b);
 	struct cf_stream s;
-	if (cf_stream_open(fr, e, &s) < 0)
+	if (open_block(db, DBFILE_CHUNK_SUMMARY, b, &s) < 0)
 		return -1;
 	uint32_t first = b * db->block, end = block_end(db, b);
 	uint64_t n;
-	if (next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 17, "summary values") < 0)
+	if (cf_next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 17, "summary values") < 0)
 		goto fail;
 	if (expect != UINT64_MAX && n != expect) {
 		cf_stream_error(&s, "block %u: %llu entries where %llu were counted", b,
@@ -790,7 +778,7 @@ static int decode_summary_block(struct dbfile *db, uint32_t b, struct row_slot *
 	for (uint32_t i = first; i < end; i++) {
 		uint64_t k;
 		r->start[i - first] = (uint32_t)j;
-		if (next_varint(&s, &k) < 0)
+		if (cf_next_varint(&s, &k) < 0)
 			goto fail;
 		if (k > n - j || k > db->nmetrics) {
 			cf_stream_error(&s, "context %u: %llu values is too many", i,
@@ -818,7 +806,7 @@ fail:
 static int get_stat(struct cf_stream *s, struct dbfile_stat *st, double sum, uint32_t nthreads)
 {
 	uint64_t count;
-	if (next_varint(s, &count) < 0)
+	if (cf_next_varint(s, &count) < 0)
 		return -1;
 	if (count > nthreads)
 		return cf_stream_error(s, "thread count %llu out of range",
@@ -840,12 +828,8 @@ static int get_stat(struct cf_stream *s, struct dbfile_stat *st, double sum, uin
 static int decode_stat_block(struct dbfile *db, uint32_t b, const struct row_slot *sum,
 			     struct dbfile_stat *incl, struct dbfile_stat *excl)
 {
-	struct cf_reader *r = &db->summary_file;
-	const struct cf_entry *e = cf_find(r, DBFILE_CHUNK_STATS, b);
-	if (!e)
-		return fth_error("%s: no STAT chunk %u", r->path, b);
 	struct cf_stream s;
-	if (cf_stream_open(r, e, &s) < 0)
+	if (open_block(db, DBFILE_CHUNK_STATS, b, &s) < 0)
 		return -1;
 	uint64_t n = sum->start[block_end(db, b) - b * db->block];
 	for (uint64_t j = 0; j < n; j++) {
@@ -869,7 +853,7 @@ static int get_list(struct cf_stream *s, struct dbfile_cache *c, uint64_t *j, ui
 		    uint32_t f)
 {
 	uint64_t k;
-	if (next_varint(s, &k) < 0)
+	if (cf_next_varint(s, &k) < 0)
 		return -1;
 	if (k > ncontexts || k > s->e->raw)
 		return cf_stream_error(s, "function %u: %llu contexts", f, (unsigned long long)k);
@@ -880,7 +864,7 @@ static int get_list(struct cf_stream *s, struct dbfile_cache *c, uint64_t *j, ui
 	uint64_t prev = 0;
 	for (uint64_t i = 0; i < k; i++) {
 		uint64_t d;
-		if (next_varint(s, &d) < 0)
+		if (cf_next_varint(s, &d) < 0)
 			return -1;
 		uint64_t x = i ? prev + 1 + d : d;
 		if (d >= ncontexts || x >= ncontexts)
@@ -895,13 +879,9 @@ static int get_list(struct cf_stream *s, struct dbfile_cache *c, uint64_t *j, ui
 static int decode_list_block(struct dbfile *db, uint32_t b)
 {
 	struct dbfile_cache *c = db->cache;
-	struct cf_reader *r = &db->summary_file;
-	const struct cf_entry *e = cf_find(r, DBFILE_CHUNK_FUNCTION_LISTS, b);
 	c->list_cached = DBFILE_NONE;
-	if (!e)
-		return fth_error("%s: no FLST chunk %u", r->path, b);
 	struct cf_stream s;
-	if (cf_stream_open(r, e, &s) < 0)
+	if (open_block(db, DBFILE_CHUNK_FUNCTION_LISTS, b, &s) < 0)
 		return -1;
 	uint32_t first = b * c->list_block;
 	uint32_t end =

@@ -907,25 +907,10 @@ static int encode_thread(struct converter *cv, const struct tvalue *v, uint64_t 
 	return put_piece(cv, &cv->raw, out);
 }
 
-/* A varint of the spool straight from the window when it surely holds one. */
-static inline int spool_varint(struct cf_stream *s, uint64_t *v)
-{
-	if (likely(s->p < s->end && *s->p < 0x80)) {
-		*v = *s->p++;
-		return 0;
-	}
-	if (likely(s->end - s->p >= LE_VARINT_MAX)) {
-		if (le_get_varint(&s->p, s->end, v) < 0)
-			return cf_stream_error(s, "malformed varint");
-		return 0;
-	}
-	return cf_get_varint(s, v);
-}
-
 static inline int spool_number(struct cf_stream *s, double *d)
 {
 	uint64_t u;
-	if (spool_varint(s, &u) < 0)
+	if (cf_next_varint(s, &u) < 0)
 		return -1;
 	if (!(u & 1)) {
 		*d = (double)(u >> 1);
@@ -946,7 +931,7 @@ static int spool_thread(struct cf_stream *s, const struct dbfile *db, const stru
 			unsigned mbits, uint32_t t, struct tbuf *b)
 {
 	uint64_t idx, n;
-	if (spool_varint(s, &idx) < 0 || spool_varint(s, &n) < 0)
+	if (cf_next_varint(s, &idx) < 0 || cf_next_varint(s, &n) < 0)
 		return -1;
 	if (idx != t || n > s->e->raw / 4)
 		return cf_stream_error(s, "thread %llu where thread %u was expected",
@@ -960,7 +945,7 @@ static int spool_thread(struct cf_stream *s, const struct dbfile *db, const stru
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t delta, metric;
 		struct tvalue *x = &b->v[i];
-		if (spool_varint(s, &delta) < 0 || spool_varint(s, &metric) < 0 ||
+		if (cf_next_varint(s, &delta) < 0 || cf_next_varint(s, &metric) < 0 ||
 		    spool_number(s, &x->incl) < 0 || spool_number(s, &x->excl) < 0)
 			return -1;
 		ctx += le_unzigzag(delta);
