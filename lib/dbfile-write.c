@@ -1245,6 +1245,25 @@ static char *join(const char *dir, const char *name)
 	return p;
 }
 
+/*
+ * The end of writing PATH on FD, RC 0 when all went well so far: synced and closed, or removed
+ * after any failure (the message then names PATH).  PATH and the workspace WS are freed.
+ */
+static int close_file(int fd, char *path, void *ws, int rc)
+{
+	if (rc == 0 && fsync(fd) < 0 && errno != EINVAL)
+		rc = fth_error_errno(errno, "%s: cannot sync", path);
+	if (close(fd) < 0 && rc == 0)
+		rc = fth_error_errno(errno, "%s: cannot close", path);
+	if (rc < 0) {
+		fth_error_prefix("%s", path);
+		unlink(path);
+	}
+	free(ws);
+	free(path);
+	return rc;
+}
+
 /* DIR/threads.fdb from DIR/threads.spool when there is one; the spool removed. */
 static int write_threads_file(const char *dir, const struct dbfile *db, const struct derived *d)
 {
@@ -1265,24 +1284,10 @@ static int write_threads_file(const char *dir, const struct dbfile *db, const st
 	if (open_file(dir, DBFILE_THREADS, &path, &fd, &ws, 0) < 0)
 		goto close_spool;
 	struct cf_writer w;
-	if (cf_writer_open(&w, fd, path, DBFILE_MAGIC, DBFILE_MAJOR, DBFILE_MINOR, 0, ws,
-			   cf_writer_workspace_size(0)) < 0 ||
-	    convert_threads(&r, &w, db, d) < 0 || cf_writer_finish(&w) < 0)
-		goto out;
-	if (fsync(fd) < 0 && errno != EINVAL) {
-		fth_error_errno(errno, "%s: cannot sync", path);
-		goto out;
-	}
-	rc = 0;
-out:
-	if (close(fd) < 0 && rc == 0)
-		rc = fth_error_errno(errno, "%s: cannot close", path);
-	if (rc < 0) {
-		fth_error_prefix("%s", path);
-		unlink(path);
-	}
-	free(ws);
-	free(path);
+	bool written = cf_writer_open(&w, fd, path, DBFILE_MAGIC, DBFILE_MAJOR, DBFILE_MINOR, 0, ws,
+				      cf_writer_workspace_size(0)) >= 0 &&
+		       convert_threads(&r, &w, db, d) >= 0 && cf_writer_finish(&w) >= 0;
+	rc = close_file(fd, path, ws, written ? 0 : -1);
 close_spool:
 	cf_close(&r);
 	if (rc == 0)
@@ -1306,25 +1311,10 @@ int dbfile_write_summary(const char *dir, const struct dbfile *db, int level)
 		return -1;
 	}
 	struct cf_writer w;
-	int rc = -1;
-	if (cf_writer_open(&w, fd, path, DBFILE_MAGIC, DBFILE_MAJOR, DBFILE_MINOR, level, ws,
-			   cf_writer_workspace_size(level)) < 0 ||
-	    write_summary_file(&w, db, &d) < 0 || cf_writer_finish(&w) < 0)
-		goto out;
-	if (fsync(fd) < 0 && errno != EINVAL) {
-		fth_error_errno(errno, "%s: cannot sync", path);
-		goto out;
-	}
-	rc = 0;
-out:
-	if (close(fd) < 0 && rc == 0)
-		rc = fth_error_errno(errno, "%s: cannot close", path);
-	if (rc < 0) {
-		fth_error_prefix("%s", path);
-		unlink(path);
-	}
-	free(ws);
-	free(path);
+	bool written = cf_writer_open(&w, fd, path, DBFILE_MAGIC, DBFILE_MAJOR, DBFILE_MINOR, level,
+				      ws, cf_writer_workspace_size(level)) >= 0 &&
+		       write_summary_file(&w, db, &d) >= 0 && cf_writer_finish(&w) >= 0;
+	int rc = close_file(fd, path, ws, written ? 0 : -1);
 	if (rc == 0 && write_threads_file(dir, db, &d) < 0) {
 		char *p = join(dir, DBFILE_SUMMARY);
 		unlink(p);
