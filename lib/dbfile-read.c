@@ -1185,9 +1185,7 @@ static int open_threads_file(struct dbfile *db)
 	if (db->flags & DBFILE_FLAG_NO_THREADS)
 		return fth_error("%s: per-thread values were not kept (prof --metric-db=summary)",
 				 db->dir ? db->dir : "database");
-	size_t n = strlen(db->dir ? db->dir : ".") + sizeof(DBFILE_THREADS) + 2;
-	char *path = xmalloc(n);
-	snprintf(path, n, "%s/%s", db->dir ? db->dir : ".", DBFILE_THREADS);
+	char *path = xpath_join(db->dir ? db->dir : ".", DBFILE_THREADS);
 	struct cf_reader *r = &db->threads_file;
 	int rc = cf_open(r, path, DBFILE_MAGIC, "database file", DBFILE_MAJOR);
 	free(path);
@@ -1584,9 +1582,7 @@ int dbfile_open(const char *dir, struct dbfile *db)
 			d = xstrdup("/");
 		}
 	} else {
-		size_t n = strlen(dir) + sizeof(DBFILE_SUMMARY) + 2;
-		path = xmalloc(n);
-		snprintf(path, n, "%s/%s", dir, DBFILE_SUMMARY);
+		path = xpath_join(dir, DBFILE_SUMMARY);
 		d = xstrdup(dir);
 	}
 	int rc = dbfile_read_summary_file(path, db);

@@ -46,9 +46,7 @@ static int put_f64(struct cf_writer *w, double d)
 static int open_file(const char *dir, const char *name, char **path, int *fd, void **ws,
 		     int level)
 {
-	size_t n = strlen(dir) + strlen(name) + 2;
-	*path = xmalloc(n);
-	snprintf(*path, n, "%s/%s", dir, name);
+	*path = xpath_join(dir, name);
 	*fd = open(*path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (*fd < 0) {
 		fth_error_errno(errno, "%s: cannot create", *path);
@@ -1237,14 +1235,6 @@ static int convert_threads(struct cf_reader *r, struct cf_writer *w, const struc
 	return rc;
 }
 
-static char *join(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + strlen(name) + 2;
-	char *p = xmalloc(n);
-	snprintf(p, n, "%s/%s", dir, name);
-	return p;
-}
-
 /*
  * The end of writing PATH on FD, RC 0 when all went well so far: synced and closed, or removed
  * after any failure (the message then names PATH).  PATH and the workspace WS are freed.
@@ -1267,7 +1257,7 @@ static int close_file(int fd, char *path, void *ws, int rc)
 /* DIR/threads.fdb from DIR/threads.spool when there is one; the spool removed. */
 static int write_threads_file(const char *dir, const struct dbfile *db, const struct derived *d)
 {
-	char *spool = join(dir, DBFILE_SPOOL);
+	char *spool = xpath_join(dir, DBFILE_SPOOL);
 	if (access(spool, F_OK) < 0) {
 		free(spool);
 		return 0;
@@ -1316,7 +1306,7 @@ int dbfile_write_summary(const char *dir, const struct dbfile *db, int level)
 		       write_summary_file(&w, db, &d) >= 0 && cf_writer_finish(&w) >= 0;
 	int rc = close_file(fd, path, ws, written ? 0 : -1);
 	if (rc == 0 && write_threads_file(dir, db, &d) < 0) {
-		char *p = join(dir, DBFILE_SUMMARY);
+		char *p = xpath_join(dir, DBFILE_SUMMARY);
 		unlink(p);
 		free(p);
 		rc = -1;

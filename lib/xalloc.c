@@ -49,3 +49,13 @@ char *xstrndup(const char *s, size_t n)
 	d[n] = '\0';
 	return d;
 }
+
+char *xpath_join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir), k = strlen(name);
+	char *p = xmalloc(n + k + 2);
+	memcpy(p, dir, n);
+	p[n] = '/';
+	memcpy(p + n + 1, name, k + 1);
+	return p;
+}

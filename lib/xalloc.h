@@ -14,6 +14,8 @@ void *xrealloc(void *p, size_t size);
 void *xreallocarray(void *p, size_t n, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/* DIR/NAME in a new string. */
+char *xpath_join(const char *dir, const char *name);
 
 /* Grow ARRAY (with ALLOC slots) so that it holds at least NEED elements, doubling. */
 #define ALLOC_GROW(array, need, alloc)                                                  \

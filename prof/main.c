@@ -171,14 +171,6 @@ static bool has_suffix(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static char *join(const char *a, const char *b)
-{
-	size_t n = strlen(a) + strlen(b) + 2;
-	char *p = xmalloc(n);
-	snprintf(p, n, "%s/%s", a, b);
-	return p;
-}
-
 /* Append the measurement files of ARG (a directory, or one file) to FILES, sorted. */
 static int collect(const char *arg, char ***files, size_t *n, size_t *alloc)
 {
@@ -199,7 +191,7 @@ static int collect(const char *arg, char ***files, size_t *n, size_t *alloc)
 		if (!has_suffix(e->d_name, ".fthm"))
 			continue;
 		ALLOC_GROW(*files, *n + 1, *alloc);
-		(*files)[(*n)++] = join(arg, e->d_name);
+		(*files)[(*n)++] = xpath_join(arg, e->d_name);
 	}
 	closedir(d);
 	if (*n == start)
@@ -237,8 +229,8 @@ static void *reader(void *arg)
 
 static void remove_db_dir(const char *dir)
 {
-	char *a = join(dir, DBFILE_SUMMARY), *b = join(dir, DBFILE_THREADS);
-	char *c = join(dir, DBFILE_SPOOL);
+	char *a = xpath_join(dir, DBFILE_SUMMARY), *b = xpath_join(dir, DBFILE_THREADS);
+	char *c = xpath_join(dir, DBFILE_SPOOL);
 	unlink(a);
 	unlink(b);
 	unlink(c);
@@ -278,7 +270,7 @@ static int publish(const char *tmp, const char *final)
 {
 	struct stat st;
 	if (lstat(final, &st) == 0) {
-		char *old_summary = join(final, DBFILE_SUMMARY);
+		char *old_summary = xpath_join(final, DBFILE_SUMMARY);
 		struct stat s2;
 		bool is_db = S_ISDIR(st.st_mode) && stat(old_summary, &s2) == 0;
 		free(old_summary);
@@ -405,7 +397,7 @@ int main(int argc, char **argv)
 		for (int i = optind; i < argc; i++) {
 			struct stat st;
 			if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-				char *d = join(argv[i], "structs");
+				char *d = xpath_join(argv[i], "structs");
 				structs_add_dir(ss, d, true, &probs);
 				free(d);
 			}

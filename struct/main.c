@@ -114,14 +114,6 @@ static int mkdir_p(const char *path)
 	return rc;
 }
 
-static char *path_join(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + strlen(name) + 2;
-	char *p = xmalloc(n);
-	snprintf(p, n, "%s/%s", dir, name);
-	return p;
-}
-
 static double peak_rss_mb(void)
 {
 	struct rusage ru;
@@ -301,10 +293,10 @@ static int process_binary(const struct options *o, const char *path, const uint8
 	if (o->cache_dir) {
 		char *cname = xmalloc(strlen(key) + 16);
 		sprintf(cname, "%s%s", key, STRUCT_SUFFIX);
-		cached = path_join(o->cache_dir, cname);
+		cached = xpath_join(o->cache_dir, cname);
 		free(cname);
 	}
-	char *out_path = out_dir ? path_join(out_dir, name) : NULL;
+	char *out_path = out_dir ? xpath_join(out_dir, name) : NULL;
 	int rc = 0;
 	struct sfile sf;
 	struct analyse_stats st;
@@ -392,7 +384,7 @@ static int process_directory(const struct options *o, const char *dir)
 	struct module_ref *mods = NULL;
 	size_t nmods = 0, mcap = 0, nfiles = 0;
 	for (size_t i = 0; i < nnames; i++) {
-		char *p = path_join(dir, names[i]);
+		char *p = xpath_join(dir, names[i]);
 		struct stat st;
 		if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && is_measurement_file(p)) {
 			struct mfile m;
@@ -426,7 +418,7 @@ static int process_directory(const struct options *o, const char *dir)
 	free(names);
 	if (!nfiles)
 		die(1, "%s: no measurement files in this directory", dir);
-	char *out_dir = o->out_dir ? xstrdup(o->out_dir) : path_join(dir, "structs");
+	char *out_dir = o->out_dir ? xstrdup(o->out_dir) : xpath_join(dir, "structs");
 	if (!o->dump && mkdir_p(out_dir) < 0)
 		die(1, "%s", fth_errmsg());
 	size_t failed = 0, done = 0;
@@ -508,9 +500,9 @@ int main(int argc, char **argv)
 		} else {
 			const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 			if (xdg && *xdg)
-				o.cache_dir = path_join(xdg, "fathom/structs");
+				o.cache_dir = xpath_join(xdg, "fathom/structs");
 			else if (home && *home)
-				o.cache_dir = path_join(home, ".cache/fathom/structs");
+				o.cache_dir = xpath_join(home, ".cache/fathom/structs");
 		}
 		if (o.cache_dir && mkdir_p(o.cache_dir) < 0) {
 			warn("no cache: %s", fth_errmsg());
