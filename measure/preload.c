@@ -56,6 +56,7 @@ void rt_log(const char *fmt, ...)
 	if (n > sizeof(line) - 2)
 		n = sizeof(line) - 2;
 	line[n++] = '\n';
+	line[n] = '\0'; /* the stderr copy below prints it with %s */
 	char path[600];
 	fth_format(path, sizeof(path), "%s.log", rt.file_prefix);
 	/* Opened for each line, so a program that closes every descriptor loses nothing. */

@@ -46,4 +46,10 @@ if [ "$(id -u)" -eq 0 ] && mount -t tmpfs -o size=8k tmpfs full 2>/dev/null; the
 else
 	skip 'needs root to mount a small tmpfs' 'a full disk is reported'
 fi
+test_expect_success 'an output directory removed during the run: each error said once, cleanly' '
+	measure -o gone -e task-clock@f1000 sh -c "rm -rf gone; exec \"$W/threads\" 0.1" >/dev/null 2>err
+	cat err
+	grep -q "gone/.*cannot create: No such file or directory" err &&
+	! grep -v "^measure" err
+'
 test_done
