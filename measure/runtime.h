@@ -30,8 +30,8 @@ struct rt_frame {
 /* A frame a walk stepped through: where its pc was read from the stack (0 for the first). */
 struct rt_walk_step {
 	uint64_t slot, pc;
-	struct rt_frame frame;
-	bool emitted; /* in the path (measure's own frames are not) */
+	uint32_t depth; /* in a stored walk: frames of the path up to this step, outermost first */
+	bool emitted;	/* in the path (measure's own frames are not) */
 };
 
 struct rt_trace_chunk {
@@ -83,11 +83,11 @@ struct mthread {
 	uint32_t path_len;
 	bool path_partial;
 	struct rt_frame *frames; /* scratch for the unwinder, leaf first */
-	/* unwind.c: the thread's previous walk from a sample, leaf first, whose outer frames a
-	 * walk that reaches them unchanged reuses (see there) */
-	struct rt_walk_step *walk_prev, *walk_cur;
-	uint32_t walk_n, walk_modules;
-	int32_t walk_irregular;
+	/* unwind.c: the thread's previous walk from a sample, outermost first, whose outer
+	 * frames a walk that reaches them unchanged reuses in place (see there); the frames of
+	 * those steps are the first ones of path[] */
+	struct rt_walk_step *walk, *walk_new;
+	uint32_t walk_n, walk_reusable, walk_modules;
 	bool walk_complete;
 	/* statistics */
 	uint64_t taken, recorded, partial, drops[RT_DROP_COUNT];
@@ -171,10 +171,17 @@ void rt_sources_stop(struct mthread *t);
  * which belong to the parent, without touching them. */
 void rt_sources_forget(struct mthread *t);
 
-/* unwind.c: fill OUT (leaf first, at most MAX) from UC; returns the count, *COMPLETE when
- * the walk reached the thread's outermost frame. */
+/*
+ * unwind.c: the call path of a sample at UC.  *COMPLETE when the walk reached the thread's
+ * outermost frame.  The outermost *REUSED frames are the previous sample's path[0..*REUSED)
+ * unchanged (not written again); the frames inside them go to OUT, leaf first, and their
+ * count is returned; *REUSED + that count <= MAX.  The caller must store the path in
+ * path[] (sampler.c insert_path) or call rt_unwind_forget().
+ */
 uint32_t rt_unwind(struct mthread *t, const ucontext_t *uc, struct rt_frame *out, uint32_t max,
-		   bool *complete);
+		   bool *complete, uint32_t *reused);
+/* Drop T's previous walk: its path was not stored. */
+void rt_unwind_forget(struct mthread *t);
 /* The caller's frames of the current code (for creation contexts), outermost excluded. */
 uint32_t rt_unwind_here(struct rt_frame *out, uint32_t max);
 

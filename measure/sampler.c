@@ -258,20 +258,30 @@ static uint32_t kernel_frames(const struct ring_sample *s, struct rt_frame *out,
 	return n;
 }
 
-/* Insert T->frames[0..n) (leaf first) under ROOT, reusing the previous sample's prefix. */
-static uint32_t insert_path(struct mthread *t, uint32_t n, bool complete)
+/*
+ * Insert a sample's path under the root: path[0..REUSED) (outermost first, the previous
+ * sample's, unchanged as rt_unwind found) and then T->frames[0..n) (leaf first).  The
+ * previous sample's prefix is reused.  Returns the leaf's node, or UINT32_MAX.
+ */
+static uint32_t insert_path(struct mthread *t, uint32_t n, uint32_t reused, bool complete)
 {
 	struct cct *tree = &t->cct;
-	uint32_t node = 0;
+	uint32_t node = 0, total = reused + n;
+	if (!n || (reused && (t->path_len < reused || t->path_partial == complete))) {
+		/* nothing to insert, or rt_unwind and path[] disagree (never expected) */
+		t->path_len = 0;
+		rt_unwind_forget(t);
+		return UINT32_MAX;
+	}
 	if (!complete) {
 		node = cct_child(tree, 0, MFILE_NODE_PARTIAL, MFILE_NO_MODULE, 0);
 		if (node == UINT32_MAX)
-			return node;
+			goto failed;
 	}
-	uint32_t same = 0;
-	if (t->path_partial == !complete) {
-		while (same < t->path_len && same + 1 < n) {
-			const struct rt_frame *f = &t->frames[n - 1 - same];
+	uint32_t same = reused;
+	if (!reused && t->path_partial == !complete) {
+		while (same < t->path_len && same + 1 < total) {
+			const struct rt_frame *f = &t->frames[total - 1 - same];
 			if (t->path[same].module != f->module || t->path[same].offset != f->offset)
 				break;
 			same++;
@@ -279,23 +289,25 @@ static uint32_t insert_path(struct mthread *t, uint32_t n, bool complete)
 	}
 	if (same)
 		node = t->path_nodes[same - 1];
-	for (uint32_t d = same; d < n; d++) {
-		const struct rt_frame *f = &t->frames[n - 1 - d];
-		uint8_t kind = d == n - 1 ? MFILE_NODE_SAMPLE : MFILE_NODE_FRAME;
+	for (uint32_t d = same; d < total; d++) {
+		const struct rt_frame *f = &t->frames[total - 1 - d];
+		uint8_t kind = d == total - 1 ? MFILE_NODE_SAMPLE : MFILE_NODE_FRAME;
 		node = cct_child(tree, node, kind, f->module, f->offset);
-		if (node == UINT32_MAX) {
-			t->path_len = 0;
-			return node;
-		}
+		if (node == UINT32_MAX)
+			goto failed;
 		/* The leaf is not cached: the same pc as a caller frame is a different node. */
-		if (d + 1 < n) {
+		if (d + 1 < total) {
 			t->path[d] = *f;
 			t->path_nodes[d] = node;
 		}
 	}
-	t->path_len = n ? n - 1 : 0;
+	t->path_len = total - 1;
 	t->path_partial = !complete;
 	return node;
+failed:
+	t->path_len = 0;
+	rt_unwind_forget(t);
+	return UINT32_MAX;
 }
 
 static void record_trace(struct mthread *t, uint32_t node)
@@ -349,8 +361,9 @@ static void take_sample(struct mthread *t, int src, void *ucv)
 	struct ring_sample rs;
 	bool have_record = perf && ring_take(t, src, &rs);
 	uint32_t nk = have_record ? kernel_frames(&rs, t->frames, RT_MAX_KERNEL_FRAMES) : 0;
-	uint32_t n = nk + rt_unwind(t, ucv, t->frames + nk, RT_MAX_FRAMES - nk, &complete);
-	uint32_t leaf = n ? insert_path(t, n, complete) : UINT32_MAX;
+	uint32_t reused;
+	uint32_t n = nk + rt_unwind(t, ucv, t->frames + nk, RT_MAX_FRAMES - nk, &complete, &reused);
+	uint32_t leaf = insert_path(t, n, reused, complete);
 	if (leaf == UINT32_MAX)
 		t->drops[RT_DROP_MEMORY]++;
 	if (have_record) {
@@ -634,8 +647,9 @@ static void blocktime_trap(struct mthread *t, void *ucv)
 	if (blocked) {
 		t->taken++;
 		bool complete;
-		uint32_t n = rt_unwind(t, ucv, t->frames, RT_MAX_FRAMES, &complete);
-		uint32_t leaf = n ? insert_path(t, n, complete) : UINT32_MAX;
+		uint32_t reused;
+		uint32_t n = rt_unwind(t, ucv, t->frames, RT_MAX_FRAMES, &complete, &reused);
+		uint32_t leaf = insert_path(t, n, reused, complete);
 		if (leaf == UINT32_MAX) {
 			t->drops[RT_DROP_MEMORY]++;
 		} else {

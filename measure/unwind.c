@@ -49,29 +49,30 @@ struct walk_record {
  * the same stack address) and the previous walk went on from there by such steps only, the
  * rest of the path is the previous one as long as each of its return-address words still
  * holds the same value: comparing those words replaces the lookups and steps, which matters
- * for deep stacks whose outer part rarely changes between samples.
+ * for deep stacks whose outer part rarely changes between samples.  The previous walk is kept
+ * outermost first (t->walk), so the part reused stays where it is: only the steps of this
+ * walk inside it are written, reversed, after it, and the sampler's path[] does the same
+ * with the frames.
  */
 struct walk_reuse {
 	struct mthread *t;
-	uint32_t w;	    /* frames stepped through so far, recorded in t->walk_cur */
+	uint32_t w;	    /* frames stepped through so far, recorded in t->walk_new */
 	int32_t irregular;  /* the last of them whose step was not such a step, or -1 */
-	uint32_t j;	    /* cursor into t->walk_prev */
-	bool usable;	    /* t->walk_prev describes this thread and the same modules */
+	int32_t p;	    /* cursor into t->walk: the innermost step still worth comparing */
+	int32_t hit;	    /* the step of t->walk where this walk joined it, or -1 */
+	bool usable;	    /* t->walk describes this thread and the same modules */
 };
 
-static void reuse_note(struct walk_reuse *ru, const struct cfi_regs *r,
-		       const struct rt_frame *emitted)
+static void reuse_note(struct walk_reuse *ru, const struct cfi_regs *r, bool emitted)
 {
 	if (ru->w >= RT_MAX_FRAMES) {
 		ru->irregular = RT_MAX_FRAMES; /* not recorded whole: never reused */
 		return;
 	}
-	struct rt_walk_step *s = &ru->t->walk_cur[ru->w++];
+	struct rt_walk_step *s = &ru->t->walk_new[ru->w++];
 	s->slot = ru->w > 1 ? r->rsp - 8 : 0;
 	s->pc = r->rip;
-	s->emitted = emitted != NULL;
-	if (emitted)
-		s->frame = *emitted;
+	s->emitted = emitted;
 }
 
 /* After the step from the frame last noted by module M's CFI (RC): was it a plain step? */
@@ -85,40 +86,32 @@ static void reuse_step(struct walk_reuse *ru, const struct lm_module *m, uint64_
 		ru->irregular = (int32_t)ru->w - 1;
 }
 
-/* At a caller frame R: when the previous walk holds it and the rest is unchanged, append the
- * rest to OUT (count *N, at most MAX) and return true. */
+/* At a caller frame R, with N frames in the path so far: when the previous walk holds R and
+ * the rest of it is unchanged, and the whole path fits in MAX, note where and return true. */
 static bool reuse_rest(struct walk_reuse *ru, const struct cfi_regs *r, const struct cfi_stack *st,
-		       struct rt_frame *out, uint32_t *n, uint32_t max, bool *complete)
+		       uint32_t n, uint32_t max, bool *complete)
 {
 	struct mthread *t = ru->t;
-	const struct rt_walk_step *prev = t->walk_prev;
+	const struct rt_walk_step *prev = t->walk;
 	uint64_t slot = r->rsp - 8;
-	uint32_t j = ru->j;
-	while (j < t->walk_n && prev[j].slot < slot)
-		j++;
-	ru->j = j;
-	if (j >= t->walk_n || prev[j].slot != slot || prev[j].pc != r->rip)
+	int32_t p = ru->p;
+	while (p >= 0 && prev[p].slot < slot)
+		p--;
+	ru->p = p;
+	if (p < 0 || prev[p].slot != slot || prev[p].pc != r->rip)
 		return false;
-	for (uint32_t k = j + 1; k < t->walk_n; k++) {
+	for (int32_t k = p - 1; k >= 0; k--) {
 		uint64_t s = prev[k].slot;
 		if (s < st->lo || s + 8 > st->hi ||
 		    *(const volatile uint64_t *)(uintptr_t)s != prev[k].pc) {
-			ru->j = k; /* no frame below this changed word can be reused either */
+			ru->p = k; /* no frame inside this changed word can be reused either */
 			return false;
 		}
 	}
+	if (n + prev[p].depth > max)
+		return false; /* too long: the walk goes on and stops at MAX */
 	*complete = t->walk_complete;
-	for (uint32_t k = j; k < t->walk_n; k++) {
-		if (ru->w < RT_MAX_FRAMES)
-			t->walk_cur[ru->w++] = prev[k];
-		if (!prev[k].emitted)
-			continue;
-		if (*n == max) {
-			*complete = false;
-			break;
-		}
-		out[(*n)++] = prev[k].frame;
-	}
+	ru->hit = p;
 	return true;
 }
 
@@ -129,7 +122,7 @@ static uint32_t walk(struct cfi_regs regs, const struct cfi_stack *st, struct rt
 	*complete = false;
 	while (n < max) {
 		if (ru && ru->usable && ru->w > 0 && !regs.exact &&
-		    reuse_rest(ru, &regs, st, out, &n, max, complete))
+		    reuse_rest(ru, &regs, st, n, max, complete))
 			return n;
 		uint64_t lookup = regs.exact ? regs.rip : regs.rip - 1;
 		const struct lm_module *m = loadmap_find(lookup);
@@ -137,7 +130,7 @@ static uint32_t walk(struct cfi_regs regs, const struct cfi_stack *st, struct rt
 			out[n].module = MFILE_NO_MODULE;
 			out[n].offset = regs.rip;
 			if (ru)
-				reuse_note(ru, &regs, &out[n]);
+				reuse_note(ru, &regs, true);
 			if (rec) {
 				rec->slots[n] = regs.rsp - 8;
 				rec->cacheable = false;
@@ -165,7 +158,7 @@ static uint32_t walk(struct cfi_regs regs, const struct cfi_stack *st, struct rt
 			n++;
 		}
 		if (ru)
-			reuse_note(ru, &regs, emit ? &out[n - 1] : NULL);
+			reuse_note(ru, &regs, emit);
 		uint64_t old_rsp = regs.rsp;
 		int rc = m->cfi.nrows ? cfi_step(&m->cfi, &regs, st) : CFI_STEP_NO_ROW;
 		if (ru)
@@ -188,7 +181,7 @@ static uint32_t walk(struct cfi_regs regs, const struct cfi_stack *st, struct rt
 				if (rec)
 					rec->slots[n] = regs.rsp - 8;
 				if (ru)
-					reuse_note(ru, &regs, &out[n]);
+					reuse_note(ru, &regs, true);
 				n++;
 			}
 			return n;
@@ -198,7 +191,7 @@ static uint32_t walk(struct cfi_regs regs, const struct cfi_stack *st, struct rt
 }
 
 uint32_t rt_unwind(struct mthread *t, const ucontext_t *uc, struct rt_frame *out, uint32_t max,
-		   bool *complete)
+		   bool *complete, uint32_t *reused)
 {
 	const greg_t *g = uc->uc_mcontext.gregs;
 	struct cfi_regs regs = { (uint64_t)g[REG_RIP], (uint64_t)g[REG_RSP], (uint64_t)g[REG_RBP],
@@ -215,27 +208,47 @@ uint32_t rt_unwind(struct mthread *t, const ucontext_t *uc, struct rt_frame *out
 		st.lo = regs.rsp;
 		st.hi = regs.rsp + (8u << 20);
 	}
-	if (!t->walk_prev) {
-		t->walk_prev = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->walk_prev), 16);
-		t->walk_cur = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->walk_cur), 16);
+	*reused = 0;
+	if (!t->walk) {
+		t->walk = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->walk), 16);
+		t->walk_new = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->walk_new), 16);
 		t->walk_n = 0;
 	}
-	if (!t->walk_prev || !t->walk_cur)
+	if (!t->walk || !t->walk_new)
 		return walk(regs, &st, out, max, complete, NULL, NULL);
 	uint32_t modules = loadmap_count();
-	struct walk_reuse ru = { t, 0, -1, 0, t->walk_n && t->walk_modules == modules };
-	ru.j = t->walk_irregular + 1 > 1 ? (uint32_t)(t->walk_irregular + 1) : 1;
+	struct walk_reuse ru = { t, 0, -1, (int32_t)t->walk_reusable - 1, -1,
+				 t->walk_n && t->walk_modules == modules };
 	uint32_t n = walk(regs, &st, out, max, complete, NULL, &ru);
 	if (!*complete)
 		ru.irregular = (int32_t)ru.w - 1; /* how it ended depended on more than the pcs */
-	struct rt_walk_step *done = t->walk_cur;
-	t->walk_cur = t->walk_prev;
-	t->walk_prev = done;
-	t->walk_n = ru.w;
-	t->walk_irregular = ru.irregular;
+	/* The new walk, outermost first: the steps kept, then this walk's own, reversed. */
+	uint32_t keep = ru.hit >= 0 ? (uint32_t)ru.hit + 1 : 0;
+	if (keep)
+		*reused = t->walk[keep - 1].depth;
+	if (ru.irregular == RT_MAX_FRAMES || keep + ru.w > RT_MAX_FRAMES) {
+		t->walk_n = 0;
+		return n;
+	}
+	uint32_t depth = *reused;
+	for (uint32_t i = 0; i < ru.w; i++) {
+		struct rt_walk_step *s = &t->walk[keep + i];
+		*s = t->walk_new[ru.w - 1 - i];
+		depth += s->emitted;
+		s->depth = depth;
+	}
+	t->walk_n = keep + ru.w;
+	t->walk_reusable = t->walk_n - 1 - (uint32_t)(ru.irregular > 0 ? ru.irregular : 0);
+	if (!*complete)
+		t->walk_reusable = 0;
 	t->walk_complete = *complete;
 	t->walk_modules = modules;
 	return n;
+}
+
+void rt_unwind_forget(struct mthread *t)
+{
+	t->walk_n = 0;
 }
 
 uint32_t rt_unwind_here(struct rt_frame *out, uint32_t max)

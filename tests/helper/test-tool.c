@@ -7,6 +7,9 @@
  *       "total V", "complete V" (paths that reached the thread's outermost frame),
  *       "reach FN V" (complete paths through FN), "function FN V" (exclusive), and
  *       "depth MAX" (frames of the longest path)
+ *   test-tool paths [-m METRIC] FILE...               every path with a value: "V fn fn*N ..."
+ *       outermost first, a run of N frames of one function written fn*N, "PARTIAL" first
+ *       when the path did not reach the outermost frame
  */
 #include "compat.h"
 #include "error.h"
@@ -142,6 +145,59 @@ static int profile(int argc, char **argv)
 	return 0;
 }
 
+static int paths(int argc, char **argv)
+{
+	unsigned metric = 0;
+	int i = 1;
+	if (i + 1 < argc && !strcmp(argv[i], "-m")) {
+		metric = (unsigned)atoi(argv[i + 1]);
+		i += 2;
+	}
+	for (; i < argc; i++) {
+		struct mfile m;
+		if (mfile_read(argv[i], &m) < 0)
+			die(1, "%s", fth_errmsg());
+		struct symbols *syms = symbols_load(&m);
+		const struct mfile_cct *c = &m.cct;
+		uint32_t *chain = xmalloc((c->nnodes + 1) * sizeof(*chain));
+		for (uint32_t n = 0; n < c->nnodes; n++) {
+			uint64_t v = 0;
+			for (uint32_t k = c->val_start[n]; k < c->val_start[n + 1]; k++)
+				if (c->val_metric[k] == metric)
+					v = c->val[k];
+			if (!v)
+				continue;
+			uint32_t len = 0;
+			for (uint32_t p = n; p != MFILE_NO_PARENT && p != 0 && len <= c->nnodes;
+			     p = c->parent[p])
+				chain[len++] = p;
+			printf("%llu", (unsigned long long)v);
+			const char *run = NULL;
+			uint32_t count = 0;
+			for (uint32_t k = len; k-- > 0;) {
+				const char *fn = c->kind[chain[k]] == MFILE_NODE_PARTIAL
+							 ? "PARTIAL"
+							 : symbols_node(syms, &m, chain[k]);
+				if (run && !strcmp(run, fn)) {
+					count++;
+					continue;
+				}
+				if (run)
+					printf(count > 1 ? " %s*%u" : " %s", run, count);
+				run = fn;
+				count = 1;
+			}
+			if (run)
+				printf(count > 1 ? " %s*%u" : " %s", run, count);
+			printf("\n");
+		}
+		free(chain);
+		symbols_free(syms);
+		mfile_release(&m);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	fth_progname = "test-tool";
@@ -153,5 +209,7 @@ int main(int argc, char **argv)
 		return read_mfile(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "profile"))
 		return profile(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "paths"))
+		return paths(argc - 1, argv + 1);
 	die(2, "unknown command %s", argv[1]);
 }

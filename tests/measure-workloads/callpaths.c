@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * callpaths.c: call paths that frame pointers cannot follow: work inside a qsort comparison
- * callback (through glibc), memcpy-heavy copying, and a deep recursion.
- *   callpaths qsort|memcpy|deep [SECONDS] [DEPTH]
+ * callback (through glibc), memcpy-heavy copying, and a deep recursion; and deep paths whose
+ * middle and length change every 2 ms, to check that no sample keeps a stale part of the last.
+ *   callpaths qsort|memcpy|deep|shifting [SECONDS] [DEPTH]
+ * shifting: rounds of 2 ms, each in the shape K = round % 4: a recursion of SHIFT_A[K] frames
+ * of rec_a, then SHIFT_B[K] of rec_b, then leaf0..leaf3 (K) working.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +75,73 @@ __attribute__((noinline)) long recurse(int depth)
 	return r + 1;
 }
 
+static const int SHIFT_A[4] = { 100, 2900, 1500, 1500 };
+static const int SHIFT_B[4] = { 2900, 100, 1500, 1000 };
+
+static inline __attribute__((always_inline)) long spin(void)
+{
+	double end = now() + 0.002;
+	long x = 0;
+	while (now() < end)
+		for (int i = 0; i < 1000; i++)
+			x += i;
+	return x;
+}
+
+__attribute__((noinline)) long leaf0(void)
+{
+	long r = spin();
+	__asm__ volatile("" ::: "memory");
+	return r + 0;
+}
+__attribute__((noinline)) long leaf1(void)
+{
+	long r = spin();
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
+__attribute__((noinline)) long leaf2(void)
+{
+	long r = spin();
+	__asm__ volatile("" ::: "memory");
+	return r + 2;
+}
+__attribute__((noinline)) long leaf3(void)
+{
+	long r = spin();
+	__asm__ volatile("" ::: "memory");
+	return r + 3;
+}
+
+__attribute__((noinline)) long rec_b(int depth, int shape)
+{
+	long r;
+	if (depth == 0) {
+		static long (*const leaves[4])(void) = { leaf0, leaf1, leaf2, leaf3 };
+		r = leaves[shape]();
+	} else {
+		r = rec_b(depth - 1, shape);
+	}
+	__asm__ volatile("" ::: "memory"); /* not a tail call */
+	return r + 1;
+}
+
+__attribute__((noinline)) long rec_a(int depth, int shape)
+{
+	long r = depth == 0 ? rec_b(SHIFT_B[shape] - 1, shape) : rec_a(depth - 1, shape);
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
+
+__attribute__((noinline)) static long shifting(void)
+{
+	double end = now() + seconds;
+	long x = 0;
+	for (int round = 0; now() < end; round++)
+		x += rec_a(SHIFT_A[round % 4] - 1, round % 4);
+	return x;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "qsort";
@@ -84,6 +154,8 @@ int main(int argc, char **argv)
 		copy_work();
 	else if (!strcmp(what, "deep"))
 		sink = recurse(depth);
+	else if (!strcmp(what, "shifting"))
+		sink = shifting();
 	else
 		return 2;
 	printf("callpaths %s: done\n", what);
