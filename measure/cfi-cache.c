@@ -7,6 +7,16 @@
  * and a CRC-32C.  A loaded table is checked as strictly as the handler needs (rows sorted and
  * closed, every index entry a row) before it is used.  No malloc and no stdio: this runs in
  * measure's preloaded library, under the loader's lock.
+ *
+ * Checking reads every page of a table (libc's is half a megabyte), which costs a short
+ * process more than the rest of its measurement, so it is done once per file: the process
+ * that checks a file appends a stamp to DIR/verified (build-id, inode, size, modification and
+ * change times), and a later process that finds the same file unchanged (fstat) checks only
+ * its header; its rows are then read only as the handler uses them.  Any write, truncation or
+ * replacement of the file changes its change time, which no program can set back: a stamp is
+ * only written when the file's change time is older than the check by more than the file
+ * system's timestamps can blur (10 ms; 2 s where they have whole seconds), so that a change
+ * after the check cannot keep the stamped time.
  */
 #include "compat.h"
 #include "cfi.h"
@@ -19,9 +29,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CACHE_MAGIC "FTHCFI\0\1"
+#define STAMP_FILE "verified"
+#define STAMP_MAX 256 /* stamps read per process; tables past them are checked in full */
+#define STAMP_SETTLE_NS 10000000ll	  /* how much older than the check the file must be */
+#define STAMP_SETTLE_COARSE_NS 2000000000ll /* on a file system with whole-second times */
 
 struct cache_header {
 	char magic[8];
@@ -44,6 +59,87 @@ static int cache_path(char *buf, size_t size, const char *dir, const uint8_t *ke
 		fth_format(hex + 2 * i, 3, "%02x", key[i]);
 	size_t n = fth_format(buf, size, "%s/%s%s", dir, hex, suffix);
 	return n < size ? 0 : fth_error("unwind-table cache: %s: path too long", dir);
+}
+
+/* DIR/verified: one record per table file that a process of the run checked in full. */
+struct stamp {
+	uint8_t key[CFI_CACHE_KEY_MAX];
+	uint32_t key_len;
+	uint32_t crc; /* of the record with crc = 0 */
+	uint64_t ino, size;
+	int64_t mtime_ns, ctime_ns;
+};
+
+static struct stamp stamps[STAMP_MAX];
+static unsigned nstamps;
+static char stamps_dir[512]; /* whose stamps those are; empty: not read yet */
+
+static int64_t ns_of(struct timespec ts)
+{
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void stamp_fill(struct stamp *r, const uint8_t *key, unsigned key_len,
+		       const struct stat *st)
+{
+	memset(r, 0, sizeof(*r));
+	memcpy(r->key, key, key_len);
+	r->key_len = key_len;
+	r->ino = (uint64_t)st->st_ino;
+	r->size = (uint64_t)st->st_size;
+	r->mtime_ns = ns_of(st->st_mtim);
+	r->ctime_ns = ns_of(st->st_ctim);
+	r->crc = crc32c(0, r, sizeof(*r));
+}
+
+/* Read DIR's stamps, once per process and directory; false when DIR cannot have any. */
+static bool read_stamps(const char *dir)
+{
+	size_t len = strlen(dir);
+	if (len >= sizeof(stamps_dir))
+		return false;
+	if (!strcmp(stamps_dir, dir))
+		return true;
+	memcpy(stamps_dir, dir, len + 1);
+	nstamps = 0;
+	char path[sizeof(stamps_dir) + sizeof(STAMP_FILE) + 1];
+	fth_format(path, sizeof(path), "%s/%s", dir, STAMP_FILE);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	ssize_t n = read(fd, stamps, sizeof(stamps));
+	close(fd);
+	nstamps = n > 0 ? (unsigned)((size_t)n / sizeof(struct stamp)) : 0;
+	return true;
+}
+
+/* Whether a process of the run checked this very file (no damaged record matches). */
+static bool stamped(const uint8_t *key, unsigned key_len, const struct stat *st)
+{
+	struct stamp want;
+	stamp_fill(&want, key, key_len, st);
+	for (unsigned i = 0; i < nstamps; i++)
+		if (!memcmp(&stamps[i], &want, sizeof(want)))
+			return true;
+	return false;
+}
+
+/* Record that the file ST describes passed the full check (best effort). */
+static void add_stamp(const char *dir, const uint8_t *key, unsigned key_len,
+		      const struct stat *st)
+{
+	struct stamp r;
+	stamp_fill(&r, key, key_len, st);
+	char path[sizeof(stamps_dir) + sizeof(STAMP_FILE) + 1];
+	fth_format(path, sizeof(path), "%s/%s", dir, STAMP_FILE);
+	/* One write of a small record to an O_APPEND file: records never interleave. */
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	ssize_t w = write(fd, &r, sizeof(r));
+	close(fd);
+	if (w == (ssize_t)sizeof(r) && nstamps < STAMP_MAX)
+		stamps[nstamps++] = r;
 }
 
 static size_t index_bytes(uint32_t has_index, uint32_t nbuckets)
@@ -88,18 +184,27 @@ int cfi_cache_load(const char *dir, const uint8_t *key, unsigned key_len, struct
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : fth_error("%s: %s", path, fth_strerror(errno, eb, sizeof(eb)));
+	struct timespec tick;
+	clock_gettime(CLOCK_REALTIME_COARSE, &tick);
 	struct stat st;
 	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(struct cache_header)) {
 		close(fd);
 		return fth_error("%s: truncated", path);
 	}
 	size_t size = (size_t)st.st_size;
+	/* Read, not through the mapping: its first page is faulted in only if the handler needs
+	 * the rows there. */
+	struct cache_header h;
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h)) {
+		close(fd);
+		return fth_error("%s: truncated", path);
+	}
 	void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED)
 		return fth_error("%s: mmap: %s", path, fth_strerror(errno, eb, sizeof(eb)));
-	struct cache_header h;
-	memcpy(&h, map, sizeof(h));
+	bool use_stamps = read_stamps(dir);
+	bool checked = use_stamps && stamped(key, key_len, &st);
 	const uint8_t *body = (const uint8_t *)map + sizeof(h);
 	size_t rows = (size_t)h.nrows * sizeof(struct cfi_row);
 	size_t index = index_bytes(h.has_index, h.nbuckets);
@@ -111,7 +216,7 @@ int cfi_cache_load(const char *dir, const uint8_t *key, unsigned key_len, struct
 	else if (h.has_index > 1 || h.nrows > (size - sizeof(h)) / sizeof(struct cfi_row) ||
 		 sizeof(h) + rows + index != size)
 		why = "its size does not match its header";
-	if (!why) {
+	if (!why && !checked) {
 		uint32_t want = h.crc;
 		h.crc = 0;
 		uint32_t crc = crc32c(0, &h, sizeof(h));
@@ -137,10 +242,18 @@ int cfi_cache_load(const char *dir, const uint8_t *key, unsigned key_len, struct
 		t.nbuckets = h.nbuckets;
 		t.shift = h.shift;
 	}
+	if (checked) {
+		*out = t;
+		return 2;
+	}
 	if (check_table(path, &t) < 0) {
 		munmap(map, size);
 		return -1;
 	}
+	/* Stamped only when a later change could not keep the change time seen here. */
+	int64_t settle = st.st_ctim.tv_nsec ? STAMP_SETTLE_NS : STAMP_SETTLE_COARSE_NS;
+	if (use_stamps && ns_of(tick) - ns_of(st.st_ctim) >= settle)
+		add_stamp(dir, key, key_len, &st);
 	*out = t;
 	return 1;
 }

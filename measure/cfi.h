@@ -213,8 +213,11 @@ int cfi_step_cached(struct cfi_cache *cache, cfi_find_fn find, void *ctx, struct
 
 /*
  * The table of the module named KEY (its build-id) from the file DIR/HEX.cfi, mapped read-only
- * into OUT (rows and index; the caller sets OUT->bias).  Returns 1, 0 when there is no such
- * file, or -1 with fth_error() when it exists but is damaged or not this version's.
+ * into OUT (rows and index; the caller sets OUT->bias).  Returns 1 after checking the whole
+ * file (and stamping it in DIR/verified), 2 when a stamp shows that an earlier process checked
+ * this same unchanged file (only its header is checked), 0 when there is no such file, or -1
+ * with fth_error() when it exists but is damaged or not this version's.  Not thread-safe
+ * (measure calls it under the load map's lock).
  */
 int cfi_cache_load(const char *dir, const uint8_t *key, unsigned key_len, struct cfi_table *out);
 /* Write T as DIR/HEX.cfi (a new file renamed into place).  Returns 0, or -1 with fth_error(). */

@@ -175,6 +175,7 @@ static int decode_tma(struct mconfig *c, const char *p)
 		if (c->ntma == MCONFIG_MAX_TMA)
 			return fth_error("more than %d TMA nodes", MCONFIG_MAX_TMA);
 		struct mtma_node *t = &c->tma[c->ntma];
+		memset(t, 0, sizeof(*t));
 		uint64_t parent, thr;
 		char end;
 		if (field_text(&p, t->name, sizeof(t->name)) < 0 || *p++ != ',' ||
@@ -201,7 +202,15 @@ static int decode_tma(struct mconfig *c, const char *p)
 
 int mconfig_decode(struct mconfig *c, const char *events, const char *outdir, const char *flags)
 {
-	memset(c, 0, sizeof(*c));
+	/*
+	 * Only what is decoded is written: the whole structure is some 55 KiB, and clearing it
+	 * would fault in every page of it in each measured process (its .bss is zero already).
+	 */
+	c->nevents = 0;
+	c->flags = 0;
+	c->ntma = 0;
+	c->tma_text_len = 0;
+	memset(&c->tma_req, 0, sizeof(c->tma_req));
 	if (!events || !*events)
 		return fth_error("%s is not set", MCONFIG_ENV_EVENTS);
 	if (!outdir || !*outdir)
@@ -215,6 +224,7 @@ int mconfig_decode(struct mconfig *c, const char *events, const char *outdir, co
 		if (c->nevents == MCONFIG_MAX_EVENTS)
 			return fth_error("more than %d events", MCONFIG_MAX_EVENTS);
 		struct mevent *e = &c->ev[c->nevents];
+		memset(e, 0, sizeof(*e));
 		const char *comma = strchr(p, ',');
 		if (!comma || (size_t)(comma - p) >= sizeof(e->name) || comma == p)
 			return fth_error("malformed %s near \"%.20s\"", MCONFIG_ENV_EVENTS, p);

@@ -71,16 +71,13 @@ enum mconfig_flags {
 	MCONFIG_NO_FOLLOW = 1 << 3, /* --no-follow: only the top process */
 };
 
+/* The counts and small fields come first: a process touches few of the structure's pages. */
 struct mconfig {
 	int nevents;
-	struct mevent ev[MCONFIG_MAX_EVENTS];
 	uint32_t flags;
-	char outdir[4096];
 	/* The TMA nodes follow the events in the metric table: node J is metric nevents + J. */
 	int ntma;
-	struct mtma_node tma[MCONFIG_MAX_TMA];
 	uint32_t tma_text_len;
-	char tma_text[MCONFIG_TMA_TEXT];
 	/* Launcher only, never encoded: the topdown events asked for, planned by events_check(). */
 	struct {
 		unsigned subtrees; /* enum tma_subtree bits */
@@ -89,6 +86,10 @@ struct mconfig {
 		bool exclude_kernel;
 		bool planned;
 	} tma_req;
+	struct mevent ev[MCONFIG_MAX_EVENTS];
+	char outdir[4096];
+	struct mtma_node tma[MCONFIG_MAX_TMA];
+	char tma_text[MCONFIG_TMA_TEXT];
 };
 
 /*
@@ -98,7 +99,8 @@ struct mconfig {
 int mconfig_encode_events(const struct mconfig *c, char *buf, size_t size);
 /*
  * Decode the three environment values into C (no malloc, async-signal-safe): EVENTS and
- * OUTDIR are required.  Returns 0, or -1 with a message.
+ * OUTDIR are required.  Entries of ev[] and tma[] past nevents and ntma are left as they were
+ * (not cleared).  Returns 0, or -1 with a message.
  */
 int mconfig_decode(struct mconfig *c, const char *events, const char *outdir, const char *flags);
 /* Append a TMA node; returns 0, or -1 when the table or its text is full. */

@@ -71,7 +71,9 @@ static const char *module_path(const struct dl_phdr_info *info, char *buf, size_
 {
 	if (info->dlpi_name && info->dlpi_name[0])
 		return info->dlpi_name;
-	/* The main program has an empty name. */
+	/* The main program has an empty name: its path is the process's (preload.c read it). */
+	if (rt.program[0])
+		return rt.program;
 	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
 	if (n <= 0)
 		return "[main program]";

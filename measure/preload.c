@@ -44,6 +44,45 @@ uint32_t rt_self_module(void)
 	return self_module;
 }
 
+/*
+ * Lines held back while a forked child is still single-threaded, before it returns to the
+ * program: its first lines then cost one open and write of the log instead of one each.  Any
+ * other line, an error first of all, writes them before itself, so the order never changes;
+ * rt_log_flush() writes them at the end of that phase.  (The constructor writes its first line
+ * at once: the log is created before anything else of the process, which matters on a disk
+ * with room for little more.)
+ */
+static char held[2048];
+static size_t nheld;
+static bool holding;
+
+/* Append TEXT (N bytes of whole lines) to the log; false when the log did not take it all. */
+static bool log_append(const char *path, const char *text, size_t n)
+{
+	/* Opened for each write, so a program that closes every descriptor loses nothing. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	ssize_t w = fd >= 0 ? write(fd, text, n) : -1;
+	if (fd >= 0)
+		close(fd);
+	return w == (ssize_t)n;
+}
+
+static void log_path(char *path, size_t size)
+{
+	fth_format(path, size, "%s.log", rt.file_prefix);
+}
+
+static void rt_log_flush(void)
+{
+	holding = false;
+	if (!nheld || !rt.file_prefix[0])
+		return;
+	char path[600];
+	log_path(path, sizeof(path));
+	log_append(path, held, nheld);
+	nheld = 0;
+}
+
 void rt_log(const char *fmt, ...)
 {
 	if (!rt.file_prefix[0])
@@ -57,54 +96,63 @@ void rt_log(const char *fmt, ...)
 		n = sizeof(line) - 2;
 	line[n++] = '\n';
 	line[n] = '\0'; /* the stderr copy below prints it with %s */
+	bool error = !strncmp(line, "error: ", 7);
+	bool warning = !strncmp(line, "warning: ", 9);
+	if (holding && !error && !warning && nheld + n <= sizeof(held)) {
+		memcpy(held + nheld, line, n);
+		nheld += n;
+		return;
+	}
 	char path[600];
-	fth_format(path, sizeof(path), "%s.log", rt.file_prefix);
-	/* Opened for each line, so a program that closes every descriptor loses nothing. */
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	ssize_t w = fd >= 0 ? write(fd, line, n) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (w != (ssize_t)n && !strncmp(line, "error: ", 7)) {
+	log_path(path, sizeof(path));
+	if (nheld) {
+		log_append(path, held, nheld);
+		nheld = 0;
+	}
+	if (!log_append(path, line, n) && error) {
 		/* The log itself could not take it (a full disk?): say it on stderr instead. */
 		char msg[1100];
 		size_t k = fth_format(msg, sizeof(msg), "measure: %s: %s", path, line);
-		w = write(2, msg, k < sizeof(msg) ? k : sizeof(msg) - 1);
+		ssize_t w = write(2, msg, k < sizeof(msg) ? k : sizeof(msg) - 1);
+		(void)w;
 	}
-	(void)w;
 }
 
-static void read_cmdline(void)
+/* The command line, copied from the arguments the loader passes to constructors. */
+static void copy_args(int argc, char **argv)
 {
-	static char buf[65536];
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
+	if (argc <= 0 || !argv)
 		return;
-	buf[n] = '\0';
-	uint32_t argc = 0;
-	for (ssize_t i = 0; i < n; i++)
-		argc += buf[i] == '\0';
-	rt.argv = arena_alloc(&rt.shared, (argc + 1) * sizeof(char *), 8);
-	if (!rt.argv)
+	size_t bytes = 0;
+	for (int i = 0; i < argc; i++)
+		bytes += argv[i] ? strlen(argv[i]) + 1 : 1;
+	rt.argv = arena_alloc(&rt.shared, ((size_t)argc + 1) * sizeof(char *), 8);
+	char *text = arena_alloc(&rt.shared, bytes, 1);
+	if (!rt.argv || !text) {
+		rt.argv = NULL;
 		return;
-	char *p = buf;
-	for (uint32_t i = 0; i < argc; i++) {
-		rt.argv[i] = p;
-		p += strlen(p) + 1;
 	}
-	rt.argc = argc;
+	for (int i = 0; i < argc; i++) {
+		size_t len = argv[i] ? strlen(argv[i]) : 0;
+		memcpy(text, argv[i] ? argv[i] : "", len + 1);
+		rt.argv[i] = text;
+		text += len + 1;
+	}
+	rt.argv[argc] = NULL;
+	rt.argc = (uint32_t)argc;
 }
 
-static void set_identity(void)
+/* Who this process is; FORKED: a child of the process that set it, whose program it runs. */
+static void set_identity(bool forked)
 {
 	rt.pid = getpid();
 	struct utsname u;
 	if (uname(&u) == 0)
 		fth_format(rt.host, sizeof(rt.host), "%s", u.nodename);
-	ssize_t n = readlink("/proc/self/exe", rt.program, sizeof(rt.program) - 1);
-	rt.program[n > 0 ? n : 0] = '\0';
+	if (!forked || !rt.program[0]) {
+		ssize_t n = readlink("/proc/self/exe", rt.program, sizeof(rt.program) - 1);
+		rt.program[n > 0 ? n : 0] = '\0';
+	}
 	if (!getcwd(rt.cwd, sizeof(rt.cwd)))
 		rt.cwd[0] = '\0';
 	const char *base = strrchr(rt.program, '/');
@@ -120,14 +168,6 @@ static void log_run(void)
 	rt_log("run %s", run && *run ? run : "unknown");
 }
 
-static void log_summary(void)
-{
-	rt_log("summary: samples taken %llu recorded %llu dropped %llu partial %llu files %llu "
-	       "errors %llu", (unsigned long long)rt.taken, (unsigned long long)rt.recorded,
-	       (unsigned long long)rt.dropped, (unsigned long long)rt.partial,
-	       (unsigned long long)rt.files, (unsigned long long)rt.errors);
-}
-
 static bool finished;
 
 void rt_finish_process(const char *reason)
@@ -135,17 +175,24 @@ void rt_finish_process(const char *reason)
 	if (!rt.active || finished)
 		return;
 	finished = true;
+	holding = false; /* a crash while lines are held: they go out with the summary */
 	rt_memleak_finish(); /* live blocks become leaks before the trees are written */
 	rt_end_all(reason);
+	char unwritten[160] = "";
 	if (rt.unwritten)
-		rt_log("process %d: %llu thread%s measured nothing before the exec: no file for %s",
-		       (int)rt.pid, (unsigned long long)rt.unwritten, rt.unwritten == 1 ? "" : "s",
-		       rt.unwritten == 1 ? "it" : "them");
+		fth_format(unwritten, sizeof(unwritten),
+			   "process %d: %llu thread%s measured nothing before the exec: no file for "
+			   "%s\n", (int)rt.pid, (unsigned long long)rt.unwritten,
+			   rt.unwritten == 1 ? "" : "s", rt.unwritten == 1 ? "it" : "them");
 	uint32_t built, mapped;
 	size_t bytes = loadmap_table_bytes(&built, &mapped);
-	rt_log("process %d ended (%s); unwind tables %zu bytes (%u built, %u shared)", (int)rt.pid,
-	       reason, bytes, built, mapped);
-	log_summary();
+	/* The last lines in one write. */
+	rt_log("%sprocess %d ended (%s); unwind tables %zu bytes (%u built, %u shared)\n"
+	       "summary: samples taken %llu recorded %llu dropped %llu partial %llu files %llu "
+	       "errors %llu", unwritten, (int)rt.pid, reason, bytes, built, mapped,
+	       (unsigned long long)rt.taken, (unsigned long long)rt.recorded,
+	       (unsigned long long)rt.dropped, (unsigned long long)rt.partial,
+	       (unsigned long long)rt.files, (unsigned long long)rt.errors);
 	rt.files = rt.errors = rt.taken = rt.recorded = rt.dropped = rt.partial = rt.unwritten = 0;
 	rt.active = false;
 }
@@ -203,7 +250,8 @@ static void after_fork_in_child(void)
 	rt.next_index = 0;
 	rt.files = rt.errors = rt.taken = rt.recorded = rt.dropped = rt.partial = rt.unwritten = 0;
 	finished = false;
-	set_identity();
+	holding = true; /* this child is single-threaded until the program goes on */
+	set_identity(true);
 	/* Inherited perf descriptors and trees belong to the parent's threads. */
 	for (struct mthread *t = rt_first_thread_of_parent; t; t = t->next) {
 		rt_sources_forget(t);
@@ -213,38 +261,36 @@ static void after_fork_in_child(void)
 	(void)parent;
 	log_run();
 	rt_log("process %d forked from %d", (int)rt.pid, (int)getppid());
+	rt_log_flush(); /* before sampling starts: a sample's error line comes after these */
 	rt_thread_begin(NULL, NULL, 0);
 }
 
-__attribute__((constructor)) static void measure_init(void)
+static void measure_start(int argc, char **argv)
 {
 	const char *events = getenv(MCONFIG_ENV_EVENTS);
 	const char *outdir = getenv(MCONFIG_ENV_OUTDIR);
 	if (!events || !outdir)
 		return; /* not launched by measure (e.g. the environment was cleared) */
-	int saved_errno = errno;
 	if (mconfig_decode(&rt.cfg, events, outdir, getenv(MCONFIG_ENV_FLAGS)) < 0) {
 		static const char msg[] = "measure: bad configuration in the environment; "
 					  "this process is not measured\n";
 		ssize_t w = write(2, msg, sizeof(msg) - 1);
 		(void)w;
-		errno = saved_errno;
 		return;
 	}
 	arena_init(&rt.shared, 1u << 20, 0);
 	rt.signo = SIGRTMIN + 4;
 	rt.rank = mconfig_mpi_rank();
-	set_identity();
+	set_identity(false);
 	log_run();
-	read_cmdline();
+	copy_args(argc, argv);
 	if (loadmap_init() < 0) {
 		rt_log("error: %s; this process is not measured", fth_errmsg());
-		errno = saved_errno;
 		return;
 	}
 	if (rt.cfg.flags & MCONFIG_KERNEL)
 		loadmap_add_kernel();
-	const struct lm_module *me = loadmap_find((uint64_t)(uintptr_t)&measure_init);
+	const struct lm_module *me = loadmap_find((uint64_t)(uintptr_t)&measure_start);
 	if (me)
 		self_module = me->id;
 	rt_sync_init();
@@ -252,7 +298,6 @@ __attribute__((constructor)) static void measure_init(void)
 	rt_memleak_init();
 	if (rt_sampler_install() < 0) {
 		rt_log("error: %s; this process is not measured", fth_errmsg());
-		errno = saved_errno;
 		return;
 	}
 	if (rt.cfg.flags & MCONFIG_NO_FOLLOW) {
@@ -272,6 +317,14 @@ __attribute__((constructor)) static void measure_init(void)
 	rt_log("process %d: %s, %d event%s, %u modules", (int)rt.pid, rt.program, rt.cfg.nevents,
 	       rt.cfg.nevents == 1 ? "" : "s", loadmap_count());
 	rt_thread_begin(NULL, NULL, 0);
+}
+
+/* glibc passes constructors the program's arguments. */
+__attribute__((constructor)) static void measure_init(int argc, char **argv, char **envp)
+{
+	(void)envp;
+	int saved_errno = errno;
+	measure_start(argc, argv);
 	errno = saved_errno;
 }
 

@@ -144,13 +144,11 @@ static void trap_handler(int sig, siginfo_t *info, void *uc)
 static void keep_trap(void)
 {
 	struct sigaction old, sa;
-	if (real_sigaction(SIGTRAP, NULL, &old) < 0)
-		return;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = trap_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART; /* never turn a restarted call into EINTR */
 	sigfillset(&sa.sa_mask);
-	if (real_sigaction(SIGTRAP, &sa, NULL) < 0)
+	if (real_sigaction(SIGTRAP, &sa, &old) < 0)
 		return;
 	if (!ours[SIGTRAP])
 		program_action[SIGTRAP] = old; /* else it holds the default fatal_handler saw */
@@ -158,44 +156,62 @@ static void keep_trap(void)
 	trap_kept = true;
 }
 
+/* Whether OLD is the default action, which a handler of ours may replace. */
+static bool is_default(const struct sigaction *old)
+{
+	return old->sa_handler == SIG_DFL && !(old->sa_flags & SA_SIGINFO);
+}
+
+/*
+ * Install ACT for SIG if the program left SIG at its default action, which is then kept for
+ * the program.  With signals BLOCKED, one call installs ours and returns the old action, and
+ * an action that was not the default is put back: meanwhile a signal that comes is held, then
+ * ignored or delivered to ours, as it would have been.
+ */
+static void take_if_default(int sig, const struct sigaction *act, bool blocked)
+{
+	struct sigaction old;
+	if (!blocked) {
+		if (real_sigaction(sig, NULL, &old) < 0 || !is_default(&old) ||
+		    real_sigaction(sig, act, NULL) < 0)
+			return; /* already handled or ignored (e.g. by the shell): leave it */
+	} else if (real_sigaction(sig, act, &old) < 0) {
+		return;
+	} else if (!is_default(&old)) {
+		real_sigaction(sig, &old, NULL);
+		return;
+	}
+	program_action[sig] = old;
+	ours[sig] = true;
+}
+
 int rt_signals_install(void)
 {
 	resolve();
 	if (!real_sigaction || !real_sigprocmask || !real_pthread_sigmask)
 		return fth_error("cannot find sigaction or the mask functions");
-	for (size_t i = 0; i < ARRAY_SIZE(fatal_signals); i++) {
-		int sig = fatal_signals[i];
-		struct sigaction old;
-		if (real_sigaction(sig, NULL, &old) < 0 || old.sa_handler != SIG_DFL ||
-		    (old.sa_flags & SA_SIGINFO))
-			continue; /* already handled or ignored (e.g. by the shell): leave it */
-		struct sigaction sa;
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = fatal_handler;
-		sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
-		sigfillset(&sa.sa_mask);
-		if (real_sigaction(sig, &sa, NULL) == 0) {
-			program_action[sig] = old;
-			ours[sig] = true;
-		}
-	}
+	/* Signals blocked: see take_if_default(). */
+	sigset_t all, mask;
+	sigfillset(&all);
+	bool blocked = real_pthread_sigmask(SIG_BLOCK, &all, &mask) == 0;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = fatal_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+	sigfillset(&sa.sa_mask);
+	for (size_t i = 0; i < ARRAY_SIZE(fatal_signals); i++)
+		take_if_default(fatal_signals[i], &sa, blocked);
 	if (rt_sampler_traps())
 		keep_trap();
 	ours[rt.signo] = true;
 	memset(&program_action[rt.signo], 0, sizeof(program_action[rt.signo]));
-	struct sigaction old;
-	if (real_sigaction(SIGIO, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
-	    !(old.sa_flags & SA_SIGINFO)) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = sigio_handler;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART;
-		sigfillset(&sa.sa_mask);
-		if (real_sigaction(SIGIO, &sa, NULL) == 0) {
-			program_action[SIGIO] = old;
-			ours[SIGIO] = true;
-		}
-	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = sigio_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	take_if_default(SIGIO, &sa, blocked);
+	if (blocked)
+		real_pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	return 0;
 }
 

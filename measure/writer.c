@@ -20,6 +20,7 @@
 #define SMALL_TREE_NODES 1024 /* at most this many nodes and trace records: stored */
 #define SMALL_TRACE 1024
 #define METRIC_DESCRIPTION 160
+#define SMALL_METRICS 4 /* a metric table of at most this many metrics is on the stack */
 
 /* What a MEMLEAK metric holds, with its probability P in decimal (the formatter has no %g). */
 static void describe_memleak(const struct mevent *e, char *out, size_t size)
@@ -85,11 +86,18 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 	if (mfile_write_loadmap_end(w) < 0)
 		return -1;
 
-	/* Counters, then the TMA nodes computed from them; the table lives in mmap'ed memory. */
+	/*
+	 * Counters, then the TMA nodes computed from them; the table lives on the stack when it
+	 * is small (the usual few events), else in mmap'ed memory.
+	 */
 	uint32_t nm = (uint32_t)(c->nevents + c->ntma);
 	size_t bytes = (size_t)nm * (sizeof(struct mfile_metric) + METRIC_DESCRIPTION);
-	void *mem = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	_Alignas(struct mfile_metric) uint8_t small[SMALL_METRICS *
+						   (sizeof(struct mfile_metric) + METRIC_DESCRIPTION)];
+	bool mapped = bytes > sizeof(small);
+	void *mem = mapped ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				  -1, 0)
+			   : small;
 	if (mem == MAP_FAILED)
 		return fth_error_errno(errno, "no memory for the metric table");
 	struct mfile_metric *metrics = mem;
@@ -176,7 +184,8 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 		x->formula = (char *)f;
 	}
 	int rc = mfile_write_metrics(w, metrics, nm);
-	munmap(mem, bytes ? bytes : 1);
+	if (mapped)
+		munmap(mem, bytes);
 	if (rc < 0)
 		return -1;
 

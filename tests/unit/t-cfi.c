@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -1286,6 +1287,83 @@ static void test_cache(struct mod *libc, struct mod *small)
 	rmdir(dir);
 }
 
+/*
+ * Wait until PATH's change time is old enough for a stamp (cfi-cache.c: 10 ms, 2 s on a file
+ * system with whole-second times), with a margin.
+ */
+static bool settle(const char *path)
+{
+	struct stat st;
+	for (int i = 0; i < 1000 && stat(path, &st) == 0; i++) {
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME_COARSE, &now);
+		long long age = (now.tv_sec - st.st_ctim.tv_sec) * 1000000000ll +
+				(now.tv_nsec - st.st_ctim.tv_nsec);
+		if (age > (st.st_ctim.tv_nsec ? 30000000ll : 2500000000ll))
+			return true;
+		usleep(5000);
+	}
+	return false;
+}
+
+/*
+ * Stamps: a file checked in full once is taken on its header by later processes of the run
+ * (2), as long as it is unchanged; a changed file is checked in full again and a damaged one
+ * refused.  A process reads the stamps once per directory name, so each "later process" here
+ * names the directory differently (extra slashes).
+ */
+static void test_stamps(struct mod *libc)
+{
+	char dir[512], path[600], stamps[600], later[600];
+	snprintf(dir, sizeof(dir), "%s/t-cfi-stamps.XXXXXX", tap_tmpdir());
+	if (!mkdtemp(dir)) {
+		ok(false, "mkdtemp %s", dir);
+		return;
+	}
+	static const uint8_t key[20] = { 0x5a, 0x17 };
+	snprintf(path, sizeof(path), "%s/5a17000000000000000000000000000000000000.cfi", dir);
+	snprintf(stamps, sizeof(stamps), "%s/verified", dir);
+	struct cfi_table t;
+	struct stat st;
+	is_int(cfi_cache_store(dir, key, sizeof(key), &libc->t), 0, "libc's table stored");
+	ok(settle(path), "the clock has moved past the file's change time");
+	is_int(cfi_cache_load(dir, key, sizeof(key), &t), 1, "first load: checked in full");
+	memset(&st, 0, sizeof(st));
+	stat(stamps, &st);
+	is_int(st.st_size, 72, "and stamped: one record");
+	snprintf(later, sizeof(later), "%s/", dir);
+	is_int(cfi_cache_load(later, key, sizeof(key), &t), 2, "a later process takes the stamp");
+	same_table("stamped", &libc->t, &t);
+	off_t middle = (off_t)(96 + cfi_table_bytes(&libc->t) / 2);
+	damage(path, middle, 0x04);
+	snprintf(later, sizeof(later), "%s//", dir);
+	is_int(cfi_cache_load(later, key, sizeof(key), &t), -1,
+	       "a byte flipped after stamping: refused (%s)", fth_errmsg());
+	ok(strstr(fth_errmsg(), "checksum") != NULL, "by its checksum");
+	damage(path, middle, 0x04);
+	snprintf(later, sizeof(later), "%s///", dir);
+	is_int(cfi_cache_load(later, key, sizeof(key), &t), 1, "restored: checked in full again");
+	/* A damaged stamp matches no file: the table is checked again. */
+	ok(settle(path), "settled again");
+	snprintf(later, sizeof(later), "%s////", dir);
+	is_int(cfi_cache_load(later, key, sizeof(key), &t), 1, "checked in full and stamped");
+	snprintf(later, sizeof(later), "%s/////", dir);
+	is_int(cfi_cache_load(later, key, sizeof(key), &t), 2, "then taken on its stamp");
+	ok(stat(stamps, &st) == 0, "stamps exist");
+	for (off_t at = 0; at < st.st_size; at++)
+		damage(stamps, at, 0x01);
+	snprintf(later, sizeof(later), "%s//////", dir);
+	is_int(cfi_cache_load(later, key, sizeof(key), &t), 1, "damaged stamps: checked in full");
+	/* A replaced file (a new inode) is checked in full. */
+	is_int(cfi_cache_store(dir, key, sizeof(key), &libc->t), 0, "stored again");
+	ok(settle(path), "settled");
+	snprintf(later, sizeof(later), "%s///////", dir);
+	is_int(cfi_cache_load(later, key, sizeof(key), &t), 1, "a replaced file: checked in full");
+	unlink(path);
+	unlink(stamps);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	dl_iterate_phdr(add_mod, NULL);
@@ -1320,5 +1398,6 @@ int main(void)
 	test_edges(self);
 	test_synthetic();
 	test_cache(libc, self);
+	test_stamps(libc);
 	return done_testing();
 }
