@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #define STAGE_SIZE (64 * 1024)
+_Static_assert(STAGE_SIZE >= CF_MAX_CHUNKS * CF_TOC_ENTRY_SIZE + CF_FOOTER_SIZE,
+	       "the table of contents and the footer are staged whole");
 #define ZSTD_WINDOW_LOG 17 /* bounds the compressor's memory: about 1 MiB at level 1-3 */
 
 /* ---------------------------------------------------------------- writer */
@@ -242,11 +244,14 @@ int cf_writer_finish(struct cf_writer *w)
 		return -1;
 	if (w->in_chunk)
 		return fth_error("%s: finished inside a chunk", w->path);
+	/* The table and the footer go out in one write, staged where the chunks were (the
+	 * largest table, CF_MAX_CHUNKS entries, and the footer fit in it). */
 	uint64_t toc_offset = w->pos;
 	uint32_t toc_crc = 0;
-	for (uint32_t i = 0; i < w->ntoc; i++) {
+	uint8_t *t = w->in;
+	for (uint32_t i = 0; i < w->ntoc; i++, t += CF_TOC_ENTRY_SIZE) {
 		const struct cf_entry *e = &w->toc[i];
-		uint8_t t[CF_TOC_ENTRY_SIZE] = { 0 };
+		memset(t, 0, CF_TOC_ENTRY_SIZE);
 		le_put32(t, e->id);
 		le_put32(t + 4, e->flags);
 		le_put64(t + 8, e->offset);
@@ -254,17 +259,16 @@ int cf_writer_finish(struct cf_writer *w)
 		le_put64(t + 24, e->raw);
 		le_put32(t + 32, e->crc);
 		le_put32(t + 36, e->stored_crc);
-		toc_crc = crc32c(toc_crc, t, sizeof(t));
-		if (write_all(w, t, sizeof(t)) < 0)
-			return -1;
+		toc_crc = crc32c(toc_crc, t, CF_TOC_ENTRY_SIZE);
 	}
-	uint8_t f[CF_FOOTER_SIZE] = { 0 };
+	uint8_t *f = t;
+	memset(f, 0, CF_FOOTER_SIZE);
 	le_put64(f, toc_offset);
 	le_put32(f + 8, w->ntoc);
 	le_put32(f + 12, toc_crc);
 	le_put32(f + 20, crc32c(0, f, 20));
 	memcpy(f + 24, CF_END_MAGIC, 8);
-	return write_all(w, f, sizeof(f));
+	return write_all(w, w->in, (size_t)(f + CF_FOOTER_SIZE - w->in));
 }
 
 int cf_field_varint(struct cf_writer *w, unsigned field, uint64_t v)

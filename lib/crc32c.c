@@ -4,13 +4,18 @@
 #include "crc32c.h"
 
 #include <string.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #define POLY 0x82f63b78u /* CRC-32C, reflected */
 
 static uint32_t table[8][256];
 static bool use_hw;
 
-__attribute__((constructor)) static void crc32c_setup(void)
+/* The tables, made when first needed: most machines never use them.  Idempotent, so a race
+ * between two first callers writes the same values twice. */
+static void make_tables(void)
 {
 	for (uint32_t i = 0; i < 256; i++) {
 		uint32_t c = i;
@@ -21,9 +26,18 @@ __attribute__((constructor)) static void crc32c_setup(void)
 	for (uint32_t i = 0; i < 256; i++)
 		for (int t = 1; t < 8; t++)
 			table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xff];
+}
+
+/*
+ * One cpuid (leaf 1, ECX bit 20), not the compiler runtime's full CPU detection: in a virtual
+ * machine each cpuid traps to the hypervisor, and measure's library runs this in every
+ * process it measures.
+ */
+__attribute__((constructor)) static void crc32c_setup(void)
+{
 #if defined(__x86_64__)
-	__builtin_cpu_init();
-	use_hw = __builtin_cpu_supports("sse4.2");
+	unsigned a, b, c, d;
+	use_hw = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2);
 #endif
 }
 
@@ -70,13 +84,13 @@ uint32_t crc32c(uint32_t crc, const void *p, size_t n)
 		return ~crc_hw(crc, p, n);
 #endif
 	if (!table[0][1])
-		crc32c_setup();
+		make_tables();
 	return ~crc_sw(crc, p, n);
 }
 
 uint32_t crc32c_portable(uint32_t crc, const void *p, size_t n)
 {
 	if (!table[0][1])
-		crc32c_setup();
+		make_tables();
 	return ~crc_sw(~crc, p, n);
 }

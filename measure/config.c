@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* Append S to BUF at *POS with the escapes of the node fields; returns 0 or -1 when full. */
 static int put_escaped(char *buf, size_t size, size_t *pos, const char *s)
@@ -328,4 +330,24 @@ void mconfig_blocktime_attr(struct perf_event_attr *a)
 	a->remove_on_exec = 1;	      /* sigtrap requires it; an exec'd image starts afresh */
 	a->sig_data = MCONFIG_BLOCKTIME_SIGDATA;
 	a->disabled = 1;
+}
+
+bool mconfig_probe_sigtrap(void)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = 1000000000;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.sigtrap = 1;
+	a.remove_on_exec = 1;
+	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return false;
+	close((int)fd);
+	return true;
 }

@@ -69,6 +69,10 @@ enum mconfig_flags {
 	MCONFIG_KERNEL = 1 << 1, /* kernel frames when allowed */
 	MCONFIG_VERBOSE = 1 << 2,
 	MCONFIG_NO_FOLLOW = 1 << 3, /* --no-follow: only the top process */
+	/* The launcher tried perf's SIGTRAP (mconfig_probe_sigtrap) and found it works, or not:
+	 * the processes it measures need not try again. */
+	MCONFIG_SIGTRAP_PROBED = 1 << 4,
+	MCONFIG_SIGTRAP = 1 << 5,
 };
 
 /* The counts and small fields come first: a process touches few of the structure's pages. */
@@ -118,6 +122,9 @@ void mconfig_perf_attr(const struct mevent *e, struct perf_event_attr *a, bool l
  */
 #define MCONFIG_BLOCKTIME_SIGDATA 0x66746d426c6f636bull /* "ftmBlock" */
 void mconfig_blocktime_attr(struct perf_event_attr *a);
+/* Whether this kernel raises perf's synchronous SIGTRAP at a sample (Linux 5.13), tried on a
+ * user-mode task-clock, which anyone may open. */
+bool mconfig_probe_sigtrap(void);
 /* The MPI rank from the environment (Open MPI, PMI, PMIx, Slurm, MVAPICH), or -1. */
 int mconfig_mpi_rank(void);
 

@@ -410,7 +410,8 @@ int main(int argc, char **argv)
 	char flags[32];
 	fth_format(flags, sizeof(flags), "%u",
 		   (trace ? MCONFIG_TRACE : 0) | (kernel ? MCONFIG_KERNEL : 0) |
-			   (verbose ? MCONFIG_VERBOSE : 0) | (follow ? 0 : MCONFIG_NO_FOLLOW));
+			   (verbose ? MCONFIG_VERBOSE : 0) | (follow ? 0 : MCONFIG_NO_FOLLOW) |
+			   MCONFIG_SIGTRAP_PROBED | (mconfig_probe_sigtrap() ? MCONFIG_SIGTRAP : 0));
 	setenv("LD_PRELOAD", (char *)preload.data, 1);
 	setenv(MCONFIG_ENV_EVENTS, events, 1);
 	setenv(MCONFIG_ENV_OUTDIR, absdir, 1);

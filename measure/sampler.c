@@ -102,27 +102,6 @@ static void fill_attr(const struct mevent *e, struct perf_event_attr *a, bool le
 	}
 }
 
-/* Whether this kernel sends perf's SIGTRAP (tried on a user-mode task-clock, as anyone may). */
-static bool probe_trap_sampling(void)
-{
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.sample_period = 1000000000;
-	a.disabled = 1;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	a.sigtrap = 1;
-	a.remove_on_exec = 1;
-	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0)
-		return false;
-	close((int)fd);
-	return true;
-}
-
 /*
  * Credit the counts of event I's group (or of event I alone) to node LEAF (none when
  * UINT32_MAX): VALS is what a read() of the leader returns, N words: value, enabled, running
@@ -448,7 +427,8 @@ bool rt_sampler_traps(void)
 
 int rt_sampler_install(void)
 {
-	trap_sampling = probe_trap_sampling();
+	trap_sampling = rt.cfg.flags & MCONFIG_SIGTRAP_PROBED ? (rt.cfg.flags & MCONFIG_SIGTRAP) != 0
+								: mconfig_probe_sigtrap();
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = handler;
