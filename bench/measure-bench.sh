@@ -85,7 +85,7 @@ if [ -n "${ONLY:-}" ]; then
 	WORKLOADS=("${sel[@]}")
 	[ ${#WORKLOADS[@]} -gt 0 ] || { echo "measure-bench: ONLY=$ONLY names no workload" >&2; exit 2; }
 fi
-CONFIGS="bare m300 m5000 m300t floor5000"
+CONFIGS="bare m300 m5000 m300t floor300 floor5000"
 [ $HAVE_PERF = 1 ] && CONFIGS="$CONFIGS fp300 dw300 fp5000 dw5000"
 
 perf_opts() {
@@ -149,7 +149,7 @@ run_one() {
 	m300) $pin "$MEASURE" -o "$dd" -e task-clock@f300 "$@" >"$out.stdout" 2>"$err" ;;
 	m5000) $pin "$MEASURE" -o "$dd" -e task-clock@f5000 "$@" >"$out.stdout" 2>"$err" ;;
 	m300t) $pin "$MEASURE" -o "$dd" -e task-clock@f300 -t "$@" >"$out.stdout" 2>"$err" ;;
-	floor5000) FLOOR_RATE=5000 LD_PRELOAD=$BIN/libsigfloor.so $pin "$@" >"$out.stdout" 2>"$err" ;;
+	floor*) FLOOR_RATE=${cfg#floor} LD_PRELOAD=$BIN/libsigfloor.so $pin "$@" >"$out.stdout" 2>"$err" ;;
 	*) $pin "$PERF" record $(perf_opts "$cfg") -o "$out.data" -- "$@" >"$out.stdout" 2>"$err" ;;
 	esac
 	local rc=$?
@@ -237,9 +237,9 @@ hr "1. CPU time inside the program (cpu_s, median of $RUNS) and ratio to bare"
 say "   m300/m5000 = measure -e task-clock@f300/@f5000; fp/dw = perf record -e cpu-clock -F N -g / --call-graph dwarf"
 say "   us/smp = (median CPU - bare median CPU) / median samples: the cost of one sample inside the program"
 say "   (fp5000 us/smp: the same for perf -g at 5000 samples/s, measured in the same rounds)"
-say "   floor = the program with an empty SIGTRAP handler sampled at 5000/s by the same perf sigtrap as measure's"
-say "   (bench/workloads/sigfloor.c): what signal-based sampling costs on this machine before any profiler work"
-printf '%-10s %7s %6s | %7s %6s %6s | %7s %6s %6s %6s | %6s' workload bare spread m300 ratio us/smp m5000 ratio us/smp floor "m300t"
+say "   floor = the program preloading an empty SIGTRAP handler sampled at 300 or 5000/s by the same perf sigtrap as"
+say "   measure's (bench/workloads/sigfloor.c): what signal-based sampling costs on this machine before any profiler work"
+printf '%-10s %7s %6s | %7s %6s %6s %6s | %7s %6s %6s %6s | %6s' workload bare spread m300 ratio us/smp floor m5000 ratio us/smp floor "m300t"
 for c in $PCOLS; do printf ' %6s' "$c"; done
 [ $HAVE_PERF = 1 ] && printf ' %7s' "fp5000us"
 printf '\n'
@@ -252,15 +252,15 @@ for w in "${WORKLOADS[@]}"; do
 	r3=$(ratio "$m3" "$b"); r5=$(ratio "$m5" "$b")
 	u3=$(awk -v m="$m3" -v b="$b" -v s="$s3" 'BEGIN { if (s + 0 > 0 && m != "NA") printf "%.1f", 1e6 * (m - b) / s; else print "NA" }')
 	u5=$(awk -v m="$m5" -v b="$b" -v s="$s5" 'BEGIN { if (s + 0 > 0 && m != "NA") printf "%.1f", 1e6 * (m - b) / s; else print "NA" }')
-	fl=$(ratio "$(med "$wl" floor5000 5)" "$b")
-	printf '%-10s %7s %6s | %7s %6s %6s | %7s %6s %6s %6s | %6s' "$wl" "$(fmt "$b" %.3f)" "$(spread "$wl" bare 5)" \
-		"$(fmt "$m3" %.3f)" "$r3" "$u3" "$(fmt "$m5" %.3f)" "$r5" "$u5" "$fl" "$(ratio "$mt" "$b")"
+	f3=$(ratio "$(med "$wl" floor300 5)" "$b") fl=$(ratio "$(med "$wl" floor5000 5)" "$b")
+	printf '%-10s %7s %6s | %7s %6s %6s %6s | %7s %6s %6s %6s | %6s' "$wl" "$(fmt "$b" %.3f)" "$(spread "$wl" bare 5)" \
+		"$(fmt "$m3" %.3f)" "$r3" "$u3" "$f3" "$(fmt "$m5" %.3f)" "$r5" "$u5" "$fl" "$(ratio "$mt" "$b")"
 	for c in $PCOLS; do printf ' %6s' "$(ratio "$(med "$wl" "$c" 5)" "$b")"; done
 	[ $HAVE_PERF = 1 ] && printf ' %7s' "$(awk -v m="$(med "$wl" fp5000 5)" -v b="$b" -v s="$(med "$wl" fp5000 8)" \
 		'BEGIN { if (s + 0 > 0 && m != "NA") printf "%.1f", 1e6 * (m - b) / s; else print "NA" }')"
 	printf '\n'
 	sp=$(spread "$wl" bare 5)
-	r3="$r3,noise$sp" r5="$r5,noise$sp floor $fl"
+	r3="$r3,noise$sp floor $f3" r5="$r5,noise$sp floor $fl"
 	if [ "${r3%%,*}" = NA ] || awk -v r="${r3%%,*}" 'BEGIN { exit !(r > 1.02) }'; then FAIL300="$FAIL300 $wl(${r3/,/ })"; fi
 	if [ "${r5%%,*}" = NA ] || awk -v r="${r5%%,*}" 'BEGIN { exit !(r > 1.10) }'; then FAIL5000="$FAIL5000 $wl(${r5/,/ })"; fi
 	r3=${r3%%,*} r5=${r5%%,*}
