@@ -5,11 +5,13 @@
  * next definitions in the search order (glibc's, or an allocator such as jemalloc or tcmalloc
  * that the program links).  Each allocation is tracked with probability P (--memleak-prob): its
  * bytes, scaled by 1/P so that totals estimate all allocations, are credited to the allocating
- * context as "MEMLEAK Bytes Allocated", and remembered in a table keyed by the block's address.
- * A free credits the same bytes to the same context as "MEMLEAK Bytes Freed" (in the freeing
- * thread's tree, under a copy of the allocating path when another thread allocated it).  At
- * the end of the process (or at exec), every block still in the table is credited as
- * "MEMLEAK Bytes Leaked".  realloc is a free of the old block and an allocation of the new.
+ * context as "MEMLEAK Bytes Allocated", and remembered: in a 16-byte header in front of the
+ * block when the allocator is glibc's and the call is malloc, calloc or realloc (see "tracked
+ * blocks that carry their entry" below), otherwise in a table keyed by the block's address.  A free credits
+ * the same bytes to the same context as "MEMLEAK Bytes Freed" (in the freeing thread's tree,
+ * under a copy of the allocating path when another thread allocated it).  At the end of the
+ * process (or at exec), every block still remembered is credited as "MEMLEAK Bytes Leaked".
+ * realloc is a free of the old block and an allocation of the new.
  *
  * The cost that matters is that of the calls not tracked (1 - P of them), so the wrappers keep
  * it to a few instructions.  An allocation decides with one decrement of a per-thread count:
@@ -18,7 +20,8 @@
  * allocation is tracked with probability P independently of the others, as with one draw per
  * call).  A free reads one bit of a 2 KiB filter that stays in the cache: per hash of the
  * address, whether tracked blocks may live there (behind it, counters of how many), so a
- * zero proves the block untracked and only the rest look in the table.
+ * zero proves the block untracked and only the rest look further (the bitmap of blocks with a
+ * header, then the table).
  *
  * The table is global, so that any thread can free what another allocated, and lock-free:
  * open-addressing arrays (mmap'ed, never resized), a small one by hash first, then a big
@@ -26,9 +29,10 @@
  * that nearby blocks use nearby slots.  A slot holds an entry whose home is elsewhere only when
  * its home slot was taken; each slot counts the entries displaced from it, so that a lookup
  * probes further only when that count is not zero.  Slots are claimed and released by
- * compare-and-swap on the key; nothing waits.  A header in front of each block was the
- * alternative: it changes the program's pointers, alignments and usable sizes, and breaks
- * allocator-specific calls (sdallocx, tc_free_sized...) on them; the table changes nothing.
+ * compare-and-swap on the key; nothing waits.  Its slots are cache misses (a tracked block's
+ * slot was last touched when it was allocated), which is why glibc's blocks carry their entry
+ * instead; the table serves the memalign family and the other allocators, whose own calls on
+ * a block (sdallocx, tc_free_sized...) must be given the block they made.
  *
  * dlsym may itself allocate (calloc for its error state): while the real functions are being
  * found, allocations come from a static buffer, and such blocks are never passed to the real
@@ -43,8 +47,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
-#include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -86,11 +90,8 @@ static struct {
 static int resolving, resolved;
 
 #define BOOT_BYTES (256u << 10)
-#define BOOT_BLOCKS 1024
 static _Alignas(4096) unsigned char boot[BOOT_BYTES];
 static size_t boot_used;
-/* Where each bootstrap block starts, so that a forked child marks them again (see the filter). */
-static uint32_t boot_start[BOOT_BLOCKS], boot_blocks;
 
 static inline bool is_boot(const void *p)
 {
@@ -115,12 +116,6 @@ static void *boot_alloc(size_t n, size_t align)
 		}
 	} while (!__atomic_compare_exchange_n(&boot_used, &cur, start + n, false, __ATOMIC_ACQ_REL,
 					      __ATOMIC_RELAXED));
-	uint32_t i = __atomic_fetch_add(&boot_blocks, 1, __ATOMIC_ACQ_REL);
-	if (i >= BOOT_BLOCKS) {
-		errno = ENOMEM; /* the space is lost; dlsym makes a handful at most */
-		return NULL;
-	}
-	__atomic_store_n(&boot_start[i], (uint32_t)start, __ATOMIC_RELEASE);
 	*(size_t *)(boot + start - 16) = n;
 	mark_boot_block(boot + start);
 	return boot + start;
@@ -203,6 +198,9 @@ static double gap_scale;     /* 1 / ln(1 - P) (negative), or 0 when P = 1: every
 static double inverse_p = 1; /* 1 / P */
 static uint64_t crowded;     /* allocations not tracked: no free slot near their home */
 static uint64_t big_entries; /* entries in the big table: while 0, lookups skip it */
+/* Entries in both tables: while 0 (blocks with a header, see below, need none), frees do not
+ * look (each look is a cache miss). */
+static uint64_t table_entries;
 
 static __thread uint64_t rng __attribute__((tls_model("initial-exec")));
 static __thread int inside __attribute__((tls_model("initial-exec")));
@@ -415,14 +413,21 @@ static void mark_boot_block(const void *p)
 	__atomic_fetch_or(&filter_bits[h / 64], 1ull << (h % 64), __ATOMIC_RELAXED);
 }
 
+static inline bool table_empty(void)
+{
+	return !__atomic_load_n(&table_entries, __ATOMIC_ACQUIRE);
+}
+
 /* Track P: its entry, then its count in the filter (both before the program can free it). */
 static bool track_block(uint64_t p, struct mthread *owner, uint32_t node, uint64_t bytes)
 {
+	/* Counted first: a lookup that finds 0 must not miss an entry on its way in. */
+	__atomic_fetch_add(&table_entries, 1, __ATOMIC_SEQ_CST);
 	if (!insert_in(&small, p, owner, node, bytes)) {
-		/* Counted first: a lookup that finds 0 must not miss an entry on its way in. */
 		__atomic_fetch_add(&big_entries, 1, __ATOMIC_SEQ_CST);
 		if (!insert_in(&big, p, owner, node, bytes)) {
 			__atomic_fetch_sub(&big_entries, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_sub(&table_entries, 1, __ATOMIC_RELAXED);
 			return false;
 		}
 	}
@@ -433,11 +438,14 @@ static bool track_block(uint64_t p, struct mthread *owner, uint32_t node, uint64
 /* Stop tracking P (before the real free: the address cannot be handed out again meanwhile). */
 static bool untrack_block(uint64_t p, struct slot *e)
 {
+	if (table_empty())
+		return false;
 	if (!take_from(&small, p, e)) {
 		if (!__atomic_load_n(&big_entries, __ATOMIC_ACQUIRE) || !take_from(&big, p, e))
 			return false;
 		__atomic_fetch_sub(&big_entries, 1, __ATOMIC_RELAXED);
 	}
+	__atomic_fetch_sub(&table_entries, 1, __ATOMIC_RELAXED);
 	filter_remove(p);
 	return true;
 }
@@ -459,27 +467,53 @@ static inline uint64_t next_random(void)
 }
 
 /*
- * ln U for U in (0, 1], inline and without a division (no call into libm on this path):
- * U = M 2^E with M in [1, 2); the top LN_BITS bits of M's fraction pick C, the middle of their
- * interval, whose ln C and 1 / C are in a table made at start; R = M / C - 1 is below 2^-8 in
- * magnitude, and ln M = ln C + ln(1 + R) by the series of ln(1 + R) to R^4 (error below 1e-12,
- * far below what could bias the draws).
+ * The logarithms made at start, without libm (measure's library then maps one library fewer):
+ * ln(1 + X) = 2 atanh(S) with S = X / (2 + X), by the series S + S^3/3 + S^5/5 + ..., for X
+ * in [-1/4, 1/4] (|S| < 1/7: 20 terms leave an error far below 1e-16); other arguments are
+ * first scaled by a power of 2 into [sqrt(1/2), sqrt(2)).
  */
-#define LN_BITS 7
-
-static struct {
-	double ln_c, inverse_c;
-} ln_table[1u << LN_BITS];
-
-static void make_ln_table(void)
+static double ln1p_near_zero(double x)
 {
-	for (uint32_t i = 0; i < ARRAY_SIZE(ln_table); i++) {
-		double c = 1 + (i + 0.5) / (1u << LN_BITS);
-		ln_table[i].ln_c = log(c);
-		ln_table[i].inverse_c = 1 / c;
+	double s = x / (2 + x), s2 = s * s, term = s, sum = 0;
+	for (int k = 1; k < 40; k += 2) {
+		sum += term / k;
+		term *= s2;
 	}
+	return 2 * sum;
 }
 
+/* ln X for a finite X > 0. */
+static double ln_positive(double x)
+{
+	union {
+		double d;
+		uint64_t bits;
+	} m = { .d = x };
+	int e = (int)((m.bits >> 52) & 0x7ff) - 1023;
+	if (e == -1023) { /* subnormal: scaled up first */
+		m.d = x * 0x1p64;
+		e = (int)((m.bits >> 52) & 0x7ff) - 1023 - 64;
+	}
+	m.bits = (m.bits & ((UINT64_C(1) << 52) - 1)) | (UINT64_C(1023) << 52); /* [1, 2) */
+	if (m.d > 1.4142135623730951) {
+		m.d /= 2;
+		e++;
+	}
+	return e * 0.6931471805599453 + ln1p_near_zero(m.d - 1);
+}
+
+/* ln(1 + X) for X > -1, precise also when X is tiny. */
+static double ln1p(double x)
+{
+	return x >= -0.25 && x <= 0.25 ? ln1p_near_zero(x) : ln_positive(1 + x);
+}
+
+/*
+ * ln U for U in (0, 1], inline, without a table (a table's lines were cache misses at small
+ * P, where draws are rare): U = M 2^E with M in [sqrt(1/2), sqrt(2)), and ln M = 2 atanh(S),
+ * S = (M - 1) / (M + 1), |S| < 0.172, by the series to S^15 (relative error below 1e-12, far
+ * below what could bias the draws).  Draws come in batches, so the divisions overlap.
+ */
 static inline double ln_unit(double u)
 {
 	union {
@@ -487,11 +521,15 @@ static inline double ln_unit(double u)
 		uint64_t bits;
 	} x = { .d = u };
 	int e = (int)((x.bits >> 52) & 0x7ff) - 1023;
-	uint32_t i = (uint32_t)(x.bits >> (52 - LN_BITS)) & ((1u << LN_BITS) - 1);
 	x.bits = (x.bits & ((UINT64_C(1) << 52) - 1)) | (UINT64_C(1023) << 52); /* M in [1, 2) */
-	double r = x.d * ln_table[i].inverse_c - 1;
-	double series = r * (1 - r * (1.0 / 2 - r * (1.0 / 3 - r * (1.0 / 4))));
-	return e * 0.6931471805599453 + ln_table[i].ln_c + series;
+	bool high = x.d > 1.4142135623730951;
+	x.d = high ? x.d * 0.5 : x.d;
+	e += high;
+	double s = (x.d - 1) / (x.d + 1), s2 = s * s;
+	double series =
+		s * (2 + s2 * (2.0 / 3 + s2 * (2.0 / 5 + s2 * (2.0 / 7 + s2 * (2.0 / 9 +
+			s2 * (2.0 / 11 + s2 * (2.0 / 13 + s2 * (2.0 / 15))))))));
+	return e * 0.6931471805599453 + series;
 }
 
 /*
@@ -601,8 +639,9 @@ static __attribute__((noinline)) void chosen(void *p, size_t n, const void *call
 		track(p, n, callee, ra, sp);
 }
 
-/* A tracked block E was freed: its bytes to the allocating context, in this thread's tree. */
-static void credit_freed(const struct slot *e)
+/* A tracked block was freed: BYTES to the allocating context (NODE in the tree of OWNER), in
+ * this thread's tree. */
+static void credit_freed_to(const struct mthread *owner, uint32_t node, uint64_t bytes)
 {
 	struct mthread *t = rt_self();
 	if (!t || inside)
@@ -610,11 +649,382 @@ static void credit_freed(const struct slot *e)
 	int saved = errno;
 	inside = 1;
 	if (rt_sync_claim(t)) {
-		rt_sync_credit(t, rt_sync_copy_context(t, e->owner, e->node), metric_freed, e->bytes);
+		rt_sync_credit(t, rt_sync_copy_context(t, owner, node), metric_freed, bytes);
 		rt_sync_release(t);
 	}
 	inside = 0;
 	errno = saved;
+}
+
+static void credit_freed(const struct slot *e)
+{
+	credit_freed_to(e->owner, e->node, e->bytes);
+}
+
+/* ---- tracked blocks that carry their entry in front (glibc's allocator) ---- */
+
+/*
+ * With glibc's allocator, a tracked malloc, calloc or realloc asks for 16 bytes more and keeps
+ * the block's entry in front of what it returns: the free finds it in the cache line that the
+ * allocator reads next anyway, where a slot of the table was a cache miss of its own, at the
+ * allocation and again at the free.  Which addresses are such blocks is known exactly, never
+ * guessed from bytes in memory: a bitmap with a bit per 16 bytes of address space (a leaf of
+ * 1 MiB per 128 MiB, mapped when first needed, touched only where blocks live) says so.  A bit
+ * is set before the program has the block and cleared before the allocator has it back, so no
+ * other block can start at a marked address.  glibc only: other allocators have calls of their
+ * own on a block (sdallocx, tc_free_sized, ...) that would be given the shifted address; with
+ * them, and for the memalign family (whose alignment a header would break), the table does it.
+ * The bitmap is read only for the frees that the filter lets through.
+ */
+#define FAT_HEADER 16
+#define FAT_LEAF_SHIFT 27			      /* 128 MiB of address space per leaf */
+#define FAT_LEAF_WORDS ((1u << (FAT_LEAF_SHIFT - 4)) / 64) /* bits per 16 bytes: 1 MiB */
+#define FAT_DIR_SIZE (1u << (47 - FAT_LEAF_SHIFT))	      /* user space below 2^47 */
+#define FAT_LEAVES_MAX 1024				      /* 128 GiB; beyond, the table */
+#define FAT_SIZE_MAX ((size_t)1 << 31)
+#define FAT_UNTRACKED UINT32_MAX
+#define FAT_OWNER_MASK ((UINT64_C(1) << 48) - 1)
+
+struct fat_header {
+	uint64_t owner; /* the allocating thread (struct mthread *), the generation in bits 48-63 */
+	uint32_t node;	/* its context in the owner's tree; FAT_UNTRACKED: none */
+	uint32_t size;	/* the bytes asked for */
+};
+
+static bool fat_on;
+static uint64_t **fat_dir; /* the leaf of each 128 MiB, or null */
+/* The leaves made, as their index in fat_dir plus 1 (0: being recorded), for the end. */
+static uint32_t fat_leaf_id[FAT_LEAVES_MAX], fat_leaves;
+/* One more in each forked child: blocks of an older generation are the parent's. */
+static uint16_t fat_generation;
+/*
+ * With more than one thread, frees of blocks with a header are counted while they read and
+ * unmark it (fat_busy), and wait while rt_memleak_finish reads the headers (fat_scanning):
+ * it never reads the header of a block being given back.  The count is split by thread, in
+ * lines of their own, so that threads freeing at once do not fight over one line.
+ */
+#define FAT_BUSY_STRIPES 64
+static int fat_scanning;
+static struct {
+	_Alignas(64) uint64_t n;
+} fat_busy[FAT_BUSY_STRIPES];
+
+static inline struct fat_header *header_of(const void *p)
+{
+	return (struct fat_header *)(uintptr_t)p - 1;
+}
+
+/* The word and bit of address P in the bitmap, null when P has no leaf (or cannot have one). */
+static inline uint64_t *fat_word(uint64_t p, uint64_t *bit)
+{
+	if (p >> 47 || (p & 15))
+		return NULL;
+	uint64_t *leaf = __atomic_load_n(&fat_dir[p >> FAT_LEAF_SHIFT], __ATOMIC_ACQUIRE);
+	if (!leaf)
+		return NULL;
+	uint64_t i = (p & ((UINT64_C(1) << FAT_LEAF_SHIFT) - 1)) >> 4;
+	*bit = UINT64_C(1) << (i % 64);
+	return &leaf[i / 64];
+}
+
+/* Whether P is a block with a header: exact. */
+static inline bool is_fat(const void *p)
+{
+	uint64_t bit, *w;
+	return fat_dir && (w = fat_word((uint64_t)(uintptr_t)p, &bit)) &&
+	       (__atomic_load_n(w, __ATOMIC_ACQUIRE) & bit);
+}
+
+/* Mark P as a block with a header (its leaf mapped if need be); false when it cannot be. */
+static bool fat_mark(uint64_t p)
+{
+	if (p >> 47 || (p & 15))
+		return false;
+	uint64_t **at = &fat_dir[p >> FAT_LEAF_SHIFT];
+	if (!__atomic_load_n(at, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&fat_leaves, __ATOMIC_RELAXED) >= FAT_LEAVES_MAX)
+			return false;
+		uint64_t *leaf = mmap(NULL, FAT_LEAF_WORDS * sizeof(uint64_t),
+				      PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (leaf == MAP_FAILED)
+			return false;
+		uint64_t *none = NULL;
+		if (__atomic_compare_exchange_n(at, &none, leaf, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			uint32_t i = __atomic_fetch_add(&fat_leaves, 1, __ATOMIC_ACQ_REL);
+			uint32_t id = (uint32_t)(p >> FAT_LEAF_SHIFT) + 1;
+			if (i < FAT_LEAVES_MAX)
+				__atomic_store_n(&fat_leaf_id[i], id, __ATOMIC_RELEASE);
+		} else {
+			munmap(leaf, FAT_LEAF_WORDS * sizeof(uint64_t)); /* another thread's won */
+		}
+	}
+	uint64_t bit = 0, *w = fat_word(p, &bit);
+	if (one_thread())
+		*w |= bit;
+	else
+		__atomic_fetch_or(w, bit, __ATOMIC_RELEASE);
+	return true;
+}
+
+static void fat_unmark(uint64_t p)
+{
+	uint64_t bit = 0, *w = fat_word(p, &bit);
+	if (one_thread())
+		*w &= ~bit;
+	else
+		__atomic_fetch_and(w, ~bit, __ATOMIC_RELEASE);
+}
+
+/* This thread's part of fat_busy. */
+static inline uint64_t *fat_busy_mine(void)
+{
+	return &fat_busy[((uint64_t)(uintptr_t)&inside * HASH_MULT) >> 58].n;
+}
+
+/* Enter the section where a header is read and unmarked; the count to leave, or null. */
+static uint64_t *fat_enter(void)
+{
+	if (one_thread())
+		return NULL;
+	uint64_t *busy = fat_busy_mine();
+	for (;;) {
+		__atomic_fetch_add(busy, 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&fat_scanning, __ATOMIC_SEQ_CST))
+			return busy;
+		__atomic_fetch_sub(busy, 1, __ATOMIC_SEQ_CST);
+		while (__atomic_load_n(&fat_scanning, __ATOMIC_ACQUIRE))
+			sched_yield();
+	}
+}
+
+static void fat_leave(uint64_t *busy)
+{
+	if (busy)
+		__atomic_fetch_sub(busy, 1, __ATOMIC_RELEASE);
+}
+
+/* Whether a free of a block with a header is under way in some thread. */
+static bool fat_freeing(void)
+{
+	for (uint32_t i = 0; i < FAT_BUSY_STRIPES; i++)
+		if (__atomic_load_n(&fat_busy[i].n, __ATOMIC_SEQ_CST))
+			return true;
+	return false;
+}
+
+/* Whether an allocation of N bytes called at RA, chosen for tracking, gets a header. */
+static inline bool fat_eligible(size_t n, uint64_t ra)
+{
+	return fat_on && n <= FAT_SIZE_MAX && !inside && tracking() && !rt_sync_from_measure(ra);
+}
+
+/* Take P's header (unmarked, out of the filter) into *E, before the allocator has it back. */
+static void fat_take(void *p, struct fat_header *e)
+{
+	uint64_t *busy = fat_enter();
+	*e = *header_of(p);
+	fat_unmark((uint64_t)(uintptr_t)p);
+	filter_remove((uint64_t)(uintptr_t)p);
+	fat_leave(busy);
+}
+
+/* A header E taken from a block being freed: its bytes as freed, when they were credited. */
+static void fat_credit_freed(const struct fat_header *e)
+{
+	if (e->node != FAT_UNTRACKED && e->owner >> 48 == fat_generation)
+		credit_freed_to((const struct mthread *)(uintptr_t)(e->owner & FAT_OWNER_MASK),
+				e->node, scaled(e->size));
+}
+
+static void free_fat(void *p)
+{
+	/* The allocator's size field before the header may be in the line before. */
+	__builtin_prefetch((const char *)p - FAT_HEADER - 8);
+	struct fat_header e;
+	fat_take(p, &e);
+	real.free(header_of(p));
+	fat_credit_freed(&e);
+}
+
+/*
+ * Q was allocated with N + FAT_HEADER bytes: give the block behind its header, untracked for
+ * now.  Null when it cannot have one (no leaf for it): the caller keeps Q, in the table.
+ */
+static void *fat_adopt(void *q, size_t n)
+{
+	void *p = (char *)q + FAT_HEADER;
+	if (!fat_mark((uint64_t)(uintptr_t)p))
+		return NULL;
+	*(struct fat_header *)q =
+		(struct fat_header){ (uint64_t)fat_generation << 48, FAT_UNTRACKED, (uint32_t)n };
+	filter_add((uint64_t)(uintptr_t)p);
+	return p;
+}
+
+/* The block P (with a header) of N bytes was just allocated by CALLEE, called at RA with
+ * stack pointer SP: its bytes to the calling context. */
+static void fat_track(void *p, size_t n, const void *callee, uint64_t ra, uint64_t sp)
+{
+	struct mthread *t = rt_self();
+	if (!t || (uintptr_t)t > FAT_OWNER_MASK)
+		return;
+	int saved = errno;
+	inside = 1;
+	if (rt_sync_claim(t)) {
+		uint32_t leaf = rt_sync_context(t, callee, ra, sp);
+		if (leaf != UINT32_MAX) {
+			struct fat_header *h = header_of(p);
+			h->owner |= (uint64_t)(uintptr_t)t;
+			h->node = leaf;
+			rt_sync_credit(t, leaf, metric_alloc, scaled(n));
+		}
+		rt_sync_release(t);
+	}
+	inside = 0;
+	errno = saved;
+}
+
+/* A tracked allocation of N bytes by CALLEE (malloc or calloc), which gave Q for N +
+ * FAT_HEADER: the block for the program. */
+static void *fat_allocated(void *q, size_t n, const void *callee, uint64_t ra, uint64_t sp)
+{
+	if (!q)
+		return NULL;
+	void *p = fat_adopt(q, n);
+	if (!p) {
+		track(q, n, callee, ra, sp); /* Q as it is, FAT_HEADER bytes larger */
+		return q;
+	}
+	fat_track(p, n, callee, ra, sp);
+	return p;
+}
+
+/* realloc of P, a block with a header, to BYTES; DUE: the new block is the one to track. */
+static void *realloc_fat(void *p, size_t bytes, bool due, const void *callee, uint64_t ra,
+			 uint64_t sp)
+{
+	if (!bytes) {
+		free_fat(p); /* as glibc's realloc(p, 0) */
+		return NULL;
+	}
+	if (!due || bytes > FAT_SIZE_MAX) {
+		/*
+		 * A new block not tracked (or too large for the header): a plain one, the data
+		 * copied once, as when realloc moves a block.  Kept with a header, it would cost
+		 * the bookkeeping of one at every realloc and free of it, for nothing to credit.
+		 */
+		void *q = real.malloc(bytes);
+		if (!q)
+			return NULL;
+		memcpy(q, p, FTH_MIN(bytes, real.usable_size(header_of(p)) - FAT_HEADER));
+		free_fat(p);
+		if (due)
+			track(q, bytes, callee, ra, sp);
+		return q;
+	}
+	struct fat_header e;
+	fat_take(p, &e);
+	char *q = real.realloc(header_of(p), bytes + FAT_HEADER);
+	if (!q) {
+		/* Failed: P is untouched, and still the program's. */
+		fat_mark((uint64_t)(uintptr_t)p);
+		filter_add((uint64_t)(uintptr_t)p);
+		return NULL;
+	}
+	fat_credit_freed(&e);
+	void *np = fat_adopt(q, bytes);
+	if (!np) {
+		memmove(q, q + FAT_HEADER, bytes); /* no leaf for it: a plain block */
+		if (due)
+			track(q, bytes, callee, ra, sp);
+		return q;
+	}
+	if (fat_eligible(bytes, ra))
+		fat_track(np, bytes, callee, ra, sp);
+	return np;
+}
+
+/*
+ * realloc of P (untracked, without a header, or null) to BYTES for a block that is tracked: a
+ * new block with a header, the data copied once (as when realloc moves a block; growing in
+ * place and then moving the data behind the header copied it twice when realloc moved it).
+ */
+static void *realloc_to_fat(void *p, size_t bytes, const void *callee, uint64_t ra, uint64_t sp)
+{
+	char *q = real.malloc(bytes + FAT_HEADER);
+	if (!q)
+		return NULL;
+	void *np = fat_adopt(q, bytes);
+	if (!np) {
+		real.free(q); /* no leaf for it: realloc as it is, the block in the table */
+		q = real.realloc(p, bytes);
+		if (q)
+			track(q, bytes, callee, ra, sp);
+		return q;
+	}
+	if (p) {
+		memcpy(np, p, FTH_MIN(real.usable_size(p), bytes));
+		real.free(p);
+	}
+	fat_track(np, bytes, callee, ra, sp);
+	return np;
+}
+
+/* The blocks with a header still allocated at the end: credited as leaked by ME (CLAIMED: its
+ * tree may be written), then untracked; totals in *BLOCKS, *BYTES and *LOST. */
+static void finish_fat(struct mthread *me, bool claimed, uint64_t *blocks, uint64_t *bytes,
+		       uint64_t *lost)
+{
+	if (!fat_dir)
+		return;
+	bool many = !one_thread();
+	if (many) {
+		__atomic_store_n(&fat_scanning, 1, __ATOMIC_SEQ_CST);
+		for (uint32_t i = 0; fat_freeing(); i++) {
+			if (i == 100000) {
+				rt_log("error: MEMLEAK: frees in other threads did not finish: the "
+				       "blocks with a header were not counted as leaks");
+				__atomic_store_n(&fat_scanning, 0, __ATOMIC_SEQ_CST);
+				return;
+			}
+			sched_yield();
+		}
+	}
+	uint32_t leaves = FTH_MIN(__atomic_load_n(&fat_leaves, __ATOMIC_ACQUIRE), FAT_LEAVES_MAX);
+	for (uint32_t l = 0; l < leaves; l++) {
+		uint32_t id = __atomic_load_n(&fat_leaf_id[l], __ATOMIC_ACQUIRE);
+		uint64_t *leaf = id ? __atomic_load_n(&fat_dir[id - 1], __ATOMIC_ACQUIRE) : NULL;
+		if (!leaf)
+			continue;
+		uint64_t base = (uint64_t)(id - 1) << FAT_LEAF_SHIFT;
+		for (uint32_t w = 0; w < FAT_LEAF_WORDS; w++) {
+			for (uint64_t bits = __atomic_load_n(&leaf[w], __ATOMIC_ACQUIRE); bits;
+			     bits &= bits - 1) {
+				uint64_t bit = (uint64_t)w * 64 + (uint64_t)__builtin_ctzll(bits);
+				uint64_t p = base + (bit << 4);
+				struct fat_header *h = header_of((const void *)(uintptr_t)p);
+				if (h->node == FAT_UNTRACKED || h->owner >> 48 != fat_generation)
+					continue;
+				uint64_t n = scaled(h->size);
+				uint64_t owner_bits = h->owner & FAT_OWNER_MASK;
+				const struct mthread *owner =
+					(const struct mthread *)(uintptr_t)owner_bits;
+				uint32_t node = claimed ? rt_sync_copy_context(me, owner, h->node)
+							: UINT32_MAX;
+				h->node = FAT_UNTRACKED; /* a later free credits nothing */
+				(*blocks)++;
+				*bytes += n;
+				if (node == UINT32_MAX)
+					*lost += n;
+				else
+					rt_sync_credit(me, node, metric_leaked, n);
+			}
+		}
+	}
+	if (many)
+		__atomic_store_n(&fat_scanning, 0, __ATOMIC_SEQ_CST);
 }
 
 void rt_memleak_finish(void)
@@ -652,6 +1062,7 @@ void rt_memleak_finish(void)
 		else
 			rt_sync_credit(me, node, metric_leaked, e.bytes);
 	}
+	finish_fat(me, claimed, &blocks, &bytes, &lost);
 	inside = 0;
 	if (claimed)
 		rt_sync_release(me);
@@ -677,17 +1088,20 @@ static void forget_in_child(void)
 	rng = 0;
 	ngaps = 0;
 	countdown = 0;
+	fat_generation++;
+	memset(fat_busy, 0, sizeof(fat_busy)); /* the other threads are not in the child */
+	fat_scanning = 0;
 	if (!table)
 		return;
 	madvise(small.slot, (size_t)(small.mask + 1) * sizeof(struct slot), MADV_DONTNEED);
 	madvise(big.slot, (size_t)(big.mask + 1) * sizeof(struct slot), MADV_DONTNEED);
-	memset(filter, 0, sizeof(filter));
-	memset(filter_bits, 0, sizeof(filter_bits));
-	for (uint32_t i = 0; i < FTH_MIN(boot_blocks, BOOT_BLOCKS); i++)
-		mark_boot_block(boot + boot_start[i]);
+	/* The filter stays: the blocks with a header that the child inherits must still be found
+	 * (their counts are right), and counts of the forgotten entries only make it look
+	 * further now and then. */
 	memset(big_touched, 0, sizeof(big_touched));
 	crowded = 0;
 	big_entries = 0;
+	table_entries = 0;
 }
 
 void rt_memleak_init(void)
@@ -706,10 +1120,9 @@ void rt_memleak_init(void)
 	}
 	if (metric_alloc < 0 || metric_freed < 0 || metric_leaked < 0)
 		return;
-	make_ln_table();
 	gap_scale = probability >= MLEAK_PROB_ONE
 			    ? 0
-			    : 1 / log1p(-(double)probability / MLEAK_PROB_ONE);
+			    : 1 / ln1p(-(double)probability / MLEAK_PROB_ONE);
 	inverse_p = probability >= MLEAK_PROB_ONE ? 1 : (double)MLEAK_PROB_ONE / probability;
 	resolve();
 	/* Say so when the program's own malloc comes first: nothing of it can be seen. */
@@ -753,6 +1166,16 @@ void rt_memleak_init(void)
 	big = (struct table){ (struct slot *)(mem + small_room), (1u << BIG_BITS) - 1, BIG_PROBES,
 			      true, big_touched };
 	madvise(mem, small_room + big_bytes, MADV_HUGEPAGE);
+	Dl_info where;
+	if (dladdr((const void *)real.malloc, &where) && where.dli_fname &&
+	    strstr(where.dli_fname, "/libc.so") && real.usable_size) {
+		void *dir = mmap(NULL, FAT_DIR_SIZE * sizeof(uint64_t *), PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (dir != MAP_FAILED) {
+			fat_dir = dir;
+			fat_on = true;
+		}
+	}
 	pthread_atfork(NULL, NULL, forget_in_child);
 	__atomic_store_n(&table, big.slot, __ATOMIC_RELEASE);
 	countdown = 0; /* drawn again, now that tracking is on */
@@ -774,9 +1197,13 @@ static __attribute__((noinline)) void *malloc_slow(size_t n, uint64_t ra, uint64
 {
 	if (unlikely(!resolved_or_boot()))
 		return boot_alloc(n, 16);
+	if (countdown > 0 || !decide())
+		return real.malloc(n);
+	if (fat_eligible(n, ra))
+		return fat_allocated(real.malloc(n + FAT_HEADER), n, (const void *)real.malloc, ra,
+				     sp);
 	void *p = real.malloc(n);
-	if (countdown <= 0)
-		chosen(p, n, (const void *)real.malloc, ra, sp);
+	track(p, n, (const void *)real.malloc, ra, sp);
 	return p;
 }
 
@@ -799,9 +1226,14 @@ static __attribute__((noinline)) void *calloc_slow(size_t n, size_t size, uint64
 		}
 		return boot_alloc(bytes, 16); /* never used before: zero */
 	}
+	if (countdown > 0 || !decide())
+		return real.calloc(n, size);
+	size_t bytes;
+	if (!__builtin_mul_overflow(n, size, &bytes) && fat_eligible(bytes, ra))
+		return fat_allocated(real.calloc(1, bytes + FAT_HEADER), bytes,
+				     (const void *)real.calloc, ra, sp);
 	void *p = real.calloc(n, size);
-	if (countdown <= 0)
-		chosen(p, n * size, (const void *)real.calloc, ra, sp);
+	track(p, n * size, (const void *)real.calloc, ra, sp);
 	return p;
 }
 
@@ -821,6 +1253,10 @@ static __attribute__((noinline)) void free_maybe_tracked(void *p)
 		return;
 	if (!resolved_or_boot())
 		return; /* only bootstrap blocks can exist yet */
+	if (is_fat(p)) {
+		free_fat(p);
+		return;
+	}
 	/*
 	 * The block's entry was last touched when it was allocated, and so was the allocator's
 	 * header in front of the block: both are likely in no cache, and their misses should
@@ -830,6 +1266,10 @@ static __attribute__((noinline)) void free_maybe_tracked(void *p)
 	 * fetched during the lookup.
 	 */
 	struct slot e;
+	if (table_empty()) {
+		real.free(p);
+		return;
+	}
 	if (p && table && one_thread()) {
 		prefetch_slot((uint64_t)(uintptr_t)p);
 		real.free(p);
@@ -892,9 +1332,18 @@ static __attribute__((noinline)) void *reallocate(void *p, size_t n, size_t coun
 			chosen(q, bytes, (const void *)real.malloc, ra, sp);
 		return q;
 	}
+	const void *callee = array && real.reallocarray ? (const void *)real.reallocarray
+							 : (const void *)real.realloc;
+	due = due && decide(); /* from here on: whether the new block is tracked */
+	bool maybe = p && unlikely(maybe_tracked(p));
+	if (maybe && is_fat(p))
+		return realloc_fat(p, bytes, due, callee, ra, sp);
+	bool in_table = maybe && table && !table_empty(); /* may be */
+	if (due && !in_table && bytes && fat_eligible(bytes, ra))
+		return realloc_to_fat(p, bytes, callee, ra, sp);
 	struct slot e;
 	bool had = false, after = false;
-	if (p && unlikely(maybe_tracked(p)) && table) {
+	if (in_table) {
 		/* Untracked after the real call, or before with other threads, as in
 		 * free_maybe_tracked(). */
 		if (one_thread()) {
@@ -905,15 +1354,8 @@ static __attribute__((noinline)) void *reallocate(void *p, size_t n, size_t coun
 			had = counter_nonzero(p) && untrack_block((uint64_t)(uintptr_t)p, &e);
 		}
 	}
-	const void *callee;
-	void *q;
-	if (array && real.reallocarray) {
-		q = real.reallocarray(p, count, n);
-		callee = (const void *)real.reallocarray;
-	} else {
-		q = real.realloc(p, bytes);
-		callee = (const void *)real.realloc;
-	}
+	void *q = array && real.reallocarray ? real.reallocarray(p, count, n)
+					     : real.realloc(p, bytes);
 	if (unlikely(!q && bytes)) {
 		/* Failed: P is untouched, and still tracked. */
 		if (had && !track_block((uint64_t)(uintptr_t)p, e.owner, e.node, e.bytes))
@@ -925,7 +1367,7 @@ static __attribute__((noinline)) void *reallocate(void *p, size_t n, size_t coun
 	if (unlikely(had))
 		credit_freed(&e);
 	if (q && due)
-		chosen(q, bytes, callee, ra, sp);
+		track(q, bytes, callee, ra, sp);
 	return q;
 }
 
@@ -1017,5 +1459,7 @@ EXPORT size_t malloc_usable_size(void *p)
 		return boot_size(p);
 	if (!resolved_or_boot())
 		return 0;
+	if (maybe_tracked(p) && is_fat(p))
+		return real.usable_size(header_of(p)) - FAT_HEADER;
 	return real.usable_size ? real.usable_size(p) : 0;
 }
