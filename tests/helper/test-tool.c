@@ -80,6 +80,15 @@ static void add_fn(struct fn_total **v, size_t *n, size_t *cap, const char *name
 	(*v)[(*n)++].value = x;
 }
 
+/* Node N's value of METRIC (exclusive), 0 when it has none. */
+static uint64_t node_value(const struct mfile_cct *c, uint32_t n, unsigned metric)
+{
+	for (uint32_t k = c->val_start[n]; k < c->val_start[n + 1]; k++)
+		if (c->val_metric[k] == metric)
+			return c->val[k];
+	return 0;
+}
+
 static int profile(int argc, char **argv)
 {
 	unsigned metric = 0;
@@ -104,10 +113,7 @@ static int profile(int argc, char **argv)
 		struct symbols *syms = symbols_load(&m);
 		const struct mfile_cct *c = &m.cct;
 		for (uint32_t n = 0; n < c->nnodes; n++) {
-			uint64_t v = 0;
-			for (uint32_t k = c->val_start[n]; k < c->val_start[n + 1]; k++)
-				if (c->val_metric[k] == metric)
-					v = c->val[k];
+			uint64_t v = node_value(c, n, metric);
 			if (!v)
 				continue;
 			total += v;
@@ -161,10 +167,7 @@ static int paths(int argc, char **argv)
 		const struct mfile_cct *c = &m.cct;
 		uint32_t *chain = xmalloc((c->nnodes + 1) * sizeof(*chain));
 		for (uint32_t n = 0; n < c->nnodes; n++) {
-			uint64_t v = 0;
-			for (uint32_t k = c->val_start[n]; k < c->val_start[n + 1]; k++)
-				if (c->val_metric[k] == metric)
-					v = c->val[k];
+			uint64_t v = node_value(c, n, metric);
 			if (!v)
 				continue;
 			uint32_t len = 0;
