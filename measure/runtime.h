@@ -88,7 +88,6 @@ struct mthread {
 	 * those steps are the first ones of path[] */
 	struct rt_walk_step *walk, *walk_new;
 	uint32_t walk_n, walk_reusable, walk_modules;
-	bool walk_complete;
 	/* statistics */
 	uint64_t taken, recorded, partial, drops[RT_DROP_COUNT];
 	struct rt_trace_chunk *trace_head, *trace_tail;

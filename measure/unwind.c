@@ -110,7 +110,7 @@ static bool reuse_rest(struct walk_reuse *ru, const struct cfi_regs *r, const st
 	}
 	if (n + prev[p].depth > max)
 		return false; /* too long: the walk goes on and stops at MAX */
-	*complete = t->walk_complete;
+	*complete = true; /* only a complete walk is kept reusable */
 	ru->hit = p;
 	return true;
 }
@@ -220,8 +220,6 @@ uint32_t rt_unwind(struct mthread *t, const ucontext_t *uc, struct rt_frame *out
 	struct walk_reuse ru = { t, 0, -1, (int32_t)t->walk_reusable - 1, -1,
 				 t->walk_n && t->walk_modules == modules };
 	uint32_t n = walk(regs, &st, out, max, complete, NULL, &ru);
-	if (!*complete)
-		ru.irregular = (int32_t)ru.w - 1; /* how it ended depended on more than the pcs */
 	/* The new walk, outermost first: the steps kept, then this walk's own, reversed. */
 	uint32_t keep = ru.hit >= 0 ? (uint32_t)ru.hit + 1 : 0;
 	if (keep)
@@ -238,10 +236,9 @@ uint32_t rt_unwind(struct mthread *t, const ucontext_t *uc, struct rt_frame *out
 		s->depth = depth;
 	}
 	t->walk_n = keep + ru.w;
-	t->walk_reusable = t->walk_n - 1 - (uint32_t)(ru.irregular > 0 ? ru.irregular : 0);
-	if (!*complete)
-		t->walk_reusable = 0;
-	t->walk_complete = *complete;
+	/* An incomplete walk is never reused: how it ended depended on more than the pcs. */
+	t->walk_reusable =
+		*complete ? t->walk_n - 1 - (uint32_t)(ru.irregular > 0 ? ru.irregular : 0) : 0;
 	t->walk_modules = modules;
 	return n;
 }
