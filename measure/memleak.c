@@ -814,6 +814,12 @@ static bool fat_freeing(void)
 	return false;
 }
 
+/* The bytes the program may use in P, a block with a header. */
+static size_t fat_usable_size(void *p)
+{
+	return real.usable_size(header_of(p)) - FAT_HEADER;
+}
+
 /* Whether an allocation of N bytes called at RA, chosen for tracking, gets a header. */
 static inline bool fat_eligible(size_t n, uint64_t ra)
 {
@@ -918,7 +924,7 @@ static void *realloc_fat(void *p, size_t bytes, bool due, const void *callee, ui
 		void *q = real.malloc(bytes);
 		if (!q)
 			return NULL;
-		memcpy(q, p, FTH_MIN(bytes, real.usable_size(header_of(p)) - FAT_HEADER));
+		memcpy(q, p, FTH_MIN(bytes, fat_usable_size(p)));
 		free_fat(p);
 		if (due)
 			track(q, bytes, callee, ra, sp);
@@ -1460,6 +1466,6 @@ EXPORT size_t malloc_usable_size(void *p)
 	if (!resolved_or_boot())
 		return 0;
 	if (maybe_tracked(p) && is_fat(p))
-		return real.usable_size(header_of(p)) - FAT_HEADER;
+		return fat_usable_size(p);
 	return real.usable_size ? real.usable_size(p) : 0;
 }
