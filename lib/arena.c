@@ -79,6 +79,18 @@ void *arena_alloc(struct arena *a, size_t size, size_t align)
 	}
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+void arena_prefault(const void *p, size_t size)
+{
+	uintptr_t lo = (uintptr_t)p & ~(uintptr_t)4095;
+	uintptr_t hi = ((uintptr_t)p + size + 4095) & ~(uintptr_t)4095;
+	if (p && hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+}
+
 void arena_release(struct arena *a)
 {
 	struct arena_block *b = a->head;

@@ -26,6 +26,13 @@ void arena_init(struct arena *a, size_t block_size, size_t limit);
  * when mmap fails or the limit would be exceeded; never calls malloc.
  */
 void *arena_alloc(struct arena *a, size_t size, size_t align);
+/*
+ * Map the pages of [P, P + SIZE) now, in one system call, where the kernel can (Linux 5.14 and
+ * later); otherwise nothing happens.  For memory about to be written: each page faulted in
+ * one by one costs an exception, which a virtual machine makes expensive (about 10 us here,
+ * against 0.5 us a page this way).  Async-signal-safe.
+ */
+void arena_prefault(const void *p, size_t size);
 /* Unmap every block.  Not for signal context while other code may still use the arena. */
 void arena_release(struct arena *a);
 size_t arena_mapped(const struct arena *a);

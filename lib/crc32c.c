@@ -11,7 +11,6 @@
 #define POLY 0x82f63b78u /* CRC-32C, reflected */
 
 static uint32_t table[8][256];
-static bool use_hw;
 
 /* The tables, made when first needed: most machines never use them.  Idempotent, so a race
  * between two first callers writes the same values twice. */
@@ -29,17 +28,27 @@ static void make_tables(void)
 }
 
 /*
- * One cpuid (leaf 1, ECX bit 20), not the compiler runtime's full CPU detection: in a virtual
- * machine each cpuid traps to the hypervisor, and measure's library runs this in every
- * process it measures.
+ * One cpuid (leaf 1, ECX bit 20), not the compiler runtime's full CPU detection, and only when
+ * a checksum is first needed: in a virtual machine each cpuid traps to the hypervisor (about
+ * 14 us here), and measure's library is loaded into every process of a run.  Not a
+ * constructor: another library's constructor may need a checksum before this one would run.
+ * Racing first callers store the same answer.
  */
-__attribute__((constructor)) static void crc32c_setup(void)
-{
 #if defined(__x86_64__)
-	unsigned a, b, c, d;
-	use_hw = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2);
-#endif
+enum { HW_UNKNOWN, HW_YES, HW_NO };
+static int hw_state;
+
+static bool have_hw(void)
+{
+	int s = __atomic_load_n(&hw_state, __ATOMIC_RELAXED);
+	if (s == HW_UNKNOWN) {
+		unsigned a, b, c, d;
+		s = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2) ? HW_YES : HW_NO;
+		__atomic_store_n(&hw_state, s, __ATOMIC_RELAXED);
+	}
+	return s == HW_YES;
 }
+#endif
 
 #if defined(__x86_64__)
 __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uint8_t *p,
@@ -80,7 +89,7 @@ uint32_t crc32c(uint32_t crc, const void *p, size_t n)
 {
 	crc = ~crc;
 #if defined(__x86_64__)
-	if (use_hw)
+	if (have_hw())
 		return ~crc_hw(crc, p, n);
 #endif
 	if (!table[0][1])

@@ -46,8 +46,14 @@ int cct_init(struct cct *t, struct arena *a, unsigned nmetrics)
 	if (!t->blocks || !t->table)
 		return -1;
 	t->table_mask = INITIAL_SLOTS - 1;
+	/* What the first samples write: the slots (spread by hashing), the first block pointer
+	 * and the first nodes. */
+	arena_prefault(t->table, INITIAL_SLOTS * sizeof(uint64_t));
+	arena_prefault(t->blocks, sizeof(*t->blocks));
 	uint32_t root;
 	struct cct_node *n = new_node(t, &root);
+	if (n)
+		arena_prefault(n, 4096);
 	if (!n)
 		return -1;
 	n->parent = MFILE_NO_PARENT;

@@ -20,18 +20,23 @@ typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 
-static void *real(const char *name)
+static execve_fn real_execve, real_execvpe;
+static fexecve_fn real_fexecve;
+
+void rt_exec_resolve(void)
 {
-	return dlsym(RTLD_NEXT, name);
+	if (__atomic_load_n(&real_fexecve, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&real_execve, (execve_fn)dlsym(RTLD_NEXT, "execve"), __ATOMIC_RELAXED);
+	__atomic_store_n(&real_execvpe, (execve_fn)dlsym(RTLD_NEXT, "execvpe"), __ATOMIC_RELAXED);
+	__atomic_store_n(&real_fexecve, (fexecve_fn)dlsym(RTLD_NEXT, "fexecve"), __ATOMIC_RELAXED);
 }
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	static execve_fn fn;
-	if (!fn)
-		fn = (execve_fn)real("execve");
+	rt_exec_resolve();
 	bool stopped = rt_before_exec();
-	int rc = fn(path, argv, envp);
+	int rc = real_execve(path, argv, envp);
 	int err = errno;
 	if (stopped)
 		rt_after_failed_exec();
@@ -47,11 +52,9 @@ EXPORT int execv(const char *path, char *const argv[])
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	static execve_fn fn;
-	if (!fn)
-		fn = (execve_fn)real("execvpe");
+	rt_exec_resolve();
 	bool stopped = rt_before_exec();
-	int rc = fn(file, argv, envp);
+	int rc = real_execvpe(file, argv, envp);
 	int err = errno;
 	if (stopped)
 		rt_after_failed_exec();
@@ -67,11 +70,9 @@ EXPORT int execvp(const char *file, char *const argv[])
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	static fexecve_fn fn;
-	if (!fn)
-		fn = (fexecve_fn)real("fexecve");
+	rt_exec_resolve();
 	bool stopped = rt_before_exec();
-	int rc = fn(fd, argv, envp);
+	int rc = real_fexecve(fd, argv, envp);
 	int err = errno;
 	if (stopped)
 		rt_after_failed_exec();

@@ -34,24 +34,29 @@ static bool is_ours(int fd)
 	       (__atomic_load_n(&owned[fd / 64], __ATOMIC_RELAXED) >> (fd % 64) & 1);
 }
 
+static int (*real_close)(int);
+
+void rt_fds_resolve(void)
+{
+	if (!__atomic_load_n(&real_close, __ATOMIC_RELAXED))
+		__atomic_store_n(&real_close, (int (*)(int))dlsym(RTLD_NEXT, "close"),
+				 __ATOMIC_RELAXED);
+}
+
 /* Our own closes: clear the mark, then close for real. */
 int rt_close(int fd)
 {
-	static int (*real)(int);
-	if (!real)
-		real = (int (*)(int))dlsym(RTLD_NEXT, "close");
+	rt_fds_resolve();
 	rt_fd_own(fd, false);
-	return real(fd);
+	return real_close(fd);
 }
 
 EXPORT int close(int fd)
 {
-	static int (*real)(int);
-	if (!real)
-		real = (int (*)(int))dlsym(RTLD_NEXT, "close");
+	rt_fds_resolve();
 	if (is_ours(fd))
 		return 0;
-	return real(fd);
+	return real_close(fd);
 }
 
 /* Close [first, last] except ours, by ranges between them. */

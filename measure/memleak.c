@@ -93,6 +93,12 @@ static int resolving, resolved;
 static _Alignas(4096) unsigned char boot[BOOT_BYTES];
 static size_t boot_used;
 
+void rt_memleak_boot_range(uintptr_t *lo, uintptr_t *hi)
+{
+	*lo = (uintptr_t)boot;
+	*hi = (uintptr_t)boot + BOOT_BYTES;
+}
+
 static inline bool is_boot(const void *p)
 {
 	return (uintptr_t)p - (uintptr_t)boot < BOOT_BYTES;

@@ -132,10 +132,16 @@ uint32_t rt_self_module(void);
 /* Set up measurement of the calling thread; PARENT is the creating thread or NULL. */
 struct mthread *rt_thread_begin(struct mthread *parent, const struct rt_frame *creation,
 				uint32_t ncreation);
+/* In a forked child: the calling thread no longer has the parent's record (nothing ends it). */
+void rt_thread_forget_self(void);
 /* Stop sampling T and write its file (once).  REASON goes into the file. */
 void rt_thread_end(struct mthread *t, const char *reason);
 /* End every thread of the process (exit paths). */
 void rt_end_all(const char *reason);
+
+/* exec.c: rt_exec_resolve() looks up the real exec functions (at the start, like
+ * rt_fds_resolve(), for the forked children that exec). */
+void rt_exec_resolve(void);
 
 /* preload.c: around exec.  rt_before_exec() stops and writes everything when this process
  * is measured (not in a vfork or posix_spawn child) and says whether it did. */
@@ -214,13 +220,18 @@ void rt_sync_credit(struct mthread *t, uint32_t node, int metric, uint64_t v);
 
 /* memleak.c */
 void rt_memleak_init(void);
+/* The bootstrap heap's bounds (in this library's zero-initialized data). */
+void rt_memleak_boot_range(uintptr_t *lo, uintptr_t *hi);
 /* Before the threads are written at the end of the process (or exec): live blocks -> leaks. */
 void rt_memleak_finish(void);
 
 /* io.c */
 void rt_io_init(void);
 
-/* fds.c: mark descriptors as measure's, close ours, and learn that one moved. */
+/* fds.c: mark descriptors as measure's, close ours, and learn that one moved.
+ * rt_fds_resolve() looks up the real close (done at the start, so that a forked child,
+ * whose copy-on-write pages make each first touch cost, does not look it up itself). */
+void rt_fds_resolve(void);
 void rt_fd_own(int fd, bool own);
 int rt_close(int fd);
 /* sampler.c / writer.c: our descriptor OLDFD now lives at NEWFD. */

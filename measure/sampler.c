@@ -527,7 +527,8 @@ static int start_perf(struct mthread *t, int i)
 	/* The ring of the event that samples: its records carry the counts and kernel frames. */
 	if (c->ev[trig].sampling) {
 		size_t bytes = (size_t)(1 + RT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
-		void *ring = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		void *ring = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+				  fd, 0);
 		t->ring[trig] = ring == MAP_FAILED ? NULL : ring;
 		t->ring_chain[trig] =
 			!c->ev[trig].exclude_kernel && (rt.cfg.flags & MCONFIG_KERNEL);
@@ -718,16 +719,21 @@ int rt_sources_start(struct mthread *t)
 }
 
 /* Unmap the rings and close the fds of T's first N events. */
-static void release_events(struct mthread *t, int n)
+/* Unmap T's rings and close its events; FORGET: leave T's record as it is (see below). */
+static void release_events(struct mthread *t, int n, bool forget)
 {
 	size_t bytes = (size_t)(1 + RT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
 	for (int i = 0; i < n; i++) {
-		if (t->ring[i])
+		if (t->ring[i]) {
 			munmap(t->ring[i], bytes);
-		t->ring[i] = NULL;
-		if (t->fd[i] >= 0)
+			if (!forget)
+				t->ring[i] = NULL;
+		}
+		if (t->fd[i] >= 0) {
 			rt_close(t->fd[i]);
-		t->fd[i] = -1;
+			if (!forget)
+				t->fd[i] = -1;
+		}
 	}
 }
 
@@ -750,12 +756,13 @@ void rt_sources_stop(struct mthread *t)
 	/* A sample running on T (another thread) reads its rings: let it finish first. */
 	for (int spin = 0; t != rt_self() && t->busy && spin < 1000000; spin++)
 		__builtin_ia32_pause();
-	release_events(t, c->nevents);
+	release_events(t, c->nevents, false);
 }
 
+/* A forked child abandons the parent's records: writing to them would only copy their pages. */
 void rt_sources_forget(struct mthread *t)
 {
-	release_events(t, MCONFIG_MAX_EVENTS);
+	release_events(t, MCONFIG_MAX_EVENTS, true);
 }
 
 void rt_fd_moved(int oldfd, int newfd)

@@ -316,6 +316,7 @@ int rt_write_thread(struct mthread *t)
 		unlink(path);
 		return fth_error_errno(errno, "%s: no memory for the writer", path);
 	}
+	arena_prefault(ws, level ? size : 8192); /* a stored profile fills a page or two */
 	struct mfile_writer w;
 	int rc = mfile_writer_open(&w, fd, path, level, ws, size);
 	if (rc == 0)
