@@ -13,6 +13,8 @@
 #define MCONFIG_ENV_FLAGS "FATHOM_FLAGS"
 #define MCONFIG_ENV_RUN "FATHOM_RUN" /* the launcher's run, first line of every log */
 #define MCONFIG_ENV_TABLES "FATHOM_TABLES" /* a directory of unwind tables shared by the run */
+/* PID:PATH, set by the exec wrappers: the new image of process PID appends to the log PATH. */
+#define MCONFIG_ENV_LOG "FATHOM_LOG"
 #define MCONFIG_MAX_EVENTS 160 /* topdown:all alone plans up to 110 counters */
 #define MCONFIG_NAME_MAX 96
 #define MCONFIG_MAX_TMA 48	   /* TMA tree nodes (metrics computed from the counters) */

@@ -4,7 +4,8 @@
  * stops and its file is written, and any sample signal already queued is discarded (a signal
  * arriving after exec, before the new image installs its handler, would kill it).  If exec
  * fails, measuring resumes in the calling thread and the program sees the failure unchanged.
- * glibc's execl* and execvp* do not go through execve's PLT entry, so each is wrapped.
+ * glibc's execl* and execvp* do not go through execve's PLT entry, so each is wrapped.  The
+ * new image appends to the process's log (MCONFIG_ENV_LOG in its environment).
  */
 #include "compat.h"
 #include "runtime.h"
@@ -12,12 +13,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <string.h>
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
-typedef int (*execv_fn)(const char *, char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 
 static execve_fn real_execve, real_execvpe;
@@ -32,16 +33,56 @@ void rt_exec_resolve(void)
 	__atomic_store_n(&real_fexecve, (fexecve_fn)dlsym(RTLD_NEXT, "fexecve"), __ATOMIC_RELAXED);
 }
 
-EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+enum exec_kind { EXEC_VE, EXEC_VPE, EXEC_FD };
+
+/* Environments larger than this keep theirs unchanged (the copy is on the stack). */
+#define MAX_ENV_COPY 8192
+
+static size_t env_count(char *const envp[])
+{
+	size_t n = 0;
+	while (envp && envp[n])
+		n++;
+	return n;
+}
+
+/*
+ * Every exec of a measured process (not of a vfork or posix_spawn child, which shares its
+ * parent's memory) stops and writes its measurement first; the new image gets an environment
+ * that names this process's log, so that it appends to it.
+ */
+static int exec_measured(enum exec_kind kind, const char *path, int fd, char *const argv[],
+			 char *const envp[])
 {
 	rt_exec_resolve();
 	bool stopped = rt_before_exec();
-	int rc = real_execve(path, argv, envp);
+	size_t n = stopped ? env_count(envp) : 0;
+	bool add_log = stopped && n < MAX_ENV_COPY && !(rt.cfg.flags & MCONFIG_NO_FOLLOW);
+	char *with_log[add_log ? n + 2 : 1];
+	char var[700];
+	char *const *env = envp;
+	if (add_log && rt_log_env(var, sizeof(var))) {
+		size_t k = 0, prefix = sizeof(MCONFIG_ENV_LOG); /* NAME= */
+		for (size_t i = 0; i < n; i++)
+			if (strncmp(envp[i], MCONFIG_ENV_LOG "=", prefix))
+				with_log[k++] = envp[i];
+		with_log[k++] = var;
+		with_log[k] = NULL;
+		env = with_log;
+	}
+	int rc = kind == EXEC_VE    ? real_execve(path, argv, env)
+		 : kind == EXEC_VPE ? real_execvpe(path, argv, env)
+				    : real_fexecve(fd, argv, env);
 	int err = errno;
 	if (stopped)
 		rt_after_failed_exec();
 	errno = err;
 	return rc;
+}
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return exec_measured(EXEC_VE, path, -1, argv, envp);
 }
 
 EXPORT int execv(const char *path, char *const argv[])
@@ -52,14 +93,7 @@ EXPORT int execv(const char *path, char *const argv[])
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	rt_exec_resolve();
-	bool stopped = rt_before_exec();
-	int rc = real_execvpe(file, argv, envp);
-	int err = errno;
-	if (stopped)
-		rt_after_failed_exec();
-	errno = err;
-	return rc;
+	return exec_measured(EXEC_VPE, file, -1, argv, envp);
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
@@ -70,14 +104,7 @@ EXPORT int execvp(const char *file, char *const argv[])
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	rt_exec_resolve();
-	bool stopped = rt_before_exec();
-	int rc = real_fexecve(fd, argv, envp);
-	int err = errno;
-	if (stopped)
-		rt_after_failed_exec();
-	errno = err;
-	return rc;
+	return exec_measured(EXEC_FD, NULL, fd, argv, envp);
 }
 
 /* Count the variadic arguments up to the terminating NULL (at most ARG_MAX-ish). */

@@ -205,7 +205,11 @@ struct summary {
 /* This launcher's run, as the first line of each of its processes' logs says it. */
 static char run_id[128], run_id_line[130];
 
-/* Add up the summary lines of every process log in DIR that belongs to this run. */
+/*
+ * Add up the summary lines of every process log in DIR that belongs to this run.  A process
+ * that exec'd has one log for all its images, each starting with a run line and ending with a
+ * summary: the last image must have written its own.
+ */
 static void read_logs(const char *dir, struct summary *s)
 {
 	DIR *d = opendir(dir);
@@ -218,7 +222,7 @@ static void read_logs(const char *dir, struct summary *s)
 		fth_format(path, sizeof(path), "%s/%s", dir, de->d_name);
 		FILE *f = fopen(path, "r");
 		char line[1024];
-		bool summarized = false;
+		bool summarized = false; /* the current image has written its summary */
 		/* Only this launcher's processes (several launchers share a directory under MPI). */
 		if (!f || !fgets(line, sizeof(line), f) || strncmp(line, "run ", 4) ||
 		    strcmp(line + 4, run_id_line)) {
@@ -238,6 +242,8 @@ static void read_logs(const char *dir, struct summary *s)
 				s->files += v[4];
 				s->errors += v[5];
 				summarized = true;
+			} else if (!strncmp(line, "run ", 4)) {
+				summarized = false;
 			} else if (!strncmp(line, "error: ", 7)) {
 				buf_printf(&s->problems, "measure: %s: %s", de->d_name, line + 7);
 			}

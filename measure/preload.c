@@ -68,25 +68,42 @@ static bool log_append(const char *path, const char *text, size_t n)
 	return w == (ssize_t)n;
 }
 
-static void log_path(char *path, size_t size)
-{
-	fth_format(path, size, "%s.log", rt.file_prefix);
-}
-
 static void rt_log_flush(void)
 {
 	holding = false;
-	if (!nheld || !rt.file_prefix[0])
+	if (!nheld || !rt.log_path[0])
 		return;
-	char path[600];
-	log_path(path, sizeof(path));
-	log_append(path, held, nheld);
+	log_append(rt.log_path, held, nheld);
 	nheld = 0;
+}
+
+size_t rt_log_env(char *buf, size_t size)
+{
+	size_t n = fth_format(buf, size, "%s=%d:%s", MCONFIG_ENV_LOG, (int)rt.pid, rt.log_path);
+	return n < size ? n : 0;
+}
+
+/*
+ * The log of this process: an image exec'd by a measured one appends to the log its process
+ * already has (MCONFIG_ENV_LOG names it, with the process's pid, which a forked or spawned
+ * child does not share), so that a fork and exec makes one log, not two: creating a file costs
+ * more than a whole short-lived process's other writes.
+ */
+static void set_log_path(bool forked)
+{
+	const char *env = forked ? NULL : getenv(MCONFIG_ENV_LOG);
+	char *end;
+	if (env && strtol(env, &end, 10) == (long)rt.pid && *end == ':' && end[1] &&
+	    strlen(end + 1) < sizeof(rt.log_path)) {
+		memcpy(rt.log_path, end + 1, strlen(end + 1) + 1);
+		return;
+	}
+	fth_format(rt.log_path, sizeof(rt.log_path), "%s.log", rt.file_prefix);
 }
 
 void rt_log(const char *fmt, ...)
 {
-	if (!rt.file_prefix[0])
+	if (!rt.log_path[0])
 		return;
 	char line[1024];
 	va_list ap;
@@ -104,8 +121,7 @@ void rt_log(const char *fmt, ...)
 		nheld += n;
 		return;
 	}
-	char path[600];
-	log_path(path, sizeof(path));
+	const char *path = rt.log_path;
 	if (nheld) {
 		log_append(path, held, nheld);
 		nheld = 0;
@@ -160,6 +176,7 @@ static void set_identity(bool forked)
 	base = base ? base + 1 : rt.program;
 	fth_format(rt.file_prefix, sizeof(rt.file_prefix), "%s/%s-%s-%d", rt.cfg.outdir, base,
 		   rt.host, (int)rt.pid);
+	set_log_path(forked);
 }
 
 /* The first line of a process log: which launcher run it belongs to. */

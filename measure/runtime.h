@@ -112,6 +112,7 @@ struct runtime {
 	char **argv;
 	int rank;
 	char file_prefix[512]; /* OUTDIR/PROGRAM-HOST-PID */
+	char log_path[600];    /* the process's log: its first image's FILE_PREFIX.log */
 	struct mthread *_Atomic threads;
 	_Atomic uint32_t next_index;
 	_Atomic uint64_t files, errors, taken, recorded, dropped, partial;
@@ -138,6 +139,10 @@ void rt_thread_forget_self(void);
 void rt_thread_end(struct mthread *t, const char *reason);
 /* End every thread of the process (exit paths). */
 void rt_end_all(const char *reason);
+
+/* preload.c: NAME=VALUE for the environment of the image this process execs, which then
+ * appends to this process's log; returns its length, or 0 when it does not fit SIZE. */
+size_t rt_log_env(char *buf, size_t size);
 
 /* exec.c: rt_exec_resolve() looks up the real exec functions (at the start, like
  * rt_fds_resolve(), for the forked children that exec). */

@@ -47,6 +47,25 @@ test_expect_success 'the children samples are in child_work; 99% of paths are co
 	awk "/^total/ {t=\$2} /^complete/ {k=\$2} /^reach main/ {m=\$3} /^reach child_work/ {c=\$3}
 	     END { exit !(t > 0 && k >= 0.99 * t && m >= 0.9 * t && c >= 0.5 * t) }" p
 '
+# One log per process: an image that a measured process execs appends to its log, whose name
+# keeps the first program's.  (The subshell forks; a plain command would be vforked, and a
+# vforked child's image has a log of its own.)
+test_expect_success 'an exec'"'"'d image appends to its process'"'"'s log' '
+	measure -o one -e task-clock sh -c "(exec /bin/true); exec /bin/true" 2>err &&
+	test "$(ls one/*.log | wc -l)" -eq 2 &&
+	grep -q "measure: 2 processes" err &&
+	for log in one/*.log; do
+		grep -q "^process [0-9]*: .*/true, " "$log" &&
+		test "$(grep -c "^summary:" "$log")" -eq 2 || exit 1
+	done &&
+	test "$(grep -l "forked from" one/*.log | wc -l)" -eq 1
+'
+test_expect_success 'an image killed after its exec is reported, though an earlier one summarized' '
+	measure -o kill -e task-clock sh -c "exec sh -c \"kill -9 \\\$\\\$\"" 2>err
+	test "$(ls kill/*.log | wc -l)" -eq 1 &&
+	grep -q "^summary:" kill/*.log &&
+	grep -q "wrote no summary" err
+'
 test_expect_success 'a shell pipeline and sh -c keep working' '
 	measure -o sh -e task-clock sh -c "echo one | tr o O; exit 5" >out; test $? -eq 5 &&
 	grep -qx "One" out
