@@ -23,6 +23,7 @@ extern void *__libc_stack_end; /* ld.so's: the initial thread's stack at process
 static __thread struct mthread *self __attribute__((tls_model("initial-exec")));
 static pthread_key_t end_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static bool key_made;
 static uint32_t start_failures;
 
 /* Per-thread arena: blocks of 1 MiB, at most 1 GiB of measurement data a thread. */
@@ -37,7 +38,7 @@ struct mthread *rt_self(void)
 void rt_thread_forget_self(void)
 {
 	self = NULL;
-	if (__atomic_load_n(&key_once, __ATOMIC_RELAXED) != PTHREAD_ONCE_INIT)
+	if (__atomic_load_n(&key_made, __ATOMIC_ACQUIRE))
 		pthread_setspecific(end_key, NULL);
 }
 
@@ -50,7 +51,8 @@ static void end_on_exit(void *arg)
 
 static void make_key(void)
 {
-	pthread_key_create(&end_key, end_on_exit);
+	if (pthread_key_create(&end_key, end_on_exit) == 0)
+		__atomic_store_n(&key_made, true, __ATOMIC_RELEASE);
 }
 
 /*
