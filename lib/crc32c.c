@@ -6,6 +6,12 @@
 #include <string.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
+#if defined(__has_include)
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h> /* glibc 2.33 and later */
+#define HAVE_CPU_FEATURE_ACTIVE 1
+#endif
+#endif
 #endif
 
 #define POLY 0x82f63b78u /* CRC-32C, reflected */
@@ -28,11 +34,12 @@ static void make_tables(void)
 }
 
 /*
- * One cpuid (leaf 1, ECX bit 20), not the compiler runtime's full CPU detection, and only when
- * a checksum is first needed: in a virtual machine each cpuid traps to the hypervisor (about
- * 14 us here), and measure's library is loaded into every process of a run.  Not a
- * constructor: another library's constructor may need a checksum before this one would run.
- * Racing first callers store the same answer.
+ * Whether the crc32 instruction can be used, found when a checksum is first needed.  glibc
+ * already ran cpuid when the process started and keeps the answer; otherwise one cpuid (leaf 1,
+ * ECX bit 20), not the compiler runtime's full CPU detection: in a virtual machine each cpuid
+ * traps to the hypervisor (about 14 us here), and measure's library is loaded into every
+ * process of a run.  Not a constructor: another library's constructor may need a checksum
+ * before this one would run.  Racing first callers store the same answer.
  */
 #if defined(__x86_64__)
 enum { HW_UNKNOWN, HW_YES, HW_NO };
@@ -42,8 +49,12 @@ static bool have_hw(void)
 {
 	int s = __atomic_load_n(&hw_state, __ATOMIC_RELAXED);
 	if (s == HW_UNKNOWN) {
+#ifdef HAVE_CPU_FEATURE_ACTIVE
+		s = CPU_FEATURE_ACTIVE(SSE4_2) ? HW_YES : HW_NO;
+#else
 		unsigned a, b, c, d;
 		s = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2) ? HW_YES : HW_NO;
+#endif
 		__atomic_store_n(&hw_state, s, __ATOMIC_RELAXED);
 	}
 	return s == HW_YES;
