@@ -35,8 +35,9 @@ void rt_exec_resolve(void)
 
 enum exec_kind { EXEC_VE, EXEC_VPE, EXEC_FD };
 
-/* Environments larger than this keep theirs unchanged (the copy is on the stack). */
-#define MAX_ENV_COPY 8192
+/* Environments larger than this keep theirs unchanged: the copy is on the stack (8 KiB at most,
+ * for a thread with a small stack that execs). */
+#define MAX_ENV_COPY 1024
 
 static size_t env_count(char *const envp[])
 {

@@ -60,6 +60,12 @@ test_expect_success 'an exec'"'"'d image appends to its process'"'"'s log' '
 	done &&
 	test "$(grep -l "forked from" one/*.log | wc -l)" -eq 1
 '
+test_expect_success 'with too large an environment to copy, the image keeps a log of its own' '
+	measure -o big -e task-clock env $(seq -f "FILL%g=x" 1 1100) /bin/true 2>err &&
+	test "$(ls big/*.log | wc -l)" -eq 2 &&
+	grep -q "^process [0-9]*: .*/true, " big/true-*.log &&
+	grep -q "ended (exec)" big/env-*.log
+'
 test_expect_success 'an image killed after its exec is reported, though an earlier one summarized' '
 	measure -o kill -e task-clock sh -c "exec sh -c \"kill -9 \\\$\\\$\"" 2>err
 	test "$(ls kill/*.log | wc -l)" -eq 1 &&
