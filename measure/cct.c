@@ -52,10 +52,9 @@ int cct_init(struct cct *t, struct arena *a, unsigned nmetrics)
 	arena_prefault(t->blocks, sizeof(*t->blocks));
 	uint32_t root;
 	struct cct_node *n = new_node(t, &root);
-	if (n)
-		arena_prefault(n, 4096);
 	if (!n)
 		return -1;
+	arena_prefault(n, 4096);
 	n->parent = MFILE_NO_PARENT;
 	n->module = MFILE_NO_MODULE;
 	n->kind = MFILE_NODE_ROOT;

@@ -718,8 +718,8 @@ int rt_sources_start(struct mthread *t)
 	return 0;
 }
 
-/* Unmap the rings and close the fds of T's first N events. */
-/* Unmap T's rings and close its events; FORGET: leave T's record as it is (see below). */
+/* Unmap the rings and close the fds of T's first N events; FORGET: leave T's record as it is
+ * (see below). */
 static void release_events(struct mthread *t, int n, bool forget)
 {
 	size_t bytes = (size_t)(1 + RT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);

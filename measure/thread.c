@@ -130,15 +130,11 @@ struct mthread *rt_thread_begin(struct mthread *parent, const struct rt_frame *c
 		rt_log("error: thread %u: out of memory for its tree", t->index);
 		return NULL;
 	}
-	/* The unwinder's record of the previous walk (unwind.c makes it if this fails). */
-	t->walk = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->walk), 16);
-	t->walk_new = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->walk_new), 16);
+	rt_unwind_prepare(t);
 	/* The first page of each array a sample writes: enough for paths of 170 frames. */
 	arena_prefault(t->frames, 4096);
 	arena_prefault(t->path, 4096);
 	arena_prefault(t->path_nodes, 4096);
-	arena_prefault(t->walk, 4096);
-	arena_prefault(t->walk_new, 4096);
 	stack_bounds(t);
 	/* Register before sampling starts so that exit paths always find it. */
 	struct mthread *head = rt.threads;

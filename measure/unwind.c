@@ -190,6 +190,16 @@ static uint32_t walk(struct cfi_regs regs, const struct cfi_stack *st, struct rt
 	return n;
 }
 
+void rt_unwind_prepare(struct mthread *t)
+{
+	t->walk = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->walk), 16);
+	t->walk_new = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->walk_new), 16);
+	t->walk_n = 0;
+	/* The first page of each: enough for paths of 170 frames. */
+	arena_prefault(t->walk, 4096);
+	arena_prefault(t->walk_new, 4096);
+}
+
 uint32_t rt_unwind(struct mthread *t, const ucontext_t *uc, struct rt_frame *out, uint32_t max,
 		   bool *complete, uint32_t *reused)
 {
@@ -209,11 +219,8 @@ uint32_t rt_unwind(struct mthread *t, const ucontext_t *uc, struct rt_frame *out
 		st.hi = regs.rsp + (8u << 20);
 	}
 	*reused = 0;
-	if (!t->walk) {
-		t->walk = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->walk), 16);
-		t->walk_new = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->walk_new), 16);
-		t->walk_n = 0;
-	}
+	if (!t->walk)
+		rt_unwind_prepare(t);
 	if (!t->walk || !t->walk_new)
 		return walk(regs, &st, out, max, complete, NULL, NULL);
 	uint32_t modules = loadmap_count();
