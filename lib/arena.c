@@ -6,6 +6,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
 struct arena_block {
 	uintptr_t cursor; /* atomic access */
 	uintptr_t end;
@@ -22,6 +26,18 @@ void arena_init(struct arena *a, size_t block_size, size_t limit)
 	a->block_size = (block_size + page - 1) & ~(page - 1);
 	a->mapped = 0;
 	a->limit = limit;
+	a->not_inherited = false;
+}
+
+void arena_not_inherited(struct arena *a)
+{
+	a->not_inherited = true;
+}
+
+void arena_start_over(struct arena *a)
+{
+	__atomic_store_n(&a->head, NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&a->mapped, 0, __ATOMIC_RELAXED);
 }
 
 static struct arena_block *map_block(struct arena *a, size_t need)
@@ -35,6 +51,9 @@ static struct arena_block *map_block(struct arena *a, size_t need)
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
+	if (a->not_inherited)
+		(void)madvise(p, size, MADV_DONTFORK);
+	arena_prefault(p, sizeof(struct arena_block)); /* the header is written now */
 	struct arena_block *b = p;
 	b->cursor = (uintptr_t)(b + 1);
 	b->end = (uintptr_t)p + size;
@@ -79,9 +98,6 @@ void *arena_alloc(struct arena *a, size_t size, size_t align)
 	}
 }
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
 
 void arena_prefault(const void *p, size_t size)
 {

@@ -10,6 +10,9 @@
 #ifndef FATHOM_ARENA_H
 #define FATHOM_ARENA_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 struct arena_block;
 
 struct arena {
@@ -17,10 +20,23 @@ struct arena {
 	size_t block_size;	  /* bytes mapped per block (a multiple of the page size) */
 	size_t mapped;		  /* total bytes mapped, for statistics and limits (atomic) */
 	size_t limit;			  /* refuse to map beyond this many bytes (0: no limit) */
+	bool not_inherited;		  /* blocks are left out of forked children */
 };
 
 /* Set up an empty arena; nothing is mapped until the first allocation. */
 void arena_init(struct arena *a, size_t block_size, size_t limit);
+/*
+ * Blocks mapped from now on are not inherited by forked children (MADV_DONTFORK), for memory
+ * that a child never reads: fork then copies no page-table entries for it, and the parent
+ * keeps writing to it without a copy-on-write fault a page after each fork.
+ */
+void arena_not_inherited(struct arena *a);
+/*
+ * Forget the blocks without unmapping them: later allocations map a fresh block.  For a
+ * forked child, whose inherited blocks stay readable: its own allocations then go to pages of
+ * its own instead of copies of its parent's, each of which costs a copy-on-write fault.
+ */
+void arena_start_over(struct arena *a);
 /*
  * SIZE bytes aligned to ALIGN (a power of two up to the page size), zero-filled.  Returns NULL
  * when mmap fails or the limit would be exceeded; never calls malloc.

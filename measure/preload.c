@@ -20,7 +20,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-struct runtime rt;
+struct runtime rt __attribute__((aligned(4096)));
 static uint32_t self_module = MFILE_NO_MODULE;
 
 __attribute__((visibility("default"))) const char fathom_measure_version[] = PACKAGE_VERSION;
@@ -52,9 +52,6 @@ uint32_t rt_self_module(void)
  * at once: the log is created before anything else of the process, which matters on a disk
  * with room for little more.)
  */
-static char held[2048];
-static size_t nheld;
-static bool holding;
 
 /* Append TEXT (N bytes of whole lines) to the log; false when the log did not take it all. */
 static bool log_append(const char *path, const char *text, size_t n)
@@ -69,11 +66,11 @@ static bool log_append(const char *path, const char *text, size_t n)
 
 static void rt_log_flush(void)
 {
-	holding = false;
-	if (!nheld || !rt.log_path[0])
+	rt.holding = false;
+	if (!rt.nheld || !rt.log_path[0])
 		return;
-	log_append(rt.log_path, held, nheld);
-	nheld = 0;
+	log_append(rt.log_path, rt.held, rt.nheld);
+	rt.nheld = 0;
 }
 
 size_t rt_log_env(char *buf, size_t size)
@@ -115,15 +112,15 @@ void rt_log(const char *fmt, ...)
 	line[n] = '\0'; /* the stderr copy below prints it with %s */
 	bool error = !strncmp(line, "error: ", 7);
 	bool warning = !strncmp(line, "warning: ", 9);
-	if (holding && !error && !warning && nheld + n <= sizeof(held)) {
-		memcpy(held + nheld, line, n);
-		nheld += n;
+	if (rt.holding && !error && !warning && rt.nheld + n <= sizeof(rt.held)) {
+		memcpy(rt.held + rt.nheld, line, n);
+		rt.nheld += n;
 		return;
 	}
 	const char *path = rt.log_path;
-	if (nheld) {
-		log_append(path, held, nheld);
-		nheld = 0;
+	if (rt.nheld) {
+		log_append(path, rt.held, rt.nheld);
+		rt.nheld = 0;
 	}
 	if (!log_append(path, line, n) && error) {
 		/* The log itself could not take it (a full disk?): say it on stderr instead. */
@@ -181,18 +178,16 @@ static void set_identity(bool forked)
 /* The first line of a process log: which launcher run it belongs to. */
 static void log_run(void)
 {
-	const char *run = getenv(MCONFIG_ENV_RUN);
-	rt_log("run %s", run && *run ? run : "unknown");
+	rt_log("run %s", rt.run);
 }
 
-static bool finished;
 
 void rt_finish_process(const char *reason)
 {
-	if (!rt.active || finished)
+	if (!rt.active || rt.finished)
 		return;
-	finished = true;
-	holding = false; /* a crash while lines are held: they go out with the summary */
+	rt.finished = true;
+	rt.holding = false; /* a crash while lines are held: they go out with the summary */
 	rt_memleak_finish(); /* live blocks become leaks before the trees are written */
 	rt_end_all(reason);
 	char unwritten[160] = "";
@@ -223,15 +218,19 @@ bool rt_before_exec(void)
 	rt_finish_process("exec");
 	/* Discard a sample signal queued before the sources stopped, and leave the default
 	 * disposition for the new image, as the program would without measure. */
-	signal(rt.signo, SIG_IGN);
-	signal(rt.signo, SIG_DFL);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa)); /* an empty mask, without sigemptyset's page of libc */
+	sa.sa_handler = SIG_IGN;
+	rt_real_sigaction(rt.signo, &sa, NULL);
+	sa.sa_handler = SIG_DFL;
+	rt_real_sigaction(rt.signo, &sa, NULL);
 	return true;
 }
 
 void rt_after_failed_exec(void)
 {
 	/* The program goes on: so does its measurement, in a new file for the calling thread. */
-	finished = false;
+	rt.finished = false;
 	if (rt_sampler_install() < 0) {
 		rt_log("error: after a failed exec: %s; no longer measuring", fth_errmsg());
 		return;
@@ -258,17 +257,19 @@ static void after_fork_in_child(void)
 		for (struct mthread *t = rt.threads; t; t = t->next)
 			rt_sources_forget(t);
 		rt.active = false;
-		finished = true;
+		rt.finished = true;
 		return;
 	}
-	/* The child starts afresh: the parent's trees and counters are the parent's. */
+	/* The child starts afresh: the parent's trees and counters are the parent's.  Its own
+	 * records go to pages of its own: the parent's are read, never written. */
 	rt_thread_forget_self();
+	arena_start_over(&rt.shared);
 	struct mthread *rt_first_thread_of_parent = rt.threads;
 	rt.threads = NULL;
 	rt.next_index = 0;
 	rt.files = rt.errors = rt.taken = rt.recorded = rt.dropped = rt.partial = rt.unwritten = 0;
-	finished = false;
-	holding = true; /* this child is single-threaded until the program goes on */
+	rt.finished = false;
+	rt.holding = true; /* this child is single-threaded until the program goes on */
 	set_identity(true);
 	/* Inherited perf descriptors belong to the parent's threads; their records are left
 	 * untouched (a write would copy their pages) and unreachable. */
@@ -322,6 +323,8 @@ static void measure_start(int argc, char **argv)
 	rt_fds_resolve();
 	rt.signo = SIGRTMIN + 4;
 	rt.rank = mconfig_mpi_rank();
+	const char *run = getenv(MCONFIG_ENV_RUN);
+	fth_format(rt.run, sizeof(rt.run), "%s", run && *run ? run : "unknown");
 	set_identity(false);
 	log_run();
 	copy_args(argc, argv);

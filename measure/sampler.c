@@ -75,6 +75,9 @@ static int leader_of(const struct mconfig *c, int i)
  * F_SETSIG, which the kernel raises from an inter-processor interrupt.
  */
 static bool trap_sampling;
+/* The bytes of a perf ring: known before any thread starts, so that a forked child that lets go
+ * of its parent's rings calls nothing of libc's that it would fault in. */
+static size_t ring_bytes;
 #define SAMPLE_SIGDATA 0x66746d53616d0000ull /* "ftmSam", then the event's index */
 
 /*
@@ -427,6 +430,7 @@ bool rt_sampler_traps(void)
 
 int rt_sampler_install(void)
 {
+	ring_bytes = (size_t)(1 + RT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
 	trap_sampling = rt.cfg.flags & MCONFIG_SIGTRAP_PROBED ? (rt.cfg.flags & MCONFIG_SIGTRAP) != 0
 								: mconfig_probe_sigtrap();
 	struct sigaction sa;
@@ -526,8 +530,7 @@ static int start_perf(struct mthread *t, int i)
 	int fd = t->fd[trig];
 	/* The ring of the event that samples: its records carry the counts and kernel frames. */
 	if (c->ev[trig].sampling) {
-		size_t bytes = (size_t)(1 + RT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
-		void *ring = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		void *ring = mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
 				  fd, 0);
 		t->ring[trig] = ring == MAP_FAILED ? NULL : ring;
 		t->ring_chain[trig] =
@@ -686,8 +689,7 @@ static int start_blocktime(struct mthread *t, int i)
 		return fth_error_errno(errno, "BLOCKTIME: perf_event_open");
 	t->fd[i] = high_fd((int)fd);
 	rt_fd_own(t->fd[i], true);
-	size_t bytes = (size_t)(1 + RT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
-	void *ring = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd[i], 0);
+	void *ring = mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd[i], 0);
 	if (ring == MAP_FAILED)
 		return fth_error_errno(errno, "BLOCKTIME: cannot map its ring buffer");
 	t->ring[i] = ring;
@@ -722,12 +724,11 @@ int rt_sources_start(struct mthread *t)
  * (see below). */
 static void release_events(struct mthread *t, int n, bool forget)
 {
-	size_t bytes = (size_t)(1 + RT_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
 	for (int i = 0; i < n; i++) {
-		if (t->ring[i]) {
-			munmap(t->ring[i], bytes);
-			if (!forget)
-				t->ring[i] = NULL;
+		/* A forked child has no copy of its parent's rings: perf maps them VM_DONTCOPY. */
+		if (t->ring[i] && !forget) {
+			munmap(t->ring[i], ring_bytes);
+			t->ring[i] = NULL;
 		}
 		if (t->fd[i] >= 0) {
 			rt_close(t->fd[i]);

@@ -112,7 +112,10 @@ struct mthread *rt_thread_begin(struct mthread *parent, const struct rt_frame *c
 		rt_log("error: out of memory for a thread record");
 		return NULL;
 	}
+	arena_prefault(t, sizeof(*t));
 	arena_init(&t->arena, THREAD_ARENA_BLOCK, THREAD_ARENA_LIMIT);
+	/* Only this thread's samples use its arena: a forked child has no use for it. */
+	arena_not_inherited(&t->arena);
 	t->tid = (pid_t)syscall(SYS_gettid);
 	t->index = rt.next_index++;
 	t->parent_index = parent ? (int32_t)parent->index : -1;

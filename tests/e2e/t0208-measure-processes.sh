@@ -72,6 +72,30 @@ test_expect_success 'an image killed after its exec is reported, though an earli
 	grep -q "^summary:" kill/*.log &&
 	grep -q "wrote no summary" err
 '
+# A forked child writes only pages of its own and does not inherit its parent's trees (their
+# memory is left out of the fork): children that run on without an exec, forked by the main
+# thread and by another one, are measured whole, and so is the parent after the forks.
+test_expect_success 'children forked without an exec, by two threads: files of their own' '
+	measure -o wk -e task-clock@f1000 "$W/forkexec" workers >out 2>err &&
+	grep -q "workers: 2 of 2 children exited with 5" out &&
+	test "$(ls wk/*.log | wc -l)" -eq 3 &&
+	children=$(sed -n "s/^process \([0-9]*\) forked from .*/\1/p" wk/*.log) &&
+	test "$(echo $children | wc -w)" -eq 2 &&
+	for pid in $children; do
+		test-tool profile -r forked_work -r parent_work wk/*-$pid-*.fthm >c.$pid &&
+		awk "/^total/ {t=\$2} /^complete/ {k=\$2} /^reach forked_work/ {f=\$3}
+		     /^reach parent_work/ {p=\$3}
+		     END { exit !(t > 0 && k >= 0.99 * t && f >= 0.9 * t && p == 0) }" c.$pid ||
+			{ cat c.$pid; exit 1; }
+	done
+'
+test_expect_success 'and the parent is measured on after its forks' '
+	parent=$(sed -n "s/^process \([0-9]*\): .*forkexec, .*/\1/p" wk/*.log) &&
+	test-tool profile -r forked_work -r parent_work wk/*-$parent-*.fthm >p &&
+	awk "/^complete/ {k=\$2} /^total/ {t=\$2} /^reach forked_work/ {f=\$3}
+	     /^reach parent_work/ {p=\$3}
+	     END { exit !(k >= 0.99 * t && f == 0 && p >= 0.2e9) }" p || { cat p; exit 1; }
+'
 test_expect_success 'a shell pipeline and sh -c keep working' '
 	measure -o sh -e task-clock sh -c "echo one | tr o O; exit 5" >out; test $? -eq 5 &&
 	grep -qx "One" out

@@ -2,8 +2,11 @@
 /*
  * forkexec.c: a driver that forks and execs itself as a child N times (argv[1]), each child
  * spinning in child_work() for about 20 ms of CPU; also once through system() and through a
- * failed execvp before a successful one.
+ * failed execvp before a successful one.  "forkexec workers": children forked from the main
+ * thread and from another thread run forked_work() without an exec, while the parent goes on
+ * in parent_work().
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +31,63 @@ __attribute__((noinline)) void child_work(double seconds)
 	__asm__ volatile("" ::: "memory");
 }
 
+__attribute__((noinline)) void forked_work(double seconds)
+{
+	child_work(seconds);
+	__asm__ volatile("" ::: "memory"); /* no tail call: this frame stays in the path */
+}
+
+__attribute__((noinline)) void parent_work(double seconds)
+{
+	child_work(seconds);
+	__asm__ volatile("" ::: "memory"); /* no tail call: this frame stays in the path */
+}
+
+/* Fork a child that works 150 ms and exits 5; its pid. */
+static pid_t fork_worker(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		forked_work(0.15);
+		exit(5);
+	}
+	return pid;
+}
+
+static void *fork_from_thread(void *arg)
+{
+	*(pid_t *)arg = fork_worker();
+	parent_work(0.05);
+	return NULL;
+}
+
+static int workers(void)
+{
+	parent_work(0.1);
+	pid_t from_thread = -1;
+	pthread_t th;
+	if (pthread_create(&th, NULL, fork_from_thread, &from_thread) != 0)
+		return 1;
+	pid_t from_main = fork_worker();
+	parent_work(0.1);
+	pthread_join(th, NULL);
+	int fives = 0;
+	pid_t pids[] = { from_main, from_thread };
+	for (int i = 0; i < 2; i++) {
+		int status;
+		if (pids[i] > 0 && waitpid(pids[i], &status, 0) == pids[i] && WIFEXITED(status) &&
+		    WEXITSTATUS(status) == 5)
+			fives++;
+	}
+	parent_work(0.1);
+	printf("workers: %d of 2 children exited with 5\n", fives);
+	return fives == 2 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "workers"))
+		return workers();
 	if (argc > 1 && !strcmp(argv[1], "child")) {
 		child_work(0.02);
 		return 7;

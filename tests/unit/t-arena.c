@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* t-arena.c: the bump allocator: alignment, zeroing, limits, signal reentrancy, threads. */
+/* t-arena.c: the bump allocator: alignment, zeroing, limits, signal reentrancy, threads, forks. */
 #include "compat.h"
 #include "arena.h"
 #include "tap.h"
@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define PAGE 4096
@@ -523,6 +525,56 @@ static void test_threads(void)
 	}
 }
 
+/* Whether [P, P + 1) is mapped in this process (mincore fails with ENOMEM where it is not). */
+static bool mapped_here(const void *p)
+{
+	unsigned char vec;
+	return mincore((void *)((uintptr_t)p & ~(uintptr_t)(PAGE - 1)), PAGE, &vec) == 0;
+}
+
+/* 1 when P is mapped in a forked child, 0 when not, -1 when the child could not tell. */
+static int child_sees(const void *p)
+{
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(mapped_here(p) ? 1 : 0);
+	int st;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static void test_fork(void)
+{
+	struct arena kept, own;
+	arena_init(&kept, 64 * 1024, 0);
+	arena_init(&own, 64 * 1024, 0);
+	arena_not_inherited(&own);
+	char *k = arena_alloc(&kept, 100, 8), *o = arena_alloc(&own, 100, 8);
+	ok(k && o, "allocations from both arenas");
+	fill((uint8_t *)o, 100, 0x5a);
+	is_int(child_sees(k), 1, "a forked child inherits an ordinary arena's blocks");
+	is_int(child_sees(o), 0, "a forked child does not inherit a not-inherited arena's blocks");
+	ok(all_bytes((uint8_t *)o, 100, 0x5a), "the parent keeps them, contents intact");
+	char *big = arena_alloc(&own, 200 * 1024, 64); /* a block of its own, mapped later */
+	is_int(big ? child_sees(big) : -1, 0, "nor the blocks mapped afterwards");
+
+	/* Starting over: the old blocks stay as they are, new allocations go to a new block. */
+	fill((uint8_t *)k, 100, 0x33);
+	size_t before = arena_mapped(&kept);
+	arena_start_over(&kept);
+	is_uint(arena_mapped(&kept), 0, "starting over counts no block mapped");
+	char *fresh = arena_alloc(&kept, 100, 8);
+	size_t apart = fresh > k ? (size_t)(fresh - k) : (size_t)(k - fresh);
+	ok(fresh && all_bytes((uint8_t *)fresh, 100, 0) && apart >= 64 * 1024,
+	   "the next allocation comes from a fresh, zero-filled block");
+	ok(all_bytes((uint8_t *)k, 100, 0x33), "the forgotten block is still mapped and intact");
+	ok(before > 0 && arena_mapped(&kept) > 0, "the fresh block is counted");
+	arena_release(&kept); /* unmaps the fresh block only: the old one is no longer known */
+	ok(mapped_here(k), "releasing after starting over leaves the forgotten block alone");
+	arena_release(&own);
+}
+
 int main(void)
 {
 	test_basics();
@@ -531,5 +583,6 @@ int main(void)
 	test_limit();
 	test_signals();
 	test_threads();
+	test_fork();
 	return done_testing();
 }
