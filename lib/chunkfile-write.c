@@ -7,6 +7,8 @@
  * The writer streams: raw bytes are staged in the workspace, compressed in pieces into one
  * zstd frame per chunk and written with write(2); the table of contents goes at the end, so
  * nothing is ever rewritten and a file that was cut short has no footer and is refused.
+ * Stored (uncompressed) chunks stay staged until the stage is full or the file is finished:
+ * a small file, a short process's profile, goes out in one write.
  */
 #include "compat.h"
 #include "chunkfile.h"
@@ -67,18 +69,32 @@ static int write_all(struct cf_writer *w, const void *p, size_t n)
 				continue;
 			w->failed = true;
 			return fth_error_errno(errno, "%s: write failed at byte %llu", w->path,
-					       (unsigned long long)w->pos);
+					       (unsigned long long)w->written);
 		}
 		if (k == 0) {
 			w->failed = true;
 			return fth_error("%s: write returned 0 at byte %llu", w->path,
-					 (unsigned long long)w->pos);
+					 (unsigned long long)w->written);
 		}
 		b += k;
 		n -= (size_t)k;
-		w->pos += (uint64_t)k;
+		w->written += (uint64_t)k;
 	}
 	return 0;
+}
+
+/* The file offset of the next byte: what was written and, stored, what is staged. */
+static uint64_t next_offset(const struct cf_writer *w)
+{
+	return w->written + (w->zcs ? 0 : w->in_len);
+}
+
+/* Write the staged bytes of stored chunks. */
+static int write_staged(struct cf_writer *w)
+{
+	int rc = write_all(w, w->in, w->in_len);
+	w->in_len = w->chunk_start = 0;
+	return rc;
 }
 
 int cf_writer_open(struct cf_writer *w, int fd, const char *path, const char magic[8],
@@ -117,6 +133,11 @@ int cf_writer_open(struct cf_writer *w, int fd, const char *path, const char mag
 	le_put16(h + 8, major);
 	le_put16(h + 10, minor);
 	le_put32(h + 28, crc32c(0, h, 28));
+	if (!w->zcs) {
+		memcpy(w->in, h, sizeof(h)); /* staged with the chunks that follow */
+		w->in_len = w->chunk_start = sizeof(h);
+		return 0;
+	}
 	return write_all(w, h, sizeof(h));
 }
 
@@ -131,25 +152,31 @@ int cf_chunk_begin(struct cf_writer *w, uint32_t id)
 	memset(&w->cur, 0, sizeof(w->cur));
 	w->cur.id = id;
 	w->cur.flags = w->zcs ? CF_CHUNK_ZSTD : 0;
-	w->cur.offset = w->pos;
-	w->in_len = 0;
+	w->cur.offset = next_offset(w);
+	if (w->zcs)
+		w->in_len = 0;
+	w->chunk_start = w->in_len;
 	w->in_chunk = true;
 	if (w->zcs && ZSTD_isError(ZSTD_CCtx_reset(w->zcs, ZSTD_reset_session_only)))
 		return fth_error("%s: cannot reset the zstd compressor", w->path);
 	return 0;
 }
 
-/* Push the staged bytes out: compressed (END finishes the frame) or stored. */
+/*
+ * Account for the current chunk's staged bytes and push them on: compressed (END finishes the
+ * frame) and written, or, stored, written only when the stage is full (not at the chunk's
+ * END: the next chunk is staged after it).
+ */
 static int flush_stage(struct cf_writer *w, bool end)
 {
-	w->cur.crc = crc32c(w->cur.crc, w->in, w->in_len);
-	w->cur.raw += w->in_len;
+	size_t n = w->in_len - w->chunk_start;
+	w->cur.crc = crc32c(w->cur.crc, w->in + w->chunk_start, n);
+	w->cur.raw += n;
 	if (!w->zcs) {
-		int rc = write_all(w, w->in, w->in_len);
-		w->cur.stored += w->in_len;
+		w->cur.stored += n;
 		w->cur.stored_crc = w->cur.crc;
-		w->in_len = 0;
-		return rc;
+		w->chunk_start = w->in_len;
+		return end ? 0 : write_staged(w);
 	}
 	ZSTD_inBuffer in = { w->in, w->in_len, 0 };
 	for (;;) {
@@ -244,11 +271,17 @@ int cf_writer_finish(struct cf_writer *w)
 		return -1;
 	if (w->in_chunk)
 		return fth_error("%s: finished inside a chunk", w->path);
-	/* The table and the footer go out in one write, staged where the chunks were (the
-	 * largest table, CF_MAX_CHUNKS entries, and the footer fit in it). */
-	uint64_t toc_offset = w->pos;
+	/* The table and the footer go out in one write, staged after the stored chunks still
+	 * there, or alone (the largest table, CF_MAX_CHUNKS entries, and the footer fit in the
+	 * stage). */
+	size_t tail = (size_t)w->ntoc * CF_TOC_ENTRY_SIZE + CF_FOOTER_SIZE;
+	if (w->in_cap - w->in_len < tail && write_staged(w) < 0)
+		return -1;
+	if (w->zcs)
+		w->in_len = 0;
+	uint64_t toc_offset = next_offset(w);
 	uint32_t toc_crc = 0;
-	uint8_t *t = w->in;
+	uint8_t *t = w->in + w->in_len;
 	for (uint32_t i = 0; i < w->ntoc; i++, t += CF_TOC_ENTRY_SIZE) {
 		const struct cf_entry *e = &w->toc[i];
 		memset(t, 0, CF_TOC_ENTRY_SIZE);
@@ -268,7 +301,8 @@ int cf_writer_finish(struct cf_writer *w)
 	le_put32(f + 12, toc_crc);
 	le_put32(f + 20, crc32c(0, f, 20));
 	memcpy(f + 24, CF_END_MAGIC, 8);
-	return write_all(w, w->in, (size_t)(f + CF_FOOTER_SIZE - w->in));
+	w->in_len = (size_t)(f + CF_FOOTER_SIZE - w->in);
+	return write_staged(w);
 }
 
 int cf_field_varint(struct cf_writer *w, unsigned field, uint64_t v)

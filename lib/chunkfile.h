@@ -38,11 +38,13 @@ struct cf_entry {
 struct cf_writer {
 	int fd;
 	const char *path; /* borrowed, for messages */
-	uint64_t pos;	  /* file offset of the next byte written */
+	uint64_t written; /* bytes written to the file */
 	int level;	  /* zstd level, or 0 to store chunks uncompressed */
 	void *zcs;	  /* ZSTD_CStream inside the workspace, or NULL */
-	uint8_t *in;	  /* staged raw bytes of the current chunk (workspace) */
+	uint8_t *in;	  /* staged raw bytes of the current chunk (workspace); stored, also those
+			     of earlier chunks not yet written, from in[0] */
 	size_t in_len, in_cap;
+	size_t chunk_start; /* where the current chunk's bytes not yet accounted for start */
 	uint8_t *out; /* compressed output (workspace) */
 	size_t out_cap;
 	struct cf_entry *toc; /* workspace */

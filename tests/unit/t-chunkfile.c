@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define MAGIC "FTHMTEST"
@@ -174,6 +175,64 @@ static void test_write_failure(void)
 	   "too small a workspace is refused");
 }
 
+/* Stored chunks are staged: a small file goes out in one write, a full disk is found at the
+ * end, and a file larger than the stage in a few writes. */
+static void test_stored_writes(void)
+{
+	size_t ws_size = cf_writer_workspace_size(0);
+	void *ws = xmalloc(ws_size);
+	struct cf_writer w;
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0) {
+		skip("no SOCK_SEQPACKET socket pair", "a small stored file goes out in one write");
+	} else {
+		/* Each write(2) on this socket is one message. */
+		int bufsize = 1 << 20;
+		setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
+		setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
+		int rc = cf_writer_open(&w, sv[0], "socket", MAGIC, 1, 0, 0, ws, ws_size);
+		for (uint32_t c = 0; rc == 0 && c < 5; c++) {
+			rc = cf_chunk_begin(&w, c + 1);
+			for (int k = 0; rc == 0 && k < 100; k++)
+				rc = cf_put_varint(&w, c * 1000 + (uint64_t)k);
+			if (rc == 0)
+				rc = cf_chunk_end(&w);
+		}
+		if (rc == 0)
+			rc = cf_writer_finish(&w);
+		ok(rc == 0, "five stored chunks written to a socket (%s)", rc ? fth_errmsg() : "");
+		shutdown(sv[0], SHUT_WR);
+		size_t messages = 0, bytes = 0;
+		static uint8_t msg[1 << 17];
+		ssize_t n;
+		while ((n = recv(sv[1], msg, sizeof(msg), 0)) > 0) {
+			messages++;
+			bytes += (size_t)n;
+		}
+		is_uint(messages, 1, "header, chunks, table and footer in one write (%zu bytes)", bytes);
+		close(sv[0]);
+		close(sv[1]);
+	}
+	int fd = open("/dev/full", O_WRONLY);
+	if (fd < 0) {
+		skip("no /dev/full", "a stored file on a full device fails cleanly");
+	} else {
+		int rc = cf_writer_open(&w, fd, "/dev/full", MAGIC, 1, 0, 0, ws, ws_size);
+		if (rc == 0)
+			rc = cf_chunk_begin(&w, 1);
+		if (rc == 0)
+			rc = cf_put_str(&w, "staged");
+		if (rc == 0)
+			rc = cf_chunk_end(&w);
+		ok(rc == 0, "stored chunks are staged, not yet written");
+		ok(cf_writer_finish(&w) < 0, "finishing on a full device fails");
+		like(fth_errmsg(), "No space left on device", "message names ENOSPC");
+		like(fth_errmsg(), "/dev/full", "message names the file");
+		close(fd);
+	}
+	free(ws);
+}
+
 static void write_bytes(const char *path, const uint8_t *p, size_t n)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -306,6 +365,7 @@ int main(void)
 	test_round_trip(1);
 	test_round_trip(3);
 	test_write_failure();
+	test_stored_writes();
 	test_bad_input();
 	char nm[5];
 	is_str(cf_id_name(CF_ID('C', 'C', 'T', ' '), nm), "CCT ", "chunk id name");
