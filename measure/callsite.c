@@ -166,6 +166,8 @@ static struct rt_sync *state_of(struct mthread *t)
 {
 	if (t->sync)
 		return t->sync;
+	if (!rt_thread_tree(t))
+		return NULL;
 	struct arena *a = &t->arena;
 	struct rt_sync *s = arena_alloc(a, sizeof(*s), 64);
 	if (!s)

@@ -57,7 +57,8 @@ enum rt_drop {
 struct mthread {
 	struct mthread *next; /* registry of every thread of the process */
 	struct arena arena;
-	struct cct cct;
+	struct cct cct;	 /* with frames, path and path_nodes: made by rt_thread_tree() */
+	bool tree_ready;
 	uint32_t index;
 	int32_t parent_index;
 	pid_t tid;
@@ -144,6 +145,13 @@ uint32_t rt_self_module(void);
 /* Set up measurement of the calling thread; PARENT is the creating thread or NULL. */
 struct mthread *rt_thread_begin(struct mthread *parent, const struct rt_frame *creation,
 				uint32_t ncreation);
+/*
+ * T's tree and the arrays a sample fills, made at its first sample (or when it is written):
+ * a thread that is never sampled, such as a forked child between its fork and its exec,
+ * maps none of it.  Called with T claimed (busy), or before it is sampled; async-signal-safe.
+ * False when memory ran out.
+ */
+bool rt_thread_tree(struct mthread *t);
 /* In a forked child: the calling thread no longer has the parent's record (nothing ends it). */
 void rt_thread_forget_self(void);
 /* Stop sampling T and write its file (once).  REASON goes into the file. */

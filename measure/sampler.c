@@ -339,6 +339,11 @@ static void take_sample(struct mthread *t, int src, void *ucv)
 	t->taken++;
 	if (!claim(t))
 		return;
+	if (!rt_thread_tree(t)) {
+		t->drops[RT_DROP_MEMORY]++;
+		t->busy = 0;
+		return;
+	}
 	bool complete, perf = c->ev[src].source == MSOURCE_PERF;
 	struct ring_sample rs;
 	bool have_record = perf && ring_take(t, src, &rs);
@@ -628,7 +633,9 @@ static void blocktime_trap(struct mthread *t, void *ucv)
 		return;
 	}
 	uint64_t blocked = blocked_time(t, i);
-	if (blocked) {
+	if (blocked && !rt_thread_tree(t)) {
+		t->drops[RT_DROP_MEMORY]++;
+	} else if (blocked) {
 		t->taken++;
 		bool complete;
 		uint32_t reused;

@@ -101,6 +101,25 @@ static void stack_bounds(struct mthread *t)
 	pthread_attr_destroy(&attr);
 }
 
+bool rt_thread_tree(struct mthread *t)
+{
+	if (t->tree_ready)
+		return true;
+	t->frames = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->frames), 16);
+	t->path = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->path), 16);
+	t->path_nodes = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->path_nodes), 16);
+	if (!t->frames || !t->path || !t->path_nodes ||
+	    cct_init(&t->cct, &t->arena, (unsigned)rt.cfg.nevents) < 0)
+		return false;
+	rt_unwind_prepare(t);
+	/* The first page of each array a sample writes: enough for paths of 170 frames. */
+	arena_prefault(t->frames, 4096);
+	arena_prefault(t->path, 4096);
+	arena_prefault(t->path_nodes, 4096);
+	t->tree_ready = true;
+	return true;
+}
+
 struct mthread *rt_thread_begin(struct mthread *parent, const struct rt_frame *creation,
 				uint32_t ncreation)
 {
@@ -125,19 +144,6 @@ struct mthread *rt_thread_begin(struct mthread *parent, const struct rt_frame *c
 	memcpy(t->creation, creation, t->ncreation * sizeof(*creation));
 	for (int i = 0; i < MCONFIG_MAX_EVENTS; i++)
 		t->fd[i] = -1;
-	t->frames = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->frames), 16);
-	t->path = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->path), 16);
-	t->path_nodes = arena_alloc(&t->arena, RT_MAX_FRAMES * sizeof(*t->path_nodes), 16);
-	if (!t->frames || !t->path || !t->path_nodes ||
-	    cct_init(&t->cct, &t->arena, (unsigned)rt.cfg.nevents) < 0) {
-		rt_log("error: thread %u: out of memory for its tree", t->index);
-		return NULL;
-	}
-	rt_unwind_prepare(t);
-	/* The first page of each array a sample writes: enough for paths of 170 frames. */
-	arena_prefault(t->frames, 4096);
-	arena_prefault(t->path, 4096);
-	arena_prefault(t->path_nodes, 4096);
 	stack_bounds(t);
 	/* Register before sampling starts so that exit paths always find it. */
 	struct mthread *head = rt.threads;
@@ -181,6 +187,9 @@ void rt_thread_end(struct mthread *t, const char *reason)
 		 * process a file created.  The log says so; the new image is measured on.
 		 */
 		rt.unwritten++;
+	} else if (!rt_thread_tree(t)) {
+		rt_log("error: thread %u: out of memory for its tree", t->index);
+		rt.errors++;
 	} else if (rt_write_thread(t) < 0) {
 		rt_log("error: %s", fth_errmsg());
 		rt.errors++;
