@@ -97,15 +97,24 @@ static const struct {
 	{ "topdown:all", "TMA levels 1-4 (several groups, multiplexed)" },
 };
 
-static bool pfm_ready;
+/*
+ * libpfm4 starts on first need: its start reads every tracepoint's files when debugfs is
+ * mounted (thousands of files, tens of milliseconds at each launch), which the built-in names
+ * (the timers, task-clock, CYCLES...) never need.
+ */
+static enum { PFM_UNTRIED, PFM_READY, PFM_FAILED } pfm_state;
+static char pfm_failure[160];
 
-int events_init(void)
+static bool pfm_ready(void)
 {
-	int rc = pfm_initialize();
-	if (rc != PFM_SUCCESS)
-		return fth_error("libpfm4 cannot start: %s", pfm_strerror(rc));
-	pfm_ready = true;
-	return 0;
+	if (pfm_state == PFM_UNTRIED) {
+		int rc = pfm_initialize();
+		pfm_state = rc == PFM_SUCCESS ? PFM_READY : PFM_FAILED;
+		if (rc != PFM_SUCCESS)
+			fth_format(pfm_failure, sizeof(pfm_failure), "libpfm4 cannot start: %s",
+				   pfm_strerror(rc));
+	}
+	return pfm_state == PFM_READY;
 }
 
 /* Case-insensitive, '_' and '-' equal. */
@@ -241,7 +250,7 @@ static void consider(struct suggestion *best, int nbest, const char *want, const
 static void for_each_pfm_event(void (*fn)(void *ctx, const char *full, const pfm_event_info_t *),
 			       void *ctx)
 {
-	if (!pfm_ready)
+	if (!pfm_ready())
 		return;
 	for (int p = 0; p < PFM_PMU_MAX; p++) {
 		pfm_pmu_info_t pinfo;
@@ -354,9 +363,10 @@ static int resolve(struct mevent *e)
 	memset(&arg, 0, sizeof(arg));
 	arg.attr = &attr;
 	arg.size = sizeof(arg);
-	int rc = pfm_ready ? pfm_get_os_event_encoding(n, PFM_PLM0 | PFM_PLM3,
-						       PFM_OS_PERF_EVENT_EXT, &arg)
-			   : PFM_ERR_NOTFOUND;
+	if (!pfm_ready())
+		return fth_error("event \"%s\" is not a built-in name, and %s (measure -L lists the "
+				 "built-in names)", n, pfm_failure);
+	int rc = pfm_get_os_event_encoding(n, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
 	if (rc == PFM_ERR_NOTFOUND || rc == PFM_ERR_NOINIT)
 		return unknown_event(n);
 	if (rc != PFM_SUCCESS)
@@ -1051,6 +1061,8 @@ void events_list(struct buf *out)
 	for_each_pfm_event(list_pfm, &lc);
 	buf_printf(out, "Events usable on this machine (%u):\n%s\n", lc.nusable,
 		   (const char *)usable.data);
+	if (pfm_state == PFM_FAILED)
+		buf_printf(out, "%s: only the built-in names are listed.\n\n", pfm_failure);
 	buf_printf(out, "Events known but not usable here (%u), with the reason:\n%s\n",
 		   lc.nunusable, (const char *)unusable.data);
 	buf_addstr(out, "Top-down: topdown[:retiring|:frontend|:backend|:all][@RATE] (Intel ICX, SPR, "

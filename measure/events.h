@@ -18,8 +18,6 @@ struct event_defaults {
 	bool kernel_allowed; /* include kernel counts/frames when the kernel permits */
 };
 
-/* Prepare libpfm4; returns 0 or -1 with a message. */
-int events_init(void);
 /* Parse "-c" (N or fN) into D; returns 0 or -1. */
 int events_parse_rate(const char *s, uint64_t *rate, bool *freq);
 /*

@@ -312,8 +312,6 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (events_init() < 0)
-		warn("%s; only built-in event names will be known", fth_errmsg());
 	if (list) {
 		struct buf out = BUF_INIT;
 		events_list(&out);

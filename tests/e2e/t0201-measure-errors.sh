@@ -47,6 +47,14 @@ test_expect_success '-L lists usable events and unusable ones with the reason' '
 			grep "^  CYCLES " | grep -q "no hardware PMU"
 	fi
 '
+# libpfm4 reads every tracepoint when debugfs is mounted: it is started only for names that
+# are not built in (its debug output shows when it starts).
+test_expect_success 'libpfm4 starts only for the names it resolves' '
+	LIBPFM_VERBOSE=1 LIBPFM_DEBUG=1 measure -o pf1 -e task-clock /bin/true 2>err1 &&
+	! grep -q "^pfmlib" err1 &&
+	LIBPFM_VERBOSE=1 LIBPFM_DEBUG=1 measure -o pf2 -e perf::page-faults /bin/true 2>err2 &&
+	grep -q "^pfmlib" err2 && test -n "$(ls pf2/*.fthm)"
+'
 test_expect_success 'the default event is announced' '
 	measure -o d1 /bin/true 2>err && grep -q "no -e given: measuring" err
 '
