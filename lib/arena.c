@@ -98,7 +98,6 @@ void *arena_alloc(struct arena *a, size_t size, size_t align)
 	}
 }
 
-
 void arena_prefault(const void *p, size_t size)
 {
 	uintptr_t lo = (uintptr_t)p & ~(uintptr_t)4095;

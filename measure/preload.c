@@ -45,12 +45,12 @@ uint32_t rt_self_module(void)
 }
 
 /*
- * Lines held back while a forked child is still single-threaded, before it returns to the
- * program: its first lines then cost one open and write of the log instead of one each.  Any
- * other line, an error first of all, writes them before itself, so the order never changes;
- * rt_log_flush() writes them at the end of that phase.  (The constructor writes its first line
- * at once: the log is created before anything else of the process, which matters on a disk
- * with room for little more.)
+ * Lines held back (rt.held) while a forked child is still single-threaded, before it returns
+ * to the program: its first lines then cost one open and write of the log instead of one
+ * each.  Any other line, an error first of all, writes them before itself, so the order never
+ * changes; rt_log_flush() writes them at the end of that phase.  (The constructor writes its
+ * first line at once: the log is created before anything else of the process, which matters
+ * on a disk with room for little more.)
  */
 
 /* Append TEXT (N bytes of whole lines) to the log; false when the log did not take it all. */
@@ -180,7 +180,6 @@ static void log_run(void)
 {
 	rt_log("run %s", rt.run);
 }
-
 
 void rt_finish_process(const char *reason)
 {
