@@ -146,10 +146,10 @@ uint32_t rt_self_module(void);
 struct mthread *rt_thread_begin(struct mthread *parent, const struct rt_frame *creation,
 				uint32_t ncreation);
 /*
- * T's tree and the arrays a sample fills, made at its first sample (or when it is written):
- * a thread that is never sampled, such as a forked child between its fork and its exec,
- * maps none of it.  Called with T claimed (busy), or before it is sampled; async-signal-safe.
- * False when memory ran out.
+ * T's tree and the arrays a sample fills, made at its first sample: a thread that is never
+ * sampled, such as a forked child between its fork and its exec, maps none of it (its file
+ * holds the root alone).  Called with T claimed (busy); async-signal-safe.  False when memory
+ * ran out.
  */
 bool rt_thread_tree(struct mthread *t);
 /* In a forked child: the calling thread no longer has the parent's record (nothing ends it). */

@@ -187,9 +187,6 @@ void rt_thread_end(struct mthread *t, const char *reason)
 		 * process a file created.  The log says so; the new image is measured on.
 		 */
 		rt.unwritten++;
-	} else if (!rt_thread_tree(t)) {
-		rt_log("error: thread %u: out of memory for its tree", t->index);
-		rt.errors++;
 	} else if (rt_write_thread(t) < 0) {
 		rt_log("error: %s", fth_errmsg());
 		rt.errors++;

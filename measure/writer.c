@@ -190,8 +190,15 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 		return -1;
 
 	struct cct *tree = &t->cct;
-	if (mfile_write_cct_begin(w, tree->nnodes, tree->nvalues) < 0)
+	if (!t->tree_ready) {
+		/* Never sampled, so never made: the tree is its root alone. */
+		if (mfile_write_cct_begin(w, 1, 0) < 0 ||
+		    mfile_write_node(w, MFILE_NO_PARENT, MFILE_NODE_ROOT, MFILE_NO_MODULE, 0, 0, NULL,
+				     NULL) < 0)
+			return -1;
+	} else if (mfile_write_cct_begin(w, tree->nnodes, tree->nvalues) < 0) {
 		return -1;
+	}
 	for (uint32_t id_ = 0; id_ < tree->nnodes; id_++) {
 		const struct cct_node *n = cct_node(tree, id_);
 		uint16_t mi[MCONFIG_MAX_EVENTS];

@@ -52,4 +52,12 @@ test_expect_success 'an output directory removed during the run: each error said
 	grep -q "gone/.*cannot create: No such file or directory" err &&
 	! grep -v "^measure" err
 '
+# A thread's tree is made at its first sample: one that took none maps nothing for it, and
+# its file holds the root alone.
+test_expect_success 'a thread that took no sample: a file with the root alone, no memory' '
+	measure -o z -e task-clock@f1 /bin/true 2>err &&
+	fathom-dump z/*.fthm >dump &&
+	grep -q "^cct: 1 nodes, 0 values" dump && grep -q "^  0 root" dump &&
+	grep -q "measurement memory bytes: 0$" dump
+'
 test_done
