@@ -22,7 +22,9 @@ struct exec_array {
 	struct lm_exec e[];
 };
 
-static struct lm_module *modules[LOADMAP_MAX_MODULES];
+/* The modules by number, in the process arena (made by loadmap_init): most processes use its
+ * first page, and the library's own data is mapped ahead page by page at every start. */
+static struct lm_module **modules;
 static _Atomic uint32_t nmodules;
 static struct exec_array *_Atomic current;
 static pthread_mutex_t rescan_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -301,6 +303,10 @@ int loadmap_init(void)
 	const char *dir = getenv(MCONFIG_ENV_TABLES);
 	if (dir && *dir && strlen(dir) < sizeof(tables_dir))
 		memcpy(tables_dir, dir, strlen(dir) + 1);
+	modules = arena_alloc(&rt.shared, LOADMAP_MAX_MODULES * sizeof(*modules), 64);
+	if (!modules)
+		return fth_error("cannot build the load map (out of memory)");
+	arena_prefault(modules, 4096);
 	loadmap_rescan();
 	return current ? 0 : fth_error("cannot build the load map (out of memory)");
 }
