@@ -153,9 +153,7 @@ int cf_chunk_begin(struct cf_writer *w, uint32_t id)
 	w->cur.id = id;
 	w->cur.flags = w->zcs ? CF_CHUNK_ZSTD : 0;
 	w->cur.offset = next_offset(w);
-	if (w->zcs)
-		w->in_len = 0;
-	w->chunk_start = w->in_len;
+	w->chunk_start = w->in_len; /* 0 when compressing: each chunk's end empties the stage */
 	w->in_chunk = true;
 	if (w->zcs && ZSTD_isError(ZSTD_CCtx_reset(w->zcs, ZSTD_reset_session_only)))
 		return fth_error("%s: cannot reset the zstd compressor", w->path);
@@ -277,8 +275,6 @@ int cf_writer_finish(struct cf_writer *w)
 	size_t tail = (size_t)w->ntoc * CF_TOC_ENTRY_SIZE + CF_FOOTER_SIZE;
 	if (w->in_cap - w->in_len < tail && write_staged(w) < 0)
 		return -1;
-	if (w->zcs)
-		w->in_len = 0;
 	uint64_t toc_offset = next_offset(w);
 	uint32_t toc_crc = 0;
 	uint8_t *t = w->in + w->in_len;

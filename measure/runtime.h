@@ -211,7 +211,7 @@ uint32_t rt_unwind(struct mthread *t, const ucontext_t *uc, struct rt_frame *out
 		   bool *complete, uint32_t *reused);
 /* Drop T's previous walk: its path was not stored. */
 void rt_unwind_forget(struct mthread *t);
-/* Make T's record of the previous walk (thread start; rt_unwind() retries if this failed). */
+/* Make T's record of the previous walk (with its tree; rt_unwind() retries if this failed). */
 void rt_unwind_prepare(struct mthread *t);
 /* The caller's frames of the current code (for creation contexts), outermost excluded. */
 uint32_t rt_unwind_here(struct rt_frame *out, uint32_t max);
