@@ -50,12 +50,16 @@ uint32_t rt_self_module(void)
  * each.  Any other line, an error first of all, writes them before itself, so the order never
  * changes; rt_log_flush() writes them at the end of that phase.  (The constructor writes its
  * first line at once: the log is created before anything else of the process, which matters
- * on a disk with room for little more.)
+ * on a disk with room for little more.  It keeps the log open, in kept_log_fd, until it has
+ * written its last line, and closes it before the program starts or is sampled.)
  */
+static int kept_log_fd = -1;
 
 /* Append TEXT (N bytes of whole lines) to the log; false when the log did not take it all. */
 static bool log_append(const char *path, const char *text, size_t n)
 {
+	if (kept_log_fd >= 0)
+		return write(kept_log_fd, text, n) == (ssize_t)n;
 	/* Opened for each write, so a program that closes every descriptor loses nothing. */
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	ssize_t w = fd >= 0 ? write(fd, text, n) : -1;
@@ -159,19 +163,22 @@ static void copy_args(int argc, char **argv)
 static void set_identity(bool forked)
 {
 	rt.pid = getpid();
-	struct utsname u;
-	if (uname(&u) == 0)
-		fth_format(rt.host, sizeof(rt.host), "%s", u.nodename);
-	if (!forked || !rt.program[0]) {
+	/* A forked child runs its parent's program on its parent's host: only its pid and its
+	 * directory (the parent may have changed it since) are its own.  Not asking again saves
+	 * the child two calls into pages of libc it would fault in afresh. */
+	if (!forked) {
+		struct utsname u;
+		if (uname(&u) == 0)
+			fth_format(rt.host, sizeof(rt.host), "%s", u.nodename);
 		ssize_t n = readlink("/proc/self/exe", rt.program, sizeof(rt.program) - 1);
 		rt.program[n > 0 ? n : 0] = '\0';
+		const char *slash = strrchr(rt.program, '/');
+		rt.program_base = slash ? slash + 1 : rt.program;
 	}
 	if (!getcwd(rt.cwd, sizeof(rt.cwd)))
 		rt.cwd[0] = '\0';
-	const char *base = strrchr(rt.program, '/');
-	base = base ? base + 1 : rt.program;
-	fth_format(rt.file_prefix, sizeof(rt.file_prefix), "%s/%s-%s-%d", rt.cfg.outdir, base,
-		   rt.host, (int)rt.pid);
+	fth_format(rt.file_prefix, sizeof(rt.file_prefix), "%s/%s-%s-%d", rt.cfg.outdir,
+		   rt.program_base, rt.host, (int)rt.pid);
 	set_log_path(forked);
 }
 
@@ -228,7 +235,10 @@ bool rt_before_exec(void)
 
 void rt_after_failed_exec(void)
 {
-	/* The program goes on: so does its measurement, in a new file for the calling thread. */
+	/* The program goes on: so does its measurement, in a new file for the calling thread.
+	 * The stopped threads' events, left for the exec to drop, are dropped now. */
+	for (struct mthread *t = rt.threads; t; t = t->next)
+		rt_sources_release(t);
 	rt.finished = false;
 	if (rt_sampler_install() < 0) {
 		rt_log("error: after a failed exec: %s; no longer measuring", fth_errmsg());
@@ -302,6 +312,8 @@ static void populate_own_data(void)
 	}
 }
 
+static bool measure_setup(int argc, char **argv);
+
 static void measure_start(int argc, char **argv)
 {
 	const char *events = getenv(MCONFIG_ENV_EVENTS);
@@ -325,14 +337,27 @@ static void measure_start(int argc, char **argv)
 	const char *run = getenv(MCONFIG_ENV_RUN);
 	fth_format(rt.run, sizeof(rt.run), "%s", run && *run ? run : "unknown");
 	set_identity(false);
+	kept_log_fd = open(rt.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	log_run();
+	bool measuring = measure_setup(argc, argv);
+	int fd = kept_log_fd;
+	kept_log_fd = -1;
+	if (fd >= 0)
+		close(fd);
+	if (measuring)
+		rt_thread_begin(NULL, NULL, 0);
+}
+
+/* The rest of the constructor's work, with the log kept open; whether the process is measured. */
+static bool measure_setup(int argc, char **argv)
+{
 	copy_args(argc, argv);
 	/* The first pages of the process-wide arena: the command line, the load map, the
 	 * thread records. */
 	arena_prefault(rt.argv, 4 * 4096);
 	if (loadmap_init() < 0) {
 		rt_log("error: %s; this process is not measured", fth_errmsg());
-		return;
+		return false;
 	}
 	if (rt.cfg.flags & MCONFIG_KERNEL)
 		loadmap_add_kernel();
@@ -344,7 +369,7 @@ static void measure_start(int argc, char **argv)
 	rt_memleak_init();
 	if (rt_sampler_install() < 0) {
 		rt_log("error: %s; this process is not measured", fth_errmsg());
-		return;
+		return false;
 	}
 	if (rt.cfg.flags & MCONFIG_NO_FOLLOW) {
 		/* Programs this one executes inherit no measurement. */
@@ -362,7 +387,7 @@ static void measure_start(int argc, char **argv)
 	atexit(at_exit);
 	rt_log("process %d: %s, %d event%s, %u modules", (int)rt.pid, rt.program, rt.cfg.nevents,
 	       rt.cfg.nevents == 1 ? "" : "s", loadmap_count());
-	rt_thread_begin(NULL, NULL, 0);
+	return true;
 }
 
 /* glibc passes constructors the program's arguments. */

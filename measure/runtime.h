@@ -125,6 +125,7 @@ struct runtime {
 	char held[2048];
 	char cwd[4096];
 	char program[4096];
+	const char *program_base; /* its file name, in program */
 	char *cmdline; /* NUL-separated argv (arena) */
 	uint32_t argc;
 	char **argv;
@@ -194,8 +195,11 @@ bool rt_sampler_trap(siginfo_t *info, void *uc);
  * is known, else re-arm this thread's events.  False when this thread has no perf events. */
 bool rt_sampler_overflow(void *uc);
 int rt_sources_start(struct mthread *t);
-/* Stop T's sources, read the counters' final enabled/running times and close them. */
+/* Stop T's sources, read the counters' final enabled/running times and close them (unless the
+ * process is ending: rt.finished). */
 void rt_sources_stop(struct mthread *t);
+/* Unmap and close a stopped thread's perf events (those rt_sources_stop left to the exit). */
+void rt_sources_release(struct mthread *t);
 /* In a forked child: let go of the parent's thread T's sources (its rings and descriptors),
  * which belong to the parent, without touching them. */
 void rt_sources_forget(struct mthread *t);

@@ -764,7 +764,16 @@ void rt_sources_stop(struct mthread *t)
 	/* A sample running on T (another thread) reads its rings: let it finish first. */
 	for (int spin = 0; t != rt_self() && t->busy && spin < 1000000; spin++)
 		__builtin_ia32_pause();
-	release_events(t, c->nevents, false);
+	/* When the whole process is ending (exit, exec, a fatal signal), its exit or exec drops
+	 * the rings and closes the descriptors (close-on-exec) at less cost than an munmap and a
+	 * close each; a failed exec releases them (rt_sources_release). */
+	if (!rt.finished)
+		release_events(t, c->nevents, false);
+}
+
+void rt_sources_release(struct mthread *t)
+{
+	release_events(t, rt.cfg.nevents, false);
 }
 
 /* A forked child abandons the parent's records: writing to them would only copy their pages. */

@@ -290,6 +290,13 @@ static int open_with_reserve(const char *path)
 	return fd;
 }
 
+/*
+ * The workspace of the last stored profile, kept for the next one: most files are stored (a
+ * short process, a thread that did little), and unmapping costs a process more than its file's
+ * write (a TLB flush the hypervisor sees).  It is never unmapped; exit and exec drop it.
+ */
+static void *stored_workspace;
+
 int rt_write_thread(struct mthread *t)
 {
 	char path[4096 + 64];
@@ -317,18 +324,24 @@ int rt_write_thread(struct mthread *t)
 	int level = t->cct.nnodes <= SMALL_TREE_NODES && t->ntrace <= SMALL_TRACE ? 0
 										 : COMPRESSION_LEVEL;
 	size_t size = mfile_writer_workspace_size(level);
-	void *ws = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (ws == MAP_FAILED) {
-		close(fd);
-		unlink(path);
-		return fth_error_errno(errno, "%s: no memory for the writer", path);
+	void *ws = level ? NULL : __atomic_exchange_n(&stored_workspace, NULL, __ATOMIC_ACQUIRE);
+	if (!ws) {
+		ws = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (ws == MAP_FAILED) {
+			close(fd);
+			unlink(path);
+			return fth_error_errno(errno, "%s: no memory for the writer", path);
+		}
+		arena_prefault(ws, level ? size : 8192); /* a stored profile fills a page or two */
 	}
-	arena_prefault(ws, level ? size : 8192); /* a stored profile fills a page or two */
 	struct mfile_writer w;
 	int rc = mfile_writer_open(&w, fd, path, level, ws, size);
 	if (rc == 0)
 		rc = write_chunks(&w, t);
-	munmap(ws, size);
+	void *none = NULL;
+	if (level || !__atomic_compare_exchange_n(&stored_workspace, &none, ws, false,
+						  __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		munmap(ws, size);
 	if (close(fd) < 0 && rc == 0)
 		rc = fth_error_errno(errno, "%s: close failed", path);
 	if (rc < 0)
