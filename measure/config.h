@@ -84,6 +84,9 @@ struct mconfig {
 	/* The TMA nodes follow the events in the metric table: node J is metric nevents + J. */
 	int ntma;
 	uint32_t tma_text_len;
+	/* Before the tables, which a measured process mostly never touches (preload.c maps ahead
+	 * only the pages up to its first events). */
+	char outdir[4096];
 	/* Launcher only, never encoded: the topdown events asked for, planned by events_check(). */
 	struct {
 		unsigned subtrees; /* enum tma_subtree bits */
@@ -93,7 +96,6 @@ struct mconfig {
 		bool planned;
 	} tma_req;
 	struct mevent ev[MCONFIG_MAX_EVENTS];
-	char outdir[4096];
 	struct mtma_node tma[MCONFIG_MAX_TMA];
 	char tma_text[MCONFIG_TMA_TEXT];
 };
