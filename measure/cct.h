@@ -13,7 +13,10 @@
 
 #define CCT_BLOCK_SHIFT 12
 #define CCT_BLOCK_NODES (1u << CCT_BLOCK_SHIFT)
-#define CCT_MAX_BLOCKS (1u << 16) /* 268 million nodes */
+/* 33 million nodes: the most a thread's arena (1 GiB) holds, with one metric (32-byte nodes).
+ * Its table of block pointers (64 KiB) and a thread's other first arrays then fit in the
+ * arena's first block, mapped at the thread's first sample. */
+#define CCT_MAX_BLOCKS (1u << 13)
 
 struct cct_node {
 	uint32_t parent;
