@@ -4,8 +4,10 @@
  * spinning in child_work() for about 20 ms of CPU; also once through system() and through a
  * failed execvp before a successful one.  "forkexec workers": children forked from the main
  * thread and from another thread run forked_work() without an exec, while the parent goes on
- * in parent_work().
+ * in parent_work().  "forkexec failexec N": N execs that fail, while another thread works; the
+ * descriptors open after the first and after the last, which must not differ.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,8 +86,49 @@ static int workers(void)
 	return fives == 2 ? 0 : 1;
 }
 
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+static void *work_a_while(void *arg)
+{
+	(void)arg;
+	child_work(0.1);
+	return NULL;
+}
+
+/* N failed execs while another thread works: measure stops every thread before each exec and
+ * goes on after it fails, without leaving a descriptor behind. */
+static int failed_execs(int n)
+{
+	pthread_t th;
+	if (pthread_create(&th, NULL, work_a_while, NULL) != 0)
+		return 1;
+	char *const bad[] = { "no-such-program-here", NULL };
+	execvp(bad[0], bad);
+	int first = open_fds();
+	for (int i = 1; i < n; i++)
+		execvp(bad[0], bad);
+	int last = open_fds();
+	pthread_join(th, NULL);
+	parent_work(0.1);
+	printf("failexec: %d descriptors after the first failed exec, %d after %d\n", first, last,
+	       n);
+	return first == last && first > 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 2 && !strcmp(argv[1], "failexec"))
+		return failed_execs(atoi(argv[2]));
 	if (argc > 1 && !strcmp(argv[1], "workers"))
 		return workers();
 	if (argc > 1 && !strcmp(argv[1], "child")) {
