@@ -77,6 +77,7 @@ struct mthread {
 	/* state */
 	volatile sig_atomic_t busy; /* inside the handler or finishing */
 	volatile sig_atomic_t stopped;
+	int starting; /* its sources are being started (rt_thread_begin): a stop waits for them */
 	bool written;
 	/* the last sample's path, outermost first, for reusing the common prefix */
 	struct rt_frame *path;

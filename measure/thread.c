@@ -145,6 +145,7 @@ struct mthread *rt_thread_begin(struct mthread *parent, const struct rt_frame *c
 	for (int i = 0; i < MCONFIG_MAX_EVENTS; i++)
 		t->fd[i] = -1;
 	stack_bounds(t);
+	t->starting = 1;
 	/* Register before sampling starts so that exit paths always find it. */
 	struct mthread *head = rt.threads;
 	do
@@ -153,7 +154,11 @@ struct mthread *rt_thread_begin(struct mthread *parent, const struct rt_frame *c
 					    __ATOMIC_ACQUIRE));
 	self = t;
 	pthread_setspecific(end_key, t);
-	if (rt_sources_start(t) < 0) {
+	int started = rt_sources_start(t);
+	/* A process ending (or failing an exec) in another thread meanwhile stops these sources
+	 * once they are all open, not while they are being opened. */
+	__atomic_store_n(&t->starting, 0, __ATOMIC_RELEASE);
+	if (started < 0) {
 		/* Said for the first threads only: a thousand identical lines help nobody. */
 		uint32_t failures = __atomic_fetch_add(&start_failures, 1, __ATOMIC_RELAXED);
 		if (failures < 5)
@@ -174,6 +179,11 @@ void rt_thread_end(struct mthread *t, const char *reason)
 	if (!__atomic_compare_exchange_n(&t->written, &expected, true, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
 		return;
+	/* A thread registered but still opening its sources: let it finish (it cannot if it is
+	 * this thread, interrupted by a fatal signal). */
+	for (int spin = 0; t != self && __atomic_load_n(&t->starting, __ATOMIC_ACQUIRE) &&
+			   spin < 1000000; spin++)
+		__builtin_ia32_pause();
 	rt_sources_stop(t);
 	/* A sample running on the thread right now finishes before the tree is written. */
 	for (int spin = 0; t->busy && spin < 1000000; spin++)

@@ -99,11 +99,12 @@ test_expect_success 'and the parent is measured on after its forks' '
 # Before an exec every thread's sampling stops; when the exec fails the calling thread is
 # measured on, and the stopped threads' perf descriptors are closed then, not left open.
 test_expect_success 'failed execs leave no descriptor behind, and measuring goes on' '
-	measure -o fx -e task-clock@f1000 "$W/forkexec" failexec 20 >out 2>err &&
-	cat out && grep -q "failexec: .* after 20" out &&
-	test "$(grep -c "exec failed; measuring on" fx/*.log)" -eq 20 &&
+	measure -o fx -e task-clock@f1000 "$W/forkexec" failexec 20 >out 2>err ||
+		{ cat out err; exit 1; }
+	grep -q "failexec: .* after 20" out &&
+	test "$(cat fx/*.log | grep -c "exec failed; measuring on")" -eq 20 &&
 	test-tool profile -r parent_work fx/*.fthm >f &&
-	awk "/^reach parent_work/ {p=\$3} END { exit !(p >= 0.05e9) }" f || { cat f; exit 1; }
+	awk "/^reach parent_work/ {p=\$3} END { exit !(p >= 0.05e9) }" f || { cat out f; exit 1; }
 '
 test_expect_success 'a shell pipeline and sh -c keep working' '
 	measure -o sh -e task-clock sh -c "echo one | tr o O; exit 5" >out; test $? -eq 5 &&

@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,7 @@ static int open_fds(void)
 
 static void *work_a_while(void *arg)
 {
-	(void)arg;
+	__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE); /* measure started this thread before */
 	child_work(0.1);
 	return NULL;
 }
@@ -110,8 +111,11 @@ static void *work_a_while(void *arg)
 static int failed_execs(int n)
 {
 	pthread_t th;
-	if (pthread_create(&th, NULL, work_a_while, NULL) != 0)
+	int running = 0;
+	if (pthread_create(&th, NULL, work_a_while, &running) != 0)
 		return 1;
+	while (!__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+		sched_yield();
 	char *const bad[] = { "no-such-program-here", NULL };
 	execvp(bad[0], bad);
 	int first = open_fds();
