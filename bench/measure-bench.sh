@@ -268,6 +268,15 @@ for w in "${WORKLOADS[@]}"; do
 	awk -v r="$r5" -v m="$WORST5000" 'BEGIN { exit !(r != "NA" && r > m) }' && { WORST5000=$r5; WORST5000W=$wl; }
 done
 say "   spread = (max - min) / median of the bare runs: differences below it are noise"
+# A fork/exec driver pays per process, not per sample: its cost per child says more than us/smp.
+for w in "${WORKLOADS[@]}"; do
+	[ "${w%%|*}" = forkexec ] || continue
+	children=${w##* }
+	awk -v b="$(med forkexec bare 5)" -v m="$(med forkexec m300 5)" -v f="$(med forkexec floor300 5)" \
+	    -v n="$children" 'BEGIN { if (b != "NA" && m != "NA" && f != "NA" && n > 0)
+		printf "   forkexec: CPU per child (%d fork+execs) over bare at 300/s: measure %.2f ms, floor %.2f ms\n",
+		       n, 1e3 * (m - b) / n, 1e3 * (f - b) / n }'
+done
 
 hr "1b. Whole command: wall time (median of $RUNS) and ratio to bare; samples recorded, dropped/lost"
 printf '%-10s %7s | %7s %6s | %7s %6s' workload bare m300 ratio m5000 ratio
