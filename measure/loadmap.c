@@ -29,7 +29,10 @@ static _Atomic uint32_t nmodules;
 static struct exec_array *_Atomic current;
 static pthread_mutex_t rescan_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t table_bytes;
-static uint32_t tables_built, tables_mapped;
+/* Tables this process built or mapped, and those a forked child found made by its parent (the
+ * counts are its parent's until it makes one: owner is the process that counted them). */
+static uint32_t tables_built, tables_mapped, tables_inherited;
+static pid_t tables_owner;
 static char tables_dir[4096]; /* MCONFIG_ENV_TABLES, or empty */
 static bool store_failed;
 
@@ -161,8 +164,19 @@ static struct lm_module *find_same_image(const struct lm_module *m)
  * M's unwind table: mapped from the run's table directory when an earlier process of the run
  * built it, else built here (and left there for the next process).
  */
+/* Make the counts this process's own: a forked child's first table. */
+static void own_counts(void)
+{
+	if (tables_owner == rt.pid)
+		return;
+	tables_inherited += tables_built + tables_mapped;
+	tables_built = tables_mapped = 0;
+	tables_owner = rt.pid;
+}
+
 static void make_table(struct lm_module *m, const struct dl_phdr_info *info)
 {
+	own_counts();
 	bool shared = tables_dir[0] && m->build_id_len;
 	if (shared) {
 		int rc = cfi_cache_load(tables_dir, m->build_id, m->build_id_len, &m->cfi);
@@ -377,9 +391,12 @@ const struct lm_module *loadmap_get(uint32_t id)
 	return id < nmodules ? modules[id] : NULL;
 }
 
-size_t loadmap_table_bytes(uint32_t *built, uint32_t *mapped)
+size_t loadmap_table_bytes(uint32_t *built, uint32_t *mapped, uint32_t *inherited)
 {
-	*built = tables_built;
-	*mapped = tables_mapped;
+	/* Read, not made its own: a forked child that made no table writes nothing here. */
+	bool own = tables_owner == rt.pid;
+	*built = own ? tables_built : 0;
+	*mapped = own ? tables_mapped : 0;
+	*inherited = tables_inherited + (own ? 0 : tables_built + tables_mapped);
 	return table_bytes;
 }

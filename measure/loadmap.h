@@ -49,7 +49,8 @@ const struct lm_module *loadmap_get(uint32_t id);
 void loadmap_add_kernel(void);
 /* Its number, or MFILE_NO_MODULE before loadmap_add_kernel().  Async-signal-safe. */
 uint32_t loadmap_kernel(void);
-/* Bytes of unwind tables, for the log; how many were built here and mapped from the run's. */
-size_t loadmap_table_bytes(uint32_t *built, uint32_t *mapped);
+/* Bytes of unwind tables, for the log; how many this process built, mapped from the run's, and
+ * (a forked child) found made by its parent. */
+size_t loadmap_table_bytes(uint32_t *built, uint32_t *mapped, uint32_t *inherited);
 
 #endif

@@ -202,12 +202,15 @@ void rt_finish_process(const char *reason)
 			   "process %d: %llu thread%s measured nothing before the exec: no file for "
 			   "%s\n", (int)rt.pid, (unsigned long long)rt.unwritten,
 			   rt.unwritten == 1 ? "" : "s", rt.unwritten == 1 ? "it" : "them");
-	uint32_t built, mapped;
-	size_t bytes = loadmap_table_bytes(&built, &mapped);
+	uint32_t built, mapped, inherited;
+	size_t bytes = loadmap_table_bytes(&built, &mapped, &inherited);
+	char from_parent[48] = "";
+	if (inherited)
+		fth_format(from_parent, sizeof(from_parent), ", %u from its parent", inherited);
 	/* The last lines in one write. */
-	rt_log("%sprocess %d ended (%s); unwind tables %zu bytes (%u built, %u shared)\n"
+	rt_log("%sprocess %d ended (%s); unwind tables %zu bytes (%u built, %u shared%s)\n"
 	       "summary: samples taken %llu recorded %llu dropped %llu partial %llu files %llu "
-	       "errors %llu", unwritten, (int)rt.pid, reason, bytes, built, mapped,
+	       "errors %llu", unwritten, (int)rt.pid, reason, bytes, built, mapped, from_parent,
 	       (unsigned long long)rt.taken, (unsigned long long)rt.recorded,
 	       (unsigned long long)rt.dropped, (unsigned long long)rt.partial,
 	       (unsigned long long)rt.files, (unsigned long long)rt.errors);

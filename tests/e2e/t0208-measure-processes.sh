@@ -82,6 +82,7 @@ test_expect_success 'children forked without an exec, by two threads: files of t
 	children=$(sed -n "s/^process \([0-9]*\) forked from .*/\1/p" wk/*.log) &&
 	test "$(echo $children | wc -w)" -eq 2 &&
 	for pid in $children; do
+		grep -q "(0 built, 0 shared, [1-9][0-9]* from its parent)" wk/*-$pid.log &&
 		test-tool profile -r forked_work -r parent_work wk/*-$pid-*.fthm >c.$pid &&
 		awk "/^total/ {t=\$2} /^complete/ {k=\$2} /^reach forked_work/ {f=\$3}
 		     /^reach parent_work/ {p=\$3}
