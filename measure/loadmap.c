@@ -160,10 +160,6 @@ static struct lm_module *find_same_image(const struct lm_module *m)
 	return NULL;
 }
 
-/*
- * M's unwind table: mapped from the run's table directory when an earlier process of the run
- * built it, else built here (and left there for the next process).
- */
 /* Make the counts this process's own: a forked child's first table. */
 static void own_counts(void)
 {
@@ -174,6 +170,10 @@ static void own_counts(void)
 	tables_owner = rt.pid;
 }
 
+/*
+ * M's unwind table: mapped from the run's table directory when an earlier process of the run
+ * built it, else built here (and left there for the next process).
+ */
 static void make_table(struct lm_module *m, const struct dl_phdr_info *info)
 {
 	own_counts();

@@ -55,13 +55,18 @@ uint32_t rt_self_module(void)
  */
 static int kept_log_fd = -1;
 
+static int open_log(const char *path)
+{
+	return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
 /* Append TEXT (N bytes of whole lines) to the log; false when the log did not take it all. */
 static bool log_append(const char *path, const char *text, size_t n)
 {
 	if (kept_log_fd >= 0)
 		return write(kept_log_fd, text, n) == (ssize_t)n;
 	/* Opened for each write, so a program that closes every descriptor loses nothing. */
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	int fd = open_log(path);
 	ssize_t w = fd >= 0 ? write(fd, text, n) : -1;
 	if (fd >= 0)
 		close(fd);
@@ -351,7 +356,7 @@ static void measure_start(int argc, char **argv)
 	const char *run = getenv(MCONFIG_ENV_RUN);
 	fth_format(rt.run, sizeof(rt.run), "%s", run && *run ? run : "unknown");
 	set_identity(false);
-	kept_log_fd = open(rt.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	kept_log_fd = open_log(rt.log_path);
 	log_run();
 	bool measuring = measure_setup(argc, argv);
 	int fd = kept_log_fd;
