@@ -77,6 +77,7 @@ struct mthread {
 	/* state */
 	volatile sig_atomic_t busy; /* inside the handler or finishing */
 	volatile sig_atomic_t stopped;
+	bool quiet; /* its sources are disabled (rt_sources_quiet) */
 	int starting; /* its sources are being started (rt_thread_begin): a stop waits for them */
 	bool written;
 	/* the last sample's path, outermost first, for reusing the common prefix */
@@ -196,6 +197,9 @@ bool rt_sampler_trap(siginfo_t *info, void *uc);
  * is known, else re-arm this thread's events.  False when this thread has no perf events. */
 bool rt_sampler_overflow(void *uc);
 int rt_sources_start(struct mthread *t);
+/* Disable T's timer and perf events, so that they raise no more samples; a sample already
+ * raised is still taken. */
+void rt_sources_quiet(struct mthread *t);
 /* Stop T's sources, read the counters' final enabled/running times and close them (unless the
  * process is ending: rt.finished). */
 void rt_sources_stop(struct mthread *t);

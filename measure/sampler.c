@@ -745,25 +745,40 @@ static void release_events(struct mthread *t, int n, bool forget)
 	}
 }
 
-void rt_sources_stop(struct mthread *t)
+void rt_sources_quiet(struct mthread *t)
 {
-	t->stopped = 1;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (t->quiet)
+		return;
 	if (t->has_timer) {
 		timer_delete(t->timer);
 		t->has_timer = false;
 	}
 	const struct mconfig *c = &rt.cfg;
-	for (int i = 0; i < c->nevents; i++) {
-		if (!is_leader(c->ev, i) || t->fd[i] < 0)
-			continue;
-		ioctl(t->fd[i], PERF_EVENT_IOC_DISABLE, 0);
-		/* Enabled and running times only: counts after the last sample have no context. */
-		credit_perf(t, i, UINT32_MAX, false);
-	}
+	for (int i = 0; i < c->nevents; i++)
+		if (is_leader(c->ev, i) && t->fd[i] >= 0)
+			ioctl(t->fd[i], PERF_EVENT_IOC_DISABLE, 0);
+	t->quiet = 1;
+}
+
+void rt_sources_stop(struct mthread *t)
+{
+	/*
+	 * Disable the sources before refusing samples: a sample the kernel raised just before
+	 * the disable reaches this thread as that system call returns, and is recorded rather
+	 * than dropped.
+	 */
+	rt_sources_quiet(t);
+	t->stopped = 1;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	/* A sample running on T (another thread) reads its rings: let it finish first. */
 	for (int spin = 0; t != rt_self() && t->busy && spin < 1000000; spin++)
 		__builtin_ia32_pause();
+	const struct mconfig *c = &rt.cfg;
+	for (int i = 0; i < c->nevents; i++)
+		if (is_leader(c->ev, i) && t->fd[i] >= 0)
+			/* Enabled and running times only: counts after the last sample have no
+			 * context. */
+			credit_perf(t, i, UINT32_MAX, false);
 	/* When the whole process is ending (exit, exec, a fatal signal), its exit or exec drops
 	 * the rings and closes the descriptors (close-on-exec) at less cost than an munmap and a
 	 * close each; a failed exec releases them (rt_sources_release). */

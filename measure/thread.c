@@ -215,10 +215,14 @@ void rt_thread_end(struct mthread *t, const char *reason)
 void rt_end_all(const char *reason)
 {
 	struct mthread *me = self;
-	/* Stop every thread's sampling first, then write them; the caller's own last. */
+	/*
+	 * Stop every thread's sampling first, then write them, the caller's own last.  The others
+	 * run on meanwhile: their sources are disabled rather than their samples refused, so that
+	 * a sample already raised is recorded, not dropped, while earlier files are written.
+	 */
 	for (struct mthread *t = rt.threads; t; t = t->next)
-		if (t != me)
-			t->stopped = 1;
+		if (t != me && !__atomic_load_n(&t->starting, __ATOMIC_ACQUIRE))
+			rt_sources_quiet(t);
 	for (struct mthread *t = rt.threads; t; t = t->next)
 		if (t != me)
 			rt_thread_end(t, reason);
