@@ -1006,10 +1006,27 @@ int events_default(struct mconfig *c, const struct event_defaults *d, struct buf
 
 /* ---- -L ---- */
 
-struct list_ctx {
-	struct buf *usable, *unusable;
-	unsigned nusable, nunusable;
+/* An event that cannot be used here, and why. */
+struct unusable_event {
+	char *name, *reason;
 };
+
+struct list_ctx {
+	struct buf *usable;
+	unsigned nusable;
+	struct unusable_event *unusable;
+	size_t nunusable, alloc;
+};
+
+/* The builtin name that EVENT (a resolved libpfm4 name) counts the same as, or NULL. */
+static const char *same_builtin(const struct mevent *e)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(builtins); i++)
+		if (e->type == builtins[i].type && e->config == builtins[i].config &&
+		    e->config1 == 0)
+			return builtins[i].name;
+	return NULL;
+}
 
 static void list_event(struct list_ctx *lc, const char *name, const char *description)
 {
@@ -1019,14 +1036,75 @@ static void list_event(struct list_ctx *lc, const char *name, const char *descri
 	char shown[200];
 	fth_format(shown, sizeof(shown), "%s", description ? description : "");
 	if (events_add(&c, name, &d) == 0 && events_check(&c) == 0) {
+		/* libpfm4 describes perf's own events by their kernel names: say what they are. */
+		const char *same = strncmp(name, "perf::", 6) == 0 ? same_builtin(&c.ev[0]) : NULL;
+		if (same)
+			fth_format(shown, sizeof(shown), "same as %s", same);
 		buf_printf(lc->usable, "  %-34s %s\n", name, shown);
 		lc->nusable++;
 	} else {
 		const char *msg = fth_errmsg();
 		const char *reason = strstr(msg, ": ");
-		buf_printf(lc->unusable, "  %-34s %s\n", name, reason ? reason + 2 : msg);
+		ALLOC_GROW(lc->unusable, lc->nunusable + 1, lc->alloc);
+		lc->unusable[lc->nunusable].name = xstrdup(name);
+		lc->unusable[lc->nunusable].reason = xstrdup(reason ? reason + 2 : msg);
 		lc->nunusable++;
 	}
+}
+
+/* Append TEXT's words to OUT in lines of at most WIDTH columns, each starting with INDENT. */
+static void add_wrapped(struct buf *out, const char *text, const char *indent, size_t width)
+{
+	size_t col = 0;
+	while (*text) {
+		while (*text == ' ')
+			text++;
+		size_t len = strcspn(text, " ");
+		if (!len)
+			break;
+		if (col && col + 1 + len > width) {
+			buf_addch(out, '\n');
+			col = 0;
+		}
+		if (!col) {
+			buf_addstr(out, indent);
+			col = strlen(indent);
+		} else {
+			buf_addch(out, ' ');
+			col++;
+		}
+		buf_add(out, text, len);
+		col += len;
+		text += len;
+	}
+	if (col)
+		buf_addch(out, '\n');
+}
+
+/* The unusable events, grouped under each reason (in the order the reasons first come). */
+static void list_unusable(struct buf *out, struct unusable_event *ev, size_t n)
+{
+	bool *done = xcalloc(n ? n : 1, sizeof(*done));
+	for (size_t i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		size_t count = 0;
+		struct buf names = BUF_INIT;
+		for (size_t j = i; j < n; j++) {
+			if (done[j] || strcmp(ev[j].reason, ev[i].reason))
+				continue;
+			done[j] = true;
+			count++;
+			buf_printf(&names, "%s%s", names.len ? " " : "", ev[j].name);
+		}
+		struct buf head = BUF_INIT;
+		buf_printf(&head, "%zu because %s:", count, ev[i].reason);
+		add_wrapped(out, (const char *)head.data, "  ", 100);
+		add_wrapped(out, (const char *)names.data, "      ", 100);
+		buf_release(&head);
+		buf_release(&names);
+	}
+	free(done);
 }
 
 static void list_pfm(void *ctx, const char *full, const pfm_event_info_t *info)
@@ -1042,8 +1120,8 @@ static void list_pfm(void *ctx, const char *full, const pfm_event_info_t *info)
 
 void events_list(struct buf *out)
 {
-	struct buf usable = BUF_INIT, unusable = BUF_INIT;
-	struct list_ctx lc = { &usable, &unusable, 0, 0 };
+	struct buf usable = BUF_INIT;
+	struct list_ctx lc = { .usable = &usable };
 	list_event(&lc, "REALTIME", "wall-clock time, per-thread POSIX timer (@microseconds)");
 	list_event(&lc, "CPUTIME", "CPU time, per-thread POSIX timer (@microseconds; fires at "
 				   "the kernel tick)");
@@ -1063,12 +1141,17 @@ void events_list(struct buf *out)
 		   (const char *)usable.data);
 	if (pfm_state == PFM_FAILED)
 		buf_printf(out, "%s: only the built-in names are listed.\n\n", pfm_failure);
-	buf_printf(out, "Events known but not usable here (%u), with the reason:\n%s\n",
-		   lc.nunusable, (const char *)unusable.data);
+	buf_printf(out, "Events known but not usable here (%zu), by reason:\n", lc.nunusable);
+	list_unusable(out, lc.unusable, lc.nunusable);
+	buf_addch(out, '\n');
 	buf_addstr(out, "Top-down: topdown[:retiring|:frontend|:backend|:all][@RATE] (Intel ICX, SPR, "
 			"EMR, GNR; AMD Zen 4, Zen 5); measure --plan -e EVENT shows the groups.\n"
 			"Syntax: -e NAME[@PERIOD|@fRATE], -e '{LEADER,MEMBER,...}@RATE' (members are "
 			"read at the leader's samples), NAME:p/:pp/:ppp precise, NAME:u user only.\n");
 	buf_release(&usable);
-	buf_release(&unusable);
+	for (size_t i = 0; i < lc.nunusable; i++) {
+		free(lc.unusable[i].name);
+		free(lc.unusable[i].reason);
+	}
+	free(lc.unusable);
 }

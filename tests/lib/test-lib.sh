@@ -82,6 +82,22 @@ open(p, 'wb').write(b)
 " "$1" "$2"
 }
 
+# has_pmu: whether the kernel lists a hardware PMU (hardware events can be counted).
+has_pmu() {
+	[ -e /sys/bus/event_source/devices/cpu ] || [ -e /sys/bus/event_source/devices/cpu_core ]
+}
+
+# unusable_reason NAME LIST: the reason under which LIST (the output of measure -L) says
+# event NAME cannot be used here; nothing when it does not list NAME as unusable.  Each
+# reason (lines indented by two spaces) heads the names (indented by six) it stops.
+unusable_reason() {
+	sed -n "/^Events known but not usable/,/^\$/p" "$2" | awk -v name="$1" '
+		/^      / { for (i = 1; i <= NF; i++) if ($i == name) found = reason; names = 1; next }
+		/^  / { line = $0; sub(/^ +/, "", line)
+			if (names) reason = ""; names = 0; reason = reason (reason == "" ? "" : " ") line }
+		END { if (found != "") print found }'
+}
+
 # skip REASON TITLE: one test point that cannot run here, reported as skipped.
 skip() {
 	test_count=$((test_count + 1))
