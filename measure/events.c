@@ -234,9 +234,11 @@ static void consider(struct suggestion *best, int nbest, const char *want, const
 	/* A name that contains what was typed is a good match too. */
 	if (strlen(want) >= 3 && strcasestr(name, want))
 		d = d < 3 ? d : 3;
-	for (int i = 0; i < nbest; i++) {
-		if (!strcmp(best[i].name, name))
+	/* Names are matched regardless of case: TASK-CLOCK would only repeat task-clock. */
+	for (int i = 0; i < nbest; i++)
+		if (!strcasecmp(best[i].name, name))
 			return;
+	for (int i = 0; i < nbest; i++) {
 		if (d < best[i].dist) {
 			memmove(&best[i + 1], &best[i], sizeof(*best) * (size_t)(nbest - i - 1));
 			fth_format(best[i].name, sizeof(best[i].name), "%s", name);
