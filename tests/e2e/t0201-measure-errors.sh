@@ -20,6 +20,10 @@ else
 fi
 test_expect_error 'an unknown event lists close names' 2 \
 	'unknown event "cpu-clok"; closest known: cpu-clock' measure -e cpu-clok /bin/true
+test_expect_success 'and names each once, whatever its case' '
+	measure -e task-clok /bin/true 2>err; test $? -eq 2 && cat err &&
+	grep -q "closest known: task-clock, " err && ! grep -qi "task-clock.*task-clock" err
+'
 test_expect_error 'a synchronous source with a rate says it takes none' 2 \
 	'MEMLEAK takes no period or rate' measure -e MEMLEAK@1000 /bin/true
 test_expect_error 'a missing program' 2 'no-such-program: command not found' \
