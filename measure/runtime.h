@@ -70,6 +70,7 @@ struct mthread {
 	uint64_t enabled[MCONFIG_MAX_EVENTS], running[MCONFIG_MAX_EVENTS];
 	uint64_t samples[MCONFIG_MAX_EVENTS];
 	void *ring[MCONFIG_MAX_EVENTS];	  /* perf sample buffer (counts, kernel frames), or NULL */
+	uint64_t refused_head[MCONFIG_MAX_EVENTS]; /* ring position after a refused sample */
 	bool ring_chain[MCONFIG_MAX_EVENTS]; /* its records carry the kernel call chain */
 	uint64_t blocked_since; /* BLOCKTIME: monotonic time of a blocking switch-out, or 0 */
 	timer_t timer;
@@ -200,6 +201,9 @@ int rt_sources_start(struct mthread *t);
 /* Disable T's timer and perf events, so that they raise no more samples; a sample already
  * raised is still taken. */
 void rt_sources_quiet(struct mthread *t);
+/* Whether a perf event of T raised a sample that T has not taken yet (a quiet thread that was
+ * preempted just then takes it when it next runs). */
+bool rt_sources_raised(const struct mthread *t);
 /* Stop T's sources, read the counters' final enabled/running times and close them (unless the
  * process is ending: rt.finished). */
 void rt_sources_stop(struct mthread *t);

@@ -166,6 +166,44 @@ struct ring_sample {
 	uint32_t nchain;
 };
 
+/* Whether event I's ring holds a sample record that T has not taken yet.  Only read: T's
+ * handler may be emptying the ring meanwhile, and the kernel writes no more to the ring of a
+ * quiet thread. */
+static bool ring_has_sample(const struct mthread *t, int i)
+{
+	const struct perf_event_mmap_page *pg = t->ring[i];
+	if (!pg)
+		return false;
+	const uint8_t *data = (const uint8_t *)pg + pg->data_offset;
+	uint64_t size = pg->data_size;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = __atomic_load_n(&pg->data_tail, __ATOMIC_ACQUIRE);
+	if (t->refused_head[i] > tail)
+		tail = t->refused_head[i]; /* a refused sample's records: its signal is gone */
+	struct perf_event_header h;
+	for (int n = 0; tail + sizeof(h) <= head && n < 64; n++) {
+		ring_copy(data, size, tail, &h, sizeof(h));
+		if (h.size < sizeof(h) || tail + h.size > head)
+			return false;
+		if (h.type == PERF_RECORD_SAMPLE)
+			return true;
+		tail += h.size;
+	}
+	return false;
+}
+
+bool rt_sources_raised(const struct mthread *t)
+{
+	if (t->stopped)
+		return false; /* it takes no more samples */
+	const struct mconfig *c = &rt.cfg;
+	for (int i = 0; i < c->nevents; i++)
+		if (c->ev[i].source == MSOURCE_PERF && is_leader(c->ev, i) && t->fd[i] >= 0 &&
+		    ring_has_sample(t, i))
+			return true;
+	return false;
+}
+
 /*
  * Take the newest sample record out of event I's ring into S (it holds PERF_SAMPLE_READ, then
  * PERF_SAMPLE_CALLCHAIN when asked for) and empty the ring.  Returns whether there was one.
@@ -311,6 +349,24 @@ static void record_trace(struct mthread *t, uint32_t node)
 	t->ntrace++;
 }
 
+/* A sample T refused leaves its records in the rings, which the next sample skips: note where
+ * they end, so that rt_sources_raised() does not wait for a signal already handled. */
+static void mark_refused(struct mthread *t)
+{
+	const struct mconfig *c = &rt.cfg;
+	for (int i = 0; i < c->nevents; i++) {
+		const struct perf_event_mmap_page *pg = t->ring[i];
+		if (pg)
+			t->refused_head[i] = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	}
+}
+
+static void refuse(struct mthread *t, enum rt_drop why)
+{
+	t->drops[why]++;
+	mark_refused(t);
+}
+
 /*
  * Mark T busy for a sample, unless it is already (a sample inside measure) or stopped.  With
  * rt_sources_stop(), which sets stopped and then waits for busy to clear before unmapping the
@@ -337,10 +393,12 @@ static void take_sample(struct mthread *t, int src, void *ucv)
 {
 	const struct mconfig *c = &rt.cfg;
 	t->taken++;
-	if (!claim(t))
+	if (!claim(t)) {
+		mark_refused(t);
 		return;
+	}
 	if (!rt_thread_tree(t)) {
-		t->drops[RT_DROP_MEMORY]++;
+		refuse(t, RT_DROP_MEMORY);
 		t->busy = 0;
 		return;
 	}
@@ -395,7 +453,7 @@ static void handler(int sig, siginfo_t *info, void *ucv)
 	}
 	if (!t || src < 0 || src >= c->nevents) {
 		if (t)
-			t->drops[RT_DROP_SOURCE]++;
+			refuse(t, RT_DROP_SOURCE);
 		errno = saved_errno;
 		return;
 	}
@@ -424,7 +482,7 @@ bool rt_sampler_overflow(void *ucv)
 	if (leaders == 1 || ring_pending(t, src))
 		take_sample(t, src, ucv);
 	else
-		t->drops[RT_DROP_QUEUE]++; /* its counts go to the next sample */
+		refuse(t, RT_DROP_QUEUE); /* its counts go to the next sample */
 	return true;
 }
 
@@ -675,7 +733,7 @@ bool rt_sampler_trap(siginfo_t *info, void *ucv)
 		if (src >= 0 && src < c->nevents && c->ev[src].source == MSOURCE_PERF)
 			take_sample(t, src, ucv);
 		else if (sample)
-			t->drops[RT_DROP_SOURCE]++;
+			refuse(t, RT_DROP_SOURCE);
 		for (int i = 0; trap_sampling && i < c->nevents; i++)
 			if (i != src && c->ev[i].sampling && c->ev[i].source == MSOURCE_PERF &&
 			    t->fd[i] >= 0 && ring_pending(t, i))

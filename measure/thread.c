@@ -16,6 +16,7 @@
 #include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 extern void *__libc_stack_end; /* ld.so's: the initial thread's stack at process start */
@@ -29,6 +30,7 @@ static uint32_t start_failures;
 /* Per-thread arena: blocks of 1 MiB, at most 1 GiB of measurement data a thread. */
 #define THREAD_ARENA_BLOCK (1u << 20)
 #define THREAD_ARENA_LIMIT (1ull << 30)
+#define RAISED_SAMPLE_WAIT_NS 20000000ull /* see rt_end_all() */
 
 struct mthread *rt_self(void)
 {
@@ -223,6 +225,15 @@ void rt_end_all(const char *reason)
 	for (struct mthread *t = rt.threads; t; t = t->next)
 		if (t != me && !__atomic_load_n(&t->starting, __ATOMIC_ACQUIRE))
 			rt_sources_quiet(t);
+	/* A thread preempted just as the kernel raised its sample takes it when it runs again:
+	 * wait for that (20 ms at most in all; usually a tenth of a millisecond) rather than drop
+	 * the sample, or lose it unseen when the exit kills the thread first. */
+	uint64_t deadline = rt_monotonic_ns() + RAISED_SAMPLE_WAIT_NS;
+	for (struct mthread *t = rt.threads; t; t = t->next)
+		while (t != me && t->quiet && rt_sources_raised(t) && rt_monotonic_ns() < deadline) {
+			struct timespec pause = { 0, 100000 };
+			nanosleep(&pause, NULL);
+		}
 	for (struct mthread *t = rt.threads; t; t = t->next)
 		if (t != me)
 			rt_thread_end(t, reason);
