@@ -805,7 +805,8 @@ static void release_events(struct mthread *t, int n, bool forget)
 
 void rt_sources_quiet(struct mthread *t)
 {
-	if (t->quiet)
+	/* The thread itself and an exit in another thread may both come here: one disables. */
+	if (__atomic_exchange_n(&t->quiet, true, __ATOMIC_ACQ_REL))
 		return;
 	if (t->has_timer) {
 		timer_delete(t->timer);
@@ -815,7 +816,6 @@ void rt_sources_quiet(struct mthread *t)
 	for (int i = 0; i < c->nevents; i++)
 		if (is_leader(c->ev, i) && t->fd[i] >= 0)
 			ioctl(t->fd[i], PERF_EVENT_IOC_DISABLE, 0);
-	t->quiet = 1;
 }
 
 void rt_sources_stop(struct mthread *t)
