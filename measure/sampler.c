@@ -166,6 +166,26 @@ struct ring_sample {
 	uint32_t nchain;
 };
 
+/*
+ * The position of the newest sample record in PG's ring between FROM and HEAD, or HEAD when
+ * there is none; the other records (lost, throttle) are skipped.
+ */
+static uint64_t newest_sample(const struct perf_event_mmap_page *pg, uint64_t from, uint64_t head)
+{
+	const uint8_t *data = (const uint8_t *)pg + pg->data_offset;
+	uint64_t newest = head;
+	struct perf_event_header h;
+	while (from + sizeof(h) <= head) {
+		ring_copy(data, pg->data_size, from, &h, sizeof(h));
+		if (h.size < sizeof(h) || from + h.size > head)
+			break;
+		if (h.type == PERF_RECORD_SAMPLE)
+			newest = from;
+		from += h.size;
+	}
+	return newest;
+}
+
 /* Whether event I's ring holds a sample record that T has not taken yet.  Only read: T's
  * handler may be emptying the ring meanwhile, and the kernel writes no more to the ring of a
  * quiet thread. */
@@ -174,22 +194,11 @@ static bool ring_has_sample(const struct mthread *t, int i)
 	const struct perf_event_mmap_page *pg = t->ring[i];
 	if (!pg)
 		return false;
-	const uint8_t *data = (const uint8_t *)pg + pg->data_offset;
-	uint64_t size = pg->data_size;
 	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = __atomic_load_n(&pg->data_tail, __ATOMIC_ACQUIRE);
 	if (t->refused_head[i] > tail)
 		tail = t->refused_head[i]; /* a refused sample's records: its signal is gone */
-	struct perf_event_header h;
-	for (int n = 0; tail + sizeof(h) <= head && n < 64; n++) {
-		ring_copy(data, size, tail, &h, sizeof(h));
-		if (h.size < sizeof(h) || tail + h.size > head)
-			return false;
-		if (h.type == PERF_RECORD_SAMPLE)
-			return true;
-		tail += h.size;
-	}
-	return false;
+	return newest_sample(pg, tail, head) != head;
 }
 
 bool rt_sources_raised(const struct mthread *t)
@@ -219,17 +228,8 @@ static bool ring_take(struct mthread *t, int i, struct ring_sample *s)
 	const uint8_t *data = (const uint8_t *)pg + pg->data_offset;
 	uint64_t size = pg->data_size;
 	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = pg->data_tail, newest = head;
+	uint64_t newest = newest_sample(pg, pg->data_tail, head);
 	struct perf_event_header h;
-	/* Find the newest sample record; the others (and lost or throttle records) are skipped. */
-	while (tail + sizeof(h) <= head) {
-		ring_copy(data, size, tail, &h, sizeof(h));
-		if (h.size < sizeof(h) || tail + h.size > head)
-			break;
-		if (h.type == PERF_RECORD_SAMPLE)
-			newest = tail;
-		tail += h.size;
-	}
 	if (newest != head) {
 		ring_copy(data, size, newest, &h, sizeof(h));
 		uint64_t pos = newest + sizeof(h), end = newest + h.size;
