@@ -17,15 +17,20 @@
  * only written when the file's change time is older than the check by more than the file
  * system's timestamps can blur (10 ms; 2 s where they have whole seconds), so that a change
  * after the check cannot keep the stamped time.
+ *
+ * The launcher keeps these directories between runs (a per-user cache), and bounds them with
+ * cfi_cache_tidy() once a run has ended; that function alone allocates memory.
  */
 #include "compat.h"
 #include "cfi.h"
 #include "crc32c.h"
 #include "error.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h> /* rename() only */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -324,4 +329,125 @@ int cfi_cache_store(const char *dir, const uint8_t *key, unsigned key_len,
 		return fth_error("%s: %s", path, fth_strerror(saved, eb, sizeof(eb)));
 	}
 	return 0;
+}
+
+/* ---- the launcher's side: bounding a directory kept between runs ---- */
+
+#define TIDY_TMP_AGE_S 3600 /* a writer's temporary file older than this is a dead writer's */
+
+struct kept_table {
+	char name[2 * CFI_CACHE_KEY_MAX + 8];
+	uint64_t bytes;
+	int64_t used_ns;
+};
+
+static int by_most_recent_use(const void *a, const void *b)
+{
+	const struct kept_table *x = a, *y = b;
+	return x->used_ns < y->used_ns ? 1 : x->used_ns > y->used_ns ? -1 : strcmp(x->name, y->name);
+}
+
+static bool is_table_name(const char *name)
+{
+	size_t n = strlen(name);
+	if (n < 5 || n > 2 * CFI_CACHE_KEY_MAX + 4 || strcmp(name + n - 4, ".cfi"))
+		return false;
+	for (size_t i = 0; i + 4 < n; i++)
+		if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* Rewrite DIR/verified without the stamps of files that are gone or changed. */
+static void tidy_stamps(const char *dir)
+{
+	char path[4096], tmp[4200];
+	fth_format(path, sizeof(path), "%s/%s", dir, STAMP_FILE);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	size_t n = fstat(fd, &st) == 0 ? (size_t)st.st_size / sizeof(struct stamp) : 0;
+	struct stamp *all = n ? malloc(n * sizeof(*all)) : NULL;
+	if (all && pread(fd, all, n * sizeof(*all), 0) != (ssize_t)(n * sizeof(*all)))
+		n = 0;
+	close(fd);
+	size_t kept = 0;
+	for (size_t i = 0; all && i < n; i++) {
+		struct stamp r = all[i];
+		char table[4096];
+		struct stat ts;
+		if (r.key_len == 0 || r.key_len > CFI_CACHE_KEY_MAX ||
+		    cache_path(table, sizeof(table), dir, r.key, r.key_len, ".cfi") < 0 ||
+		    stat(table, &ts) < 0)
+			continue;
+		struct stamp now;
+		stamp_fill(&now, r.key, r.key_len, &ts);
+		if (!memcmp(&now, &r, sizeof(r)))
+			all[kept++] = r;
+	}
+	if (all && kept < n) {
+		fth_format(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		bool ok = fd >= 0 && write_all(fd, all, kept * sizeof(*all)) == 0;
+		if (fd >= 0 && close(fd) < 0)
+			ok = false;
+		/* A stamp appended meanwhile by a process still running is lost: that process's
+		 * successors check the table once more. */
+		if (!ok || rename(tmp, path) < 0)
+			unlink(tmp);
+	}
+	free(all);
+}
+
+int cfi_cache_tidy(const char *dir, unsigned max_tables, uint64_t max_bytes)
+{
+	char eb[64];
+	DIR *d = opendir(dir);
+	if (!d)
+		return fth_error("%s: %s", dir, fth_strerror(errno, eb, sizeof(eb)));
+	struct kept_table *tables = NULL;
+	size_t n = 0, cap = 0;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		struct stat st;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		size_t len = strlen(e->d_name);
+		if (len > 4 && !strcmp(e->d_name + len - 4, ".tmp")) {
+			if (now.tv_sec - st.st_mtim.tv_sec > TIDY_TMP_AGE_S)
+				unlinkat(dirfd(d), e->d_name, 0);
+			continue;
+		}
+		if (!is_table_name(e->d_name))
+			continue;
+		if (n == cap) {
+			size_t grown = cap ? 2 * cap : 64;
+			struct kept_table *more = realloc(tables, grown * sizeof(*tables));
+			if (!more)
+				break;
+			tables = more, cap = grown;
+		}
+		struct kept_table *k = &tables[n++];
+		memcpy(k->name, e->d_name, len + 1);
+		k->bytes = (uint64_t)st.st_size;
+		int64_t atime = ns_of(st.st_atim), mtime = ns_of(st.st_mtim);
+		k->used_ns = atime > mtime ? atime : mtime;
+	}
+	int removed = 0;
+	if (tables)
+		qsort(tables, n, sizeof(*tables), by_most_recent_use);
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < n; i++) {
+		bytes += tables[i].bytes;
+		if ((i >= max_tables || bytes > max_bytes) &&
+		    unlinkat(dirfd(d), tables[i].name, 0) == 0)
+			removed++;
+	}
+	closedir(d);
+	free(tables);
+	tidy_stamps(dir);
+	return removed;
 }

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "error.h"
 #include "events.h"
+#include "tables.h"
 #include "xalloc.h"
 
 #include <dirent.h>
@@ -48,6 +49,9 @@ static void usage(FILE *f)
 		"                            plans for another CPU\n"
 		"      --no-kernel           never include kernel counts or frames\n"
 		"      --no-follow           measure only the top process, not its children\n"
+		"      --cache DIR           keep unwind tables between runs in DIR (default\n"
+		"                            ${XDG_CACHE_HOME:-~/.cache}/fathom/unwind)\n"
+		"      --no-cache            build them for this run only\n"
 		"      --memleak-prob P      with -e MEMLEAK: track each allocation with\n"
 		"                            probability P (0 < P <= 1, default 1)\n"
 		"  -v, --verbose             say more on stderr\n"
@@ -259,21 +263,6 @@ static void read_logs(const char *dir, struct summary *s)
 		closedir(d);
 }
 
-/* Remove the run's directory of unwind tables (a process still running rebuilds its own). */
-static void remove_tables(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			unlinkat(dirfd(d), e->d_name, 0);
-	closedir(d);
-	if (rmdir(dir) < 0)
-		warn("%s: %s", dir, strerror(errno));
-}
-
 int main(int argc, char **argv)
 {
 	fth_progname = "measure";
@@ -281,14 +270,16 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },	   { "version", no_argument, NULL, 'V' },
 		{ "no-kernel", no_argument, NULL, 'K' }, { "verbose", no_argument, NULL, 'v' },
 		{ "no-follow", no_argument, NULL, 'F' },
+		{ "cache", required_argument, NULL, 'C' }, { "no-cache", no_argument, NULL, 'N' },
 		{ "plan", no_argument, NULL, 'P' },
 		{ "memleak-prob", required_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *specs[MCONFIG_MAX_EVENTS];
 	int nspecs = 0;
-	const char *outdir = NULL, *rate = NULL, *memleak_prob = NULL;
+	const char *outdir = NULL, *rate = NULL, *memleak_prob = NULL, *cache = NULL;
 	bool list = false, trace = false, kernel = true, verbose = false, follow = true;
+	bool no_cache = false;
 	bool plan = false;
 	int c;
 	while ((c = getopt_long(argc, argv, "+e:c:o:tLvh", opts, NULL)) != -1) {
@@ -304,6 +295,8 @@ int main(int argc, char **argv)
 		case 'L': list = true; break;
 		case 'K': kernel = false; break;
 		case 'F': follow = false; break;
+		case 'C': cache = optarg; break;
+		case 'N': no_cache = true; break;
 		case 'P': plan = true; break;
 		case 'M': memleak_prob = optarg; break;
 		case 'v': verbose = true; break;
@@ -425,17 +418,11 @@ int main(int argc, char **argv)
 	fth_format(run_id, sizeof(run_id), "%s-%d-%lld", host, (int)getpid(), (long long)time(NULL));
 	fth_format(run_id_line, sizeof(run_id_line), "%s\n", run_id);
 	setenv(MCONFIG_ENV_RUN, run_id, 1);
-	/*
-	 * Unwind tables that the run's processes share (cfi-cache.c), removed at the end: in the
-	 * temporary directory, not beside the measurement files, whose disk they must not fill.
-	 */
-	const char *tmpdir = getenv("TMPDIR");
-	char tables[PATH_MAX];
-	fth_format(tables, sizeof(tables), "%s/fathom-unwind-XXXXXX",
-		   tmpdir && *tmpdir ? tmpdir : "/tmp");
-	bool have_tables = mkdtemp(tables) != NULL;
-	if (have_tables)
-		setenv(MCONFIG_ENV_TABLES, tables, 1);
+	/* Unwind tables that the run's processes share (tables.c). */
+	struct run_tables tables;
+	run_tables_open(&tables, cache, no_cache, lib, verbose);
+	if (tables.dir)
+		setenv(MCONFIG_ENV_TABLES, tables.dir, 1);
 	else
 		unsetenv(MCONFIG_ENV_TABLES);
 	if (verbose)
@@ -461,8 +448,7 @@ int main(int argc, char **argv)
 	while (waitpid(child_pid, &status, 0) < 0)
 		if (errno != EINTR)
 			die(2, "waitpid: %s", strerror(errno));
-	if (have_tables)
-		remove_tables(tables);
+	run_tables_close(&tables, verbose);
 
 	struct summary s;
 	memset(&s, 0, sizeof(s));

@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "error.h"
 #include "mfile.h"
+#include "userdir.h"
 #include "xalloc.h"
 
 #include <dirent.h>
@@ -91,27 +92,6 @@ static void usage(FILE *f)
 		"  --stats        print time, throughput and peak memory per binary\n"
 		"  -q, --quiet    no progress lines, only warnings and errors\n"
 		"  -h, --help     this text;  --version  the version\n");
-}
-
-static int mkdir_p(const char *path)
-{
-	char *p = xstrdup(path);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = 0;
-		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
-			int err = errno;
-			free(p);
-			return fth_error_errno(err, "%s: cannot create", path);
-		}
-		*s = '/';
-	}
-	int rc = 0;
-	if (mkdir(p, 0755) < 0 && errno != EEXIST)
-		rc = fth_error_errno(errno, "%s: cannot create", path);
-	free(p);
-	return rc;
 }
 
 static double peak_rss_mb(void)
@@ -419,7 +399,7 @@ static int process_directory(const struct options *o, const char *dir)
 	if (!nfiles)
 		die(1, "%s: no measurement files in this directory", dir);
 	char *out_dir = o->out_dir ? xstrdup(o->out_dir) : xpath_join(dir, "structs");
-	if (!o->dump && mkdir_p(out_dir) < 0)
+	if (!o->dump && mkdir_p(out_dir, 0755) < 0)
 		die(1, "%s", fth_errmsg());
 	size_t failed = 0, done = 0;
 	for (size_t i = 0; i < nmods; i++) {
@@ -495,16 +475,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!no_cache) {
-		if (cache) {
-			o.cache_dir = xstrdup(cache);
-		} else {
-			const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-			if (xdg && *xdg)
-				o.cache_dir = xpath_join(xdg, "fathom/structs");
-			else if (home && *home)
-				o.cache_dir = xpath_join(home, ".cache/fathom/structs");
-		}
-		if (o.cache_dir && mkdir_p(o.cache_dir) < 0) {
+		o.cache_dir = cache ? xstrdup(cache) : user_cache_dir("structs");
+		if (o.cache_dir && mkdir_p(o.cache_dir, 0755) < 0) {
 			warn("no cache: %s", fth_errmsg());
 			FREE_AND_NULL(o.cache_dir);
 		}
@@ -515,7 +487,7 @@ int main(int argc, char **argv)
 		status = process_directory(&o, argv[optind]);
 	} else {
 		const char *out_dir = o.dump ? NULL : o.out_dir ? o.out_dir : ".";
-		if (out_dir && mkdir_p(out_dir) < 0)
+		if (out_dir && mkdir_p(out_dir, 0755) < 0)
 			die(1, "%s", fth_errmsg());
 		for (int i = optind; i < argc; i++) {
 			if (process_binary(&o, argv[i], NULL, 0, out_dir) < 0) {

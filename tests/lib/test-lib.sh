@@ -17,6 +17,10 @@ test_failed=0
 TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/fathom-e2e.XXXXXX")
 trap 'test "${KEEP_TMP:-}" || rm -rf "$TEST_TMP"' EXIT
 cd "$TEST_TMP" || exit 99
+# The per-user caches (struct's structure files, measure's unwind tables) start empty in
+# every script and never touch the user's own.
+XDG_CACHE_HOME="$TEST_TMP/.cache"
+export XDG_CACHE_HOME
 
 # test_expect_success TITLE BODY: BODY (shell code) must exit 0.
 test_expect_success() {

@@ -1364,6 +1364,80 @@ static void test_stamps(struct mod *libc)
 	rmdir(dir);
 }
 
+/* Set PATH's access and modification times to AGO seconds before now. */
+static void age(const char *path, long ago)
+{
+	struct timespec now, ts[2];
+	clock_gettime(CLOCK_REALTIME, &now);
+	ts[0] = ts[1] = (struct timespec){ now.tv_sec - ago, 0 };
+	utimensat(AT_FDCWD, path, ts, 0);
+}
+
+static bool exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+/* The launcher bounds a directory kept between runs: least recently used tables first. */
+static void test_tidy(struct mod *small)
+{
+	char dir[512], paths[4][600], stamps[600], old_tmp[600], new_tmp[600];
+	snprintf(dir, sizeof(dir), "%s/t-cfi-tidy.XXXXXX", tap_tmpdir());
+	if (!mkdtemp(dir)) {
+		ok(false, "mkdtemp %s", dir);
+		return;
+	}
+	uint8_t keys[4][20];
+	struct cfi_table t;
+	for (int i = 0; i < 4; i++) {
+		memset(keys[i], 0, sizeof(keys[i]));
+		keys[i][0] = (uint8_t)(0x70 + i);
+		snprintf(paths[i], sizeof(paths[i]), "%s/%02x00000000000000000000000000000000000000.cfi",
+			 dir, 0x70 + i);
+		is_int(cfi_cache_store(dir, keys[i], sizeof(keys[i]), &small->t), 0, "table %d stored", i);
+		age(paths[i], 100 * (i + 1)); /* table 0 was used last */
+	}
+	/* Tables 0 and 1 are checked (and stamped): reading them makes them no older. */
+	for (int i = 0; i < 2; i++) {
+		ok(settle(paths[i]), "table %d settled", i);
+		is_int(cfi_cache_load(dir, keys[i], sizeof(keys[i]), &t), 1, "table %d checked", i);
+	}
+	snprintf(stamps, sizeof(stamps), "%s/verified", dir);
+	struct stat st;
+	memset(&st, 0, sizeof(st));
+	stat(stamps, &st);
+	is_int(st.st_size, 2 * 72, "two stamps");
+	snprintf(old_tmp, sizeof(old_tmp), "%s/7100.cfi.99.tmp", dir);
+	snprintf(new_tmp, sizeof(new_tmp), "%s/7200.cfi.98.tmp", dir);
+	close(open(old_tmp, O_WRONLY | O_CREAT, 0600));
+	close(open(new_tmp, O_WRONLY | O_CREAT, 0600));
+	age(old_tmp, 7200);
+
+	is_int(cfi_cache_tidy(dir, 2, UINT64_MAX), 2, "at most 2 tables: 2 removed");
+	ok(exists(paths[0]) && exists(paths[1]) && !exists(paths[2]) && !exists(paths[3]),
+	   "the two least recently used are gone");
+	ok(!exists(old_tmp) && exists(new_tmp), "a dead writer's file is gone, a live one's kept");
+	memset(&st, 0, sizeof(st));
+	stat(stamps, &st);
+	is_int(st.st_size, 2 * 72, "the stamps of the tables kept are kept");
+
+	is_int(cfi_cache_store(dir, keys[1], sizeof(keys[1]), &small->t), 0, "table 1 replaced");
+	is_int(cfi_cache_tidy(dir, 256, UINT64_MAX), 0, "within bounds: nothing removed");
+	memset(&st, 0, sizeof(st));
+	stat(stamps, &st);
+	is_int(st.st_size, 72, "the stamp of the replaced file is gone");
+	is_int(cfi_cache_load(dir, keys[0], sizeof(keys[0]), &t), 2, "the other is still taken");
+	stat(paths[0], &st);
+	is_int(cfi_cache_tidy(dir, 256, (uint64_t)st.st_size), 1, "room for one table: 1 removed");
+	ok(exists(paths[1]) && !exists(paths[0]), "the one written last is kept");
+	is_int(cfi_cache_tidy("/nonexistent-dir", 2, 1), -1, "no directory: %s", fth_errmsg());
+	ok(strstr(fth_errmsg(), "/nonexistent-dir") != NULL, "the message names it");
+	unlink(paths[1]);
+	unlink(new_tmp);
+	unlink(stamps);
+	is_int(rmdir(dir), 0, "nothing else was left");
+}
+
 int main(void)
 {
 	dl_iterate_phdr(add_mod, NULL);
@@ -1399,5 +1473,6 @@ int main(void)
 	test_synthetic();
 	test_cache(libc, self);
 	test_stamps(libc);
+	test_tidy(self);
 	return done_testing();
 }

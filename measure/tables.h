@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* tables.h: the directory where a run's processes share their unwind tables (tables.c). */
+#ifndef FATHOM_MEASURE_TABLES_H
+#define FATHOM_MEASURE_TABLES_H
+
+#include <stdbool.h>
+
+struct run_tables {
+	char *dir;	 /* NULL: none, every process builds its own tables */
+	bool temporary; /* made for this run, removed by run_tables_close() */
+};
+
+/*
+ * Choose the run's directory: CACHE (--cache DIR) or the per-user cache, in a subdirectory
+ * named after the identity of LIB (the preloaded library, whose code the tables depend on);
+ * with NO_CACHE, or when the cache cannot be used (said on stderr), a temporary directory.
+ */
+void run_tables_open(struct run_tables *t, const char *cache, bool no_cache, const char *lib,
+		     bool verbose);
+/* After the run: bound the cache (cfi_cache_tidy()), or remove the temporary directory. */
+void run_tables_close(struct run_tables *t, bool verbose);
+
+#endif
