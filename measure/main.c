@@ -420,7 +420,11 @@ int main(int argc, char **argv)
 	setenv(MCONFIG_ENV_RUN, run_id, 1);
 	/* Unwind tables that the run's processes share (tables.c). */
 	struct run_tables tables;
-	run_tables_open(&tables, cache, no_cache, lib, verbose);
+	if (run_tables_open(&tables, cache, no_cache, lib) < 0)
+		warn("%s", fth_errmsg());
+	if (verbose && tables.dir)
+		fprintf(stderr, "measure: unwind tables in %s%s\n", tables.dir,
+			tables.temporary ? " (for this run)" : " (kept between runs)");
 	if (tables.dir)
 		setenv(MCONFIG_ENV_TABLES, tables.dir, 1);
 	else
@@ -448,7 +452,12 @@ int main(int argc, char **argv)
 	while (waitpid(child_pid, &status, 0) < 0)
 		if (errno != EINTR)
 			die(2, "waitpid: %s", strerror(errno));
-	run_tables_close(&tables, verbose);
+	int removed = run_tables_close(&tables);
+	if (removed < 0)
+		warn("%s", fth_errmsg());
+	else if (removed > 0 && verbose)
+		fprintf(stderr, "measure: %d unwind table%s removed from the cache (least recently "
+				"used first)\n", removed, removed == 1 ? "" : "s");
 
 	struct summary s;
 	memset(&s, 0, sizeof(s));

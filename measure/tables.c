@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -76,44 +75,50 @@ static int use_cache_dir(const char *dir)
 	return 0;
 }
 
-static void make_temporary(struct run_tables *t)
+static int make_temporary(struct run_tables *t)
 {
 	const char *tmpdir = getenv("TMPDIR");
 	struct buf b = BUF_INIT;
 	buf_printf(&b, "%s/fathom-unwind-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
 	char *dir = buf_detach(&b, NULL);
-	if (mkdtemp(dir)) {
-		t->dir = dir;
-		t->temporary = true;
-	} else {
-		fprintf(stderr, "measure: warning: %s: %s; every process builds its own unwind "
-				"tables\n", dir, strerror(errno));
+	if (!mkdtemp(dir)) {
+		int rc = fth_error_errno(errno, "%s", dir);
 		free(dir);
+		return rc;
 	}
+	t->dir = dir;
+	t->temporary = true;
+	return 0;
 }
 
-void run_tables_open(struct run_tables *t, const char *cache, bool no_cache, const char *lib,
-		     bool verbose)
+int run_tables_open(struct run_tables *t, const char *cache, bool no_cache, const char *lib)
 {
 	memset(t, 0, sizeof(*t));
 	char *base = no_cache ? NULL : cache ? xstrdup(cache) : user_cache_dir("unwind");
+	char why[512] = "";
 	if (base) {
 		char *name = build_name(lib);
 		char *dir = xpath_join(base, name);
 		free(name);
 		if (use_cache_dir(dir) == 0) {
 			t->dir = dir;
-			if (verbose)
-				fprintf(stderr, "measure: unwind tables kept in %s\n", dir);
-		} else {
-			fprintf(stderr, "measure: warning: cannot keep unwind tables between runs: "
-					"%s; this run builds its own\n", fth_errmsg());
-			free(dir);
+			free(base);
+			return 0;
 		}
+		fth_format(why, sizeof(why), "%s", fth_errmsg());
+		free(dir);
+		free(base);
 	}
-	free(base);
-	if (!t->dir)
-		make_temporary(t);
+	if (make_temporary(t) < 0) {
+		char tmp_why[512];
+		fth_format(tmp_why, sizeof(tmp_why), "%s", fth_errmsg());
+		return fth_error("%s%s%s: every process builds its own unwind tables", why,
+				 *why ? "; " : "", tmp_why);
+	}
+	if (*why)
+		return fth_error("cannot keep unwind tables between runs: %s; this run builds its "
+				 "own", why);
+	return 0;
 }
 
 /* Remove the files of DIR, then DIR. */
@@ -131,7 +136,7 @@ static int remove_dir(const char *dir)
 }
 
 /* The directories of other builds of measure beside DIR that no run has used for long. */
-static void remove_stale_builds(const char *dir, bool verbose)
+static void remove_stale_builds(const char *dir)
 {
 	char *base = xstrdup(dir), *slash = strrchr(base, '/');
 	const char *mine = slash ? slash + 1 : base;
@@ -148,8 +153,7 @@ static void remove_stale_builds(const char *dir, bool verbose)
 		    !S_ISDIR(st.st_mode) || now - st.st_mtim.tv_sec < CACHE_STALE_S)
 			continue;
 		char *old = xpath_join(base, e->d_name);
-		if (remove_dir(old) == 0 && verbose)
-			fprintf(stderr, "measure: removed %s, unused for 30 days\n", old);
+		remove_dir(old);
 		free(old);
 	}
 	if (d)
@@ -157,22 +161,17 @@ static void remove_stale_builds(const char *dir, bool verbose)
 	free(base);
 }
 
-void run_tables_close(struct run_tables *t, bool verbose)
+int run_tables_close(struct run_tables *t)
 {
-	if (!t->dir)
-		return;
-	if (t->temporary) {
+	int rc = 0;
+	if (t->dir && t->temporary) {
 		/* A process still running rebuilds its tables (cfi-cache.c). */
 		if (remove_dir(t->dir) < 0)
-			fprintf(stderr, "measure: warning: %s: %s\n", t->dir, strerror(errno));
-	} else {
-		int removed = cfi_cache_tidy(t->dir, CACHE_MAX_TABLES, CACHE_MAX_BYTES);
-		if (removed < 0)
-			fprintf(stderr, "measure: warning: %s\n", fth_errmsg());
-		else if (removed > 0 && verbose)
-			fprintf(stderr, "measure: %d unwind table%s removed from %s (least recently "
-					"used first)\n", removed, removed == 1 ? "" : "s", t->dir);
-		remove_stale_builds(t->dir, verbose);
+			rc = fth_error_errno(errno, "%s", t->dir);
+	} else if (t->dir) {
+		rc = cfi_cache_tidy(t->dir, CACHE_MAX_TABLES, CACHE_MAX_BYTES);
+		remove_stale_builds(t->dir);
 	}
 	FREE_AND_NULL(t->dir);
+	return rc;
 }

@@ -13,11 +13,14 @@ struct run_tables {
 /*
  * Choose the run's directory: CACHE (--cache DIR) or the per-user cache, in a subdirectory
  * named after the identity of LIB (the preloaded library, whose code the tables depend on);
- * with NO_CACHE, or when the cache cannot be used (said on stderr), a temporary directory.
+ * with NO_CACHE, or when the cache cannot be used, a temporary directory.  Returns 0, or -1
+ * with fth_error() saying what could not be used and what the run does instead.
  */
-void run_tables_open(struct run_tables *t, const char *cache, bool no_cache, const char *lib,
-		     bool verbose);
-/* After the run: bound the cache (cfi_cache_tidy()), or remove the temporary directory. */
-void run_tables_close(struct run_tables *t, bool verbose);
+int run_tables_open(struct run_tables *t, const char *cache, bool no_cache, const char *lib);
+/*
+ * After the run: bound the cache (cfi_cache_tidy()), or remove the temporary directory.
+ * Returns the number of tables removed from the cache, or -1 with fth_error().
+ */
+int run_tables_close(struct run_tables *t);
 
 #endif

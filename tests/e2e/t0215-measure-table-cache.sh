@@ -53,6 +53,12 @@ test_expect_success 'a cache that cannot be used: said, and the run shares table
 	tables r9 | grep -q "(0 built, [1-9][0-9]* shared)" &&
 	grep -q "^measure: 3 processes" err
 '
+test_expect_success 'and with no temporary directory either, every process builds its own' '
+	XDG_CACHE_HOME=$PWD/notadir TMPDIR=$PWD/nonexistent measure -o r12 -e task-clock \
+		sh -c "/bin/true; /bin/true" 2>err &&
+	grep -q "nonexistent/fathom-unwind-.*: every process builds its own unwind tables" err &&
+	test "$(tables r12 | grep -c "([1-9][0-9]* built, 0 shared)")" -eq 3
+'
 test_expect_success 'a cache directory others can write to is not used' '
 	mkdir -p open/fathom/unwind && chmod 777 open/fathom/unwind &&
 	mkdir open/fathom/unwind/$(basename "$(cat dirs)") &&
