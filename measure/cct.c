@@ -10,7 +10,9 @@
 
 #include <string.h>
 
-#define INITIAL_SLOTS 4096
+/* One page of slots, mapped ahead at a thread's first sample: room for 256 contexts before the
+ * table doubles.  (Eight pages cost every thread, however short, 28 KB and 7 page faults.) */
+#define INITIAL_SLOTS 512
 
 #define TAG_MASK 0xffffffff00000000ull /* the hash bits kept in a slot, above the node + 1 */
 
