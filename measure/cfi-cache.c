@@ -334,6 +334,7 @@ int cfi_cache_store(const char *dir, const uint8_t *key, unsigned key_len,
 /* ---- the launcher's side: bounding a directory kept between runs ---- */
 
 #define TIDY_TMP_AGE_S 3600 /* a writer's temporary file older than this is a dead writer's */
+#define TIDY_MAX_STAMPS 65536 /* far more than the tables a directory keeps */
 
 struct kept_table {
 	char name[2 * CFI_CACHE_KEY_MAX + 8];
@@ -368,6 +369,8 @@ static void tidy_stamps(const char *dir)
 		return;
 	struct stat st;
 	size_t n = fstat(fd, &st) == 0 ? (size_t)st.st_size / sizeof(struct stamp) : 0;
+	if (n > TIDY_MAX_STAMPS)
+		n = TIDY_MAX_STAMPS; /* a file this long is damaged: what follows is dropped */
 	struct stamp *all = n ? malloc(n * sizeof(*all)) : NULL;
 	if (all && pread(fd, all, n * sizeof(*all), 0) != (ssize_t)(n * sizeof(*all)))
 		n = 0;
@@ -386,7 +389,7 @@ static void tidy_stamps(const char *dir)
 		if (!memcmp(&now, &r, sizeof(r)))
 			all[kept++] = r;
 	}
-	if (all && kept < n) {
+	if (all && (kept < n || (size_t)st.st_size != n * sizeof(*all))) {
 		fth_format(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		bool ok = fd >= 0 && write_all(fd, all, kept * sizeof(*all)) == 0;

@@ -1430,6 +1430,22 @@ static void test_tidy(struct mod *small)
 	stat(paths[0], &st);
 	is_int(cfi_cache_tidy(dir, 256, (uint64_t)st.st_size), 1, "room for one table: 1 removed");
 	ok(exists(paths[1]) && !exists(paths[0]), "the one written last is kept");
+	/* Damaged stamps: whole records that match nothing go, and so does a torn tail. */
+	int fd = open(stamps, O_WRONLY | O_APPEND);
+	ok(fd >= 0, "the stamps file is there");
+	for (int i = 0; i < 1000 && fd >= 0; i++) {
+		uint8_t junk[37];
+		for (size_t k = 0; k < sizeof(junk); k++)
+			junk[k] = (uint8_t)(i * 31 + k * 7);
+		if (write(fd, junk, sizeof(junk)) != (ssize_t)sizeof(junk))
+			break;
+	}
+	if (fd >= 0)
+		close(fd);
+	is_int(cfi_cache_tidy(dir, 256, UINT64_MAX), 0, "damaged stamps: no table removed");
+	memset(&st, 0, sizeof(st));
+	stat(stamps, &st);
+	is_int(st.st_size, 0, "and the stamps file holds no record of theirs");
 	is_int(cfi_cache_tidy("/nonexistent-dir", 2, 1), -1, "no directory: %s", fth_errmsg());
 	ok(strstr(fth_errmsg(), "/nonexistent-dir") != NULL, "the message names it");
 	unlink(paths[1]);
