@@ -67,8 +67,10 @@ static int use_cache_dir(const char *dir)
 		return fth_error_errno(errno, "%s", dir);
 	if (!S_ISDIR(st.st_mode))
 		return fth_error("%s: not a directory", dir);
-	if (st.st_uid != geteuid() || (st.st_mode & 022))
-		return fth_error("%s: writable by another user", dir);
+	if (st.st_uid != geteuid())
+		return fth_error("%s: owned by another user", dir);
+	if (st.st_mode & 022)
+		return fth_error("%s: writable by other users", dir);
 	if (access(dir, W_OK | X_OK) < 0)
 		return fth_error_errno(errno, "%s", dir);
 	utimensat(AT_FDCWD, dir, NULL, 0); /* used now: see remove_stale_builds() */
