@@ -278,6 +278,45 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+/* One part of a file that replace_file() writes. */
+struct file_part {
+	const void *data;
+	size_t len;
+};
+
+/*
+ * Write PARTS into TMP, a new file, then rename it to PATH: a reader sees the old file or the
+ * whole new one, never a part.  Returns 0, or -1 with errno set and *FAILED naming the file
+ * that failed (TMP is then removed).
+ */
+static int replace_file(const char *tmp, const char *path, const struct file_part *parts,
+			int nparts, const char **failed)
+{
+	*failed = tmp;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	*failed = path;
+	int rc = 0;
+	for (int i = 0; i < nparts && rc == 0; i++)
+		if (parts[i].len)
+			rc = write_all(fd, parts[i].data, parts[i].len);
+	int saved = errno;
+	if (close(fd) < 0 && rc == 0) {
+		rc = -1;
+		saved = errno;
+	}
+	if (rc == 0 && rename(tmp, path) < 0) {
+		rc = -1;
+		saved = errno;
+	}
+	if (rc < 0) {
+		unlink(tmp);
+		errno = saved;
+	}
+	return rc;
+}
+
 int cfi_cache_store(const char *dir, const uint8_t *key, unsigned key_len,
 		    const struct cfi_table *t)
 {
@@ -306,28 +345,11 @@ int cfi_cache_store(const char *dir, const uint8_t *key, unsigned key_len,
 	uint32_t crc = crc32c(0, &h, sizeof(h));
 	crc = crc32c(crc, t->rows, rows);
 	h.crc = t->index ? crc32c(crc, t->index, index) : crc;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return fth_error("%s: %s", tmp, fth_strerror(errno, eb, sizeof(eb)));
-	int rc = write_all(fd, &h, sizeof(h));
-	if (rc == 0 && rows)
-		rc = write_all(fd, t->rows, rows);
-	if (rc == 0 && index)
-		rc = write_all(fd, t->index, index);
-	int saved = errno;
-	if (close(fd) < 0 && rc == 0) {
-		rc = -1;
-		saved = errno;
-	}
 	/* rename() replaces a table another process wrote meanwhile: both are the same. */
-	if (rc == 0 && rename(tmp, path) < 0) {
-		rc = -1;
-		saved = errno;
-	}
-	if (rc < 0) {
-		unlink(tmp);
-		return fth_error("%s: %s", path, fth_strerror(saved, eb, sizeof(eb)));
-	}
+	const struct file_part parts[] = { { &h, sizeof(h) }, { t->rows, rows }, { t->index, index } };
+	const char *failed;
+	if (replace_file(tmp, path, parts, 3, &failed) < 0)
+		return fth_error("%s: %s", failed, fth_strerror(errno, eb, sizeof(eb)));
 	return 0;
 }
 
@@ -391,14 +413,11 @@ static void tidy_stamps(const char *dir)
 	}
 	if (all && (kept < n || (size_t)st.st_size != n * sizeof(*all))) {
 		fth_format(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		bool ok = fd >= 0 && write_all(fd, all, kept * sizeof(*all)) == 0;
-		if (fd >= 0 && close(fd) < 0)
-			ok = false;
 		/* A stamp appended meanwhile by a process still running is lost: that process's
 		 * successors check the table once more. */
-		if (!ok || rename(tmp, path) < 0)
-			unlink(tmp);
+		const struct file_part part = { all, kept * sizeof(*all) };
+		const char *failed;
+		(void)replace_file(tmp, path, &part, 1, &failed);
 	}
 	free(all);
 }
