@@ -45,4 +45,16 @@ static inline uint64_t hmap_mix(uint64_t x)
 	return x;
 }
 
+#define HMAP_FNV_BASIS 0xcbf29ce484222325ULL
+
+/* FNV-1a over N bytes at P, continuing from H (HMAP_FNV_BASIS to start): a byte string's
+ * hash, to be spread with hmap_mix() before it keys a table. */
+static inline uint64_t hmap_fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
 #endif

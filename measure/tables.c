@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "cfi.h"
 #include "error.h"
+#include "hmap.h"
 #include "userdir.h"
 #include "xalloc.h"
 
@@ -33,25 +34,17 @@
 #define CACHE_STALE_S (30ll * 24 * 60 * 60) /* another build's directory, unused this long */
 #define BUILD_DIR_PREFIX "build-"
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
 /* BUILD_DIR_PREFIX and 16 hex digits that change whenever the library file does. */
 static char *build_name(const char *lib)
 {
 	struct stat st;
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = HMAP_FNV_BASIS;
 	if (stat(lib, &st) == 0) {
 		uint64_t id[5] = { (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
 				   (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec };
-		h = fnv1a(h, id, sizeof(id));
+		h = hmap_fnv1a(h, id, sizeof(id));
 	}
-	h = fnv1a(h, lib, strlen(lib));
+	h = hmap_fnv1a(h, lib, strlen(lib));
 	struct buf b = BUF_INIT;
 	buf_printf(&b, BUILD_DIR_PREFIX "%016llx", (unsigned long long)h);
 	return buf_detach(&b, NULL);

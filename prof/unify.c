@@ -96,11 +96,7 @@ struct unifier {
 
 static uint64_t hash_bytes(const void *p, size_t n)
 {
-	const uint8_t *b = p;
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return hmap_mix(h);
+	return hmap_mix(hmap_fnv1a(HMAP_FNV_BASIS, p, n));
 }
 
 static uint64_t hash_str(const char *s)

@@ -26,10 +26,7 @@ void strtab_release(struct strtab *t)
 
 static uint64_t hash_string(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
-	return hmap_mix(h);
+	return hmap_mix(hmap_fnv1a(HMAP_FNV_BASIS, s, strlen(s)));
 }
 
 uint32_t strtab_intern(struct strtab *t, const char *s)
