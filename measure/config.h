@@ -8,6 +8,11 @@
 #ifndef FATHOM_MEASURE_CONFIG_H
 #define FATHOM_MEASURE_CONFIG_H
 
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
 #define MCONFIG_ENV_EVENTS "FATHOM_EVENTS"
 #define MCONFIG_ENV_OUTDIR "FATHOM_OUTDIR"
 #define MCONFIG_ENV_FLAGS "FATHOM_FLAGS"
@@ -57,6 +62,18 @@ struct mevent {
 	uint64_t rate; /* period (events, or microseconds for timers) or frequency */
 	uint8_t tma_role; /* input of the TMA tree: enum tma_role of tma.h; 0 for other events */
 };
+
+/*
+ * -e CPUTIME where perf events can be opened: the kernel's task clock (a software perf event
+ * whose period is counted in the thread's CPU time, checked at every context switch), named
+ * CPUTIME, period in nanoseconds.  Where they cannot, events_check() makes it an
+ * MSOURCE_CPUTIME timer instead.
+ */
+static inline bool mevent_is_cputime(const struct mevent *e)
+{
+	return e->source == MSOURCE_PERF && e->type == PERF_TYPE_SOFTWARE &&
+	       e->config == PERF_COUNT_SW_TASK_CLOCK && !strcmp(e->name, "CPUTIME");
+}
 
 /* A node of the TMA tree: a metric of the measurement file computed from the counters. */
 struct mtma_node {

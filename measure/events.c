@@ -335,10 +335,19 @@ static void strip_modifiers(struct mevent *e)
 /* Resolve E->name into a source and a perf encoding. */
 static int resolve(struct mevent *e)
 {
-	if (same_name(e->name, "REALTIME") || same_name(e->name, "CPUTIME")) {
-		bool real = same_name(e->name, "REALTIME");
-		e->source = real ? MSOURCE_REALTIME : MSOURCE_CPUTIME;
-		fth_format(e->name, sizeof(e->name), "%s", real ? "REALTIME" : "CPUTIME");
+	if (same_name(e->name, "REALTIME")) {
+		e->source = MSOURCE_REALTIME;
+		fth_format(e->name, sizeof(e->name), "REALTIME");
+		e->unit = MFILE_UNIT_NANOSECONDS;
+		return 0;
+	}
+	if (same_name(e->name, "CPUTIME")) {
+		/* The kernel's task clock, sampled in the thread's CPU time: events_check() falls
+		 * back to a POSIX CPU-time timer where perf events cannot be opened. */
+		e->source = MSOURCE_PERF;
+		e->type = PERF_TYPE_SOFTWARE;
+		e->config = PERF_COUNT_SW_TASK_CLOCK;
+		fth_format(e->name, sizeof(e->name), "CPUTIME");
 		e->unit = MFILE_UNIT_NANOSECONDS;
 		return 0;
 	}
@@ -561,7 +570,8 @@ static int add_one(struct mconfig *c, const char *name, size_t len, const char *
 		e->rate = d->rate;
 		e->freq = d->freq;
 	}
-	if (e->source != MSOURCE_PERF) {
+	bool cputime = mevent_is_cputime(e);
+	if (e->source != MSOURCE_PERF || cputime) {
 		if (group >= 0)
 			return fth_error("%s cannot be in a perf group", e->name);
 		if (e->freq) /* timers take periods in microseconds */
@@ -569,6 +579,9 @@ static int add_one(struct mconfig *c, const char *name, size_t len, const char *
 		if (e->rate < 10)
 			return fth_error("%s@%llu: a timer period below 10 microseconds is not "
 					 "useful", e->name, (unsigned long long)e->rate);
+		e->freq = false;
+		if (cputime)
+			e->rate *= 1000; /* the task clock counts nanoseconds */
 	} else if (e->freq) {
 		uint64_t max = events_max_frequency();
 		if (max && e->rate >= max) {
@@ -607,7 +620,8 @@ int events_add(struct mconfig *c, const char *spec, const struct event_defaults 
 				end = close;
 			if (add_one(c, p, (size_t)(end - p), first ? rate : NULL, d, group, first) < 0)
 				return -1;
-			if (!first && c->ev[c->nevents - 1].source != MSOURCE_PERF)
+			if (!first && (c->ev[c->nevents - 1].source != MSOURCE_PERF ||
+				       mevent_is_cputime(&c->ev[c->nevents - 1])))
 				return fth_error("%s cannot be in a perf group", c->ev[c->nevents - 1].name);
 			first = false;
 			p = end + 1;
@@ -669,6 +683,25 @@ static void busy_wait_ms(int ms)
 	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < ms * 1000000L);
 }
 
+/* Open event E alone and close it again: 0, or -1 with errno (no message). */
+static int check_group_quiet(struct mevent *e)
+{
+	struct perf_event_attr a;
+	mconfig_perf_attr(e, &a, true);
+	long fd = perf_open(&a, -1);
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && !e->exclude_kernel) {
+		e->exclude_kernel = true; /* as check_group() does: user space only, said later */
+		mconfig_perf_attr(e, &a, true);
+		fd = perf_open(&a, -1);
+		if (fd < 0)
+			e->exclude_kernel = false;
+	}
+	if (fd < 0)
+		return -1;
+	close((int)fd);
+	return 0;
+}
+
 /* Open every event of group G (or the single event I when G < 0) and check it is scheduled. */
 static int check_group(struct mconfig *c, int first)
 {
@@ -717,6 +750,7 @@ static int check_group(struct mconfig *c, int first)
 
 static struct tma_plan plan; /* the launcher plans once; large, so not on the stack */
 static struct buf tma_notes = BUF_INIT;
+static struct buf timer_notes = BUF_INIT; /* what a timer source costs here */
 
 static const char *topdown_names(unsigned subtrees)
 {
@@ -923,7 +957,13 @@ static int tma_finalize(struct mconfig *c, struct buf *out)
 
 const char *events_notes(void)
 {
-	return tma_notes.len ? (const char *)tma_notes.data : "";
+	static struct buf all = BUF_INIT;
+	buf_reset(&all);
+	if (tma_notes.len)
+		buf_add(&all, tma_notes.data, tma_notes.len);
+	if (timer_notes.len)
+		buf_add(&all, timer_notes.data, timer_notes.len);
+	return all.len ? (const char *)all.data : "";
 }
 
 int events_plan(struct mconfig *c, struct buf *out)
@@ -941,10 +981,50 @@ int events_plan(struct mconfig *c, struct buf *out)
 	return 0;
 }
 
+static int check_timer(const struct mevent *e)
+{
+	timer_t t;
+	struct sigevent sev;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_NONE;
+	clockid_t clk = e->source == MSOURCE_CPUTIME ? CLOCK_THREAD_CPUTIME_ID : CLOCK_REALTIME;
+	if (timer_create(clk, &sev, &t) < 0)
+		return fth_error_errno(errno, "event %s: cannot create a POSIX timer", e->name);
+	timer_delete(t);
+	return 0;
+}
+
+/*
+ * CPUTIME counts the task clock where perf events can be opened.  Elsewhere (a perf_event
+ * paranoia level or a seccomp filter that forbids them) it falls back to a POSIX CPU-time
+ * timer, which the kernel checks only at its tick while the thread runs: say what that costs.
+ */
+static int check_cputime(struct mevent *e)
+{
+	if (check_group_quiet(e) == 0)
+		return 0;
+	int err = errno;
+	e->source = MSOURCE_CPUTIME;
+	e->type = 0;
+	e->config = 0;
+	e->exclude_kernel = false;
+	e->rate /= 1000; /* back to microseconds */
+	if (check_timer(e) < 0)
+		return -1;
+	buf_printf(&timer_notes, "measure: CPUTIME: perf events cannot be opened here (%s), so a "
+				 "POSIX CPU-time timer samples instead.  The kernel checks it only at "
+				 "its tick, while the thread runs: a thread that runs in slices "
+				 "shorter than a tick (on a busy machine) is sampled less often than "
+				 "asked, and each sample carries all the CPU time since the one "
+				 "before, so shares come out noisier\n", strerror(err));
+	return 0;
+}
+
 int events_check(struct mconfig *c)
 {
 	if (tma_finalize(c, NULL) < 0)
 		return -1;
+	buf_reset(&timer_notes);
 	for (int i = 0; i < c->nevents; i++) {
 		struct mevent *e = &c->ev[i];
 		if (mevent_is_synchronous(e->source))
@@ -954,17 +1034,14 @@ int events_check(struct mconfig *c)
 				return -1;
 			continue;
 		}
+		if (mevent_is_cputime(e)) {
+			if (check_cputime(e) < 0)
+				return -1;
+			continue;
+		}
 		if (e->source != MSOURCE_PERF) {
-			timer_t t;
-			struct sigevent sev;
-			memset(&sev, 0, sizeof(sev));
-			sev.sigev_notify = SIGEV_NONE;
-			clockid_t clk = e->source == MSOURCE_CPUTIME ? CLOCK_THREAD_CPUTIME_ID
-								   : CLOCK_REALTIME;
-			if (timer_create(clk, &sev, &t) < 0)
-				return fth_error_errno(errno, "event %s: cannot create a POSIX timer",
-						       e->name);
-			timer_delete(t);
+			if (check_timer(e) < 0)
+				return -1;
 			continue;
 		}
 		if (i > 0 && e->group >= 0 && e->group == c->ev[i - 1].group)
@@ -1125,8 +1202,8 @@ void events_list(struct buf *out)
 	struct buf usable = BUF_INIT;
 	struct list_ctx lc = { .usable = &usable };
 	list_event(&lc, "REALTIME", "wall-clock time, per-thread POSIX timer (@microseconds)");
-	list_event(&lc, "CPUTIME", "CPU time, per-thread POSIX timer (@microseconds; fires at "
-				   "the kernel tick)");
+	list_event(&lc, "CPUTIME", "CPU time (@microseconds of the thread's CPU time): the "
+				   "kernel's task clock, else a POSIX timer checked at the tick");
 	for (size_t i = 0; i < ARRAY_SIZE(builtins); i++)
 		list_event(&lc, builtins[i].name, builtins[i].description);
 	list_event(&lc, "r00c0", "raw event code (rHEX), processor specific");

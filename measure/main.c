@@ -202,8 +202,9 @@ static void forward_signal(int sig)
 }
 
 struct summary {
-	unsigned long long processes, files, taken, recorded, dropped, partial, errors;
+	unsigned long long processes, files, taken, recorded, dropped, partial, errors, cpu_ns;
 	struct buf problems;
+	struct buf warnings; /* the distinct warning lines seen */
 };
 
 /* This launcher's run, as the first line of each of its processes' logs says it. */
@@ -235,21 +236,27 @@ static void read_logs(const char *dir, struct summary *s)
 			continue;
 		}
 		while (fgets(line, sizeof(line), f)) {
-			unsigned long long v[6];
+			unsigned long long v[7] = { 0 };
 			if (sscanf(line, "summary: samples taken %llu recorded %llu dropped %llu "
-					 "partial %llu files %llu errors %llu",
-				   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) == 6) {
+					 "partial %llu files %llu errors %llu cpu_ns %llu",
+				   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]) >= 6) {
 				s->taken += v[0];
 				s->recorded += v[1];
 				s->dropped += v[2];
 				s->partial += v[3];
 				s->files += v[4];
 				s->errors += v[5];
+				s->cpu_ns += v[6];
 				summarized = true;
 			} else if (!strncmp(line, "run ", 4)) {
 				summarized = false;
 			} else if (!strncmp(line, "error: ", 7)) {
 				buf_printf(&s->problems, "measure: %s: %s", de->d_name, line + 7);
+			} else if (!strncmp(line, "warning: ", 9) &&
+				   !(s->warnings.len && strstr((char *)s->warnings.data, line))) {
+				/* Each warning once, from the first process that says it. */
+				buf_addstr(&s->warnings, line);
+				buf_printf(&s->problems, "measure: %s: %s", de->d_name, line);
 			}
 		}
 		if (f)
@@ -462,15 +469,18 @@ int main(int argc, char **argv)
 	struct summary s;
 	memset(&s, 0, sizeof(s));
 	buf_init(&s.problems);
+	buf_init(&s.warnings);
 	read_logs(absdir, &s);
 	fputs((char *)s.problems.data, stderr);
+	buf_release(&s.warnings);
 	if (s.files == 0)
 		fprintf(stderr, "measure: no measurement file was written to %s\n", absdir);
 	else
 		fprintf(stderr, "measure: %llu process%s, %llu thread file%s, %llu samples (%llu "
-				"recorded, %llu dropped, %llu partial call paths)%s in %s\n",
+				"recorded, %llu dropped, %llu partial call paths) over %.3f s of CPU "
+				"time%s in %s\n",
 			s.processes, s.processes == 1 ? "" : "es", s.files, s.files == 1 ? "" : "s",
-			s.taken, s.recorded, s.dropped, s.partial,
+			s.taken, s.recorded, s.dropped, s.partial, (double)s.cpu_ns / 1e9,
 			s.errors ? ", with errors (see the logs)" : "", absdir);
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);

@@ -94,6 +94,7 @@ struct mthread {
 	uint32_t walk_n, walk_reusable, walk_modules;
 	/* statistics */
 	uint64_t taken, recorded, partial, drops[RT_DROP_COUNT];
+	uint64_t cpu_ns; /* the thread's CPU time when it ended, 0 if unknown */
 	struct rt_trace_chunk *trace_head, *trace_tail;
 	uint64_t ntrace;
 	char end_reason[32];
@@ -113,9 +114,13 @@ struct runtime {
 	pid_t pid;
 	int signo;
 	int rank;
+	int cputime_event; /* the CPUTIME event sampled by the task clock (sampler.c), or -1 */
 	struct mthread *_Atomic threads;
 	_Atomic uint32_t next_index;
 	_Atomic uint64_t files, errors, taken, recorded, dropped, partial;
+	_Atomic uint64_t cpu_ns; /* of the threads written */
+	/* A POSIX CPUTIME timer's samples, and those the threads' CPU time asked for */
+	_Atomic uint64_t timer_samples, timer_expected;
 	_Atomic uint64_t unwritten; /* threads that left by exec with nothing measured */
 	struct arena shared; /* process-wide metadata: modules, unwind tables, thread records */
 	char host[256];
@@ -139,6 +144,8 @@ extern struct runtime rt;
 
 uint64_t rt_realtime_ns(void);
 uint64_t rt_monotonic_ns(void);
+/* The CPU time of thread TID of this process (0: the calling thread), or 0 if unknown. */
+uint64_t rt_thread_cpu_ns(pid_t tid);
 /* Append a line to this process's log (async-signal-safe; opens and closes the file). */
 void rt_log(const char *fmt, ...) FTH_PRINTF(1, 2);
 

@@ -7,7 +7,10 @@
  * group's counts (PERF_SAMPLE_READ) and, when allowed, the kernel call chain, so a sample
  * costs no system call.  Timers use SIGEV_THREAD_ID.  Every sample is credited with what was
  * measured since the thread's previous sample of that source: the counter's delta (group
- * members included, which is proxy sampling) or the clock's.  BLOCKTIME credits the time a
+ * members included, which is proxy sampling) or the clock's.  CPUTIME samples at the task
+ * clock's overflows but is credited with the thread's own CPU clock (one system call), which,
+ * unlike the task clock, leaves out the time the hypervisor or interrupts took from a
+ * running thread.  BLOCKTIME credits the time a
  * thread was switched out, not preempted, to where it blocked.  The handlers save errno, drop
  * reentrant samples, unwind, and add to the thread's tree; no malloc, no stdio, no locks.
  */
@@ -32,13 +35,6 @@
 #ifndef TRAP_PERF
 #define TRAP_PERF 6 /* si_code of a perf event's SIGTRAP (Linux 5.13) */
 #endif
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static bool is_leader(const struct mevent *ev, int i)
 {
@@ -118,6 +114,8 @@ static void credit_counts(struct mthread *t, int i, uint32_t leaf, const uint64_
 		return;
 	if (c->ev[i].group < 0) {
 		uint64_t v = vals[0];
+		if (i == rt.cputime_event)
+			v = rt_thread_cpu_ns(t == rt_self() ? 0 : t->tid);
 		if (leaf != UINT32_MAX && v > t->last[i])
 			cct_add(&t->cct, leaf, (unsigned)i, v - t->last[i]);
 		t->last[i] = v;
@@ -417,7 +415,7 @@ static void take_sample(struct mthread *t, int src, void *ucv)
 		/* No record (the ring was full, or an earlier signal took it): read the counts. */
 		credit_perf(t, leader_of(c, src), leaf, true);
 	} else {
-		uint64_t now = c->ev[src].source == MSOURCE_CPUTIME ? thread_cpu_ns()
+		uint64_t now = c->ev[src].source == MSOURCE_CPUTIME ? rt_thread_cpu_ns(0)
 								     : rt_monotonic_ns();
 		if (leaf != UINT32_MAX && now > t->last[src])
 			cct_add(&t->cct, leaf, (unsigned)src, now - t->last[src]);
@@ -519,7 +517,7 @@ static int start_timer(struct mthread *t, int i)
 	if (timer_create(clk, &sev, &t->timer) < 0)
 		return fth_error_errno(errno, "%s: timer_create", e->name);
 	t->has_timer = true;
-	t->last[i] = e->source == MSOURCE_CPUTIME ? thread_cpu_ns() : rt_monotonic_ns();
+	t->last[i] = e->source == MSOURCE_CPUTIME ? rt_thread_cpu_ns(0) : rt_monotonic_ns();
 	struct itimerspec its;
 	its.it_interval.tv_sec = (time_t)(e->rate / 1000000);
 	its.it_interval.tv_nsec = (long)(e->rate % 1000000) * 1000;
@@ -615,6 +613,8 @@ static int start_perf(struct mthread *t, int i)
 	ioctl(t->fd[leader], PERF_EVENT_IOC_RESET, group ? PERF_IOC_FLAG_GROUP : 0);
 	if (ioctl(t->fd[leader], PERF_EVENT_IOC_ENABLE, 0) < 0)
 		return fth_error_errno(errno, "%s: cannot enable", c->ev[leader].name);
+	if (leader == rt.cputime_event)
+		t->last[leader] = rt_thread_cpu_ns(0);
 	return 0;
 }
 

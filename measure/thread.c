@@ -191,6 +191,7 @@ void rt_thread_end(struct mthread *t, const char *reason)
 	for (int spin = 0; t->busy && spin < 1000000; spin++)
 		__builtin_ia32_pause();
 	t->end_ns = rt_realtime_ns();
+	t->cpu_ns = rt_thread_cpu_ns(t == self ? 0 : t->tid);
 	fth_format(t->end_reason, sizeof(t->end_reason), "%s", reason);
 	if (strcmp(reason, "exec") == 0 && t->cct.nnodes <= 1 && t->taken == 0 && t->ntrace == 0) {
 		/*
@@ -204,6 +205,12 @@ void rt_thread_end(struct mthread *t, const char *reason)
 		rt.errors++;
 	} else {
 		rt.files++;
+		rt.cpu_ns += t->cpu_ns;
+		for (int i = 0; i < rt.cfg.nevents; i++)
+			if (rt.cfg.ev[i].source == MSOURCE_CPUTIME && rt.cfg.ev[i].rate) {
+				rt.timer_samples += t->samples[i];
+				rt.timer_expected += t->cpu_ns / (rt.cfg.ev[i].rate * 1000);
+			}
 	}
 	rt.taken += t->taken;
 	rt.recorded += t->recorded;

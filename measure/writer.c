@@ -113,8 +113,12 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 		x->description = descriptions[i];
 		if (e->source == MSOURCE_CPUTIME)
 			fth_format(descriptions[i], sizeof(descriptions[i]),
-				   "CPU time, per-thread POSIX timer every %llu us",
-				   (unsigned long long)e->rate);
+				   "CPU time, per-thread POSIX timer every %llu us (checked at the "
+				   "kernel tick)", (unsigned long long)e->rate);
+		else if (mevent_is_cputime(e))
+			fth_format(descriptions[i], sizeof(descriptions[i]),
+				   "CPU time, the kernel's task clock, a sample every %llu us of the "
+				   "thread's CPU time", (unsigned long long)e->rate / 1000);
 		else if (e->source == MSOURCE_REALTIME)
 			fth_format(descriptions[i], sizeof(descriptions[i]),
 				   "wall-clock time, per-thread POSIX timer every %llu us",
@@ -148,6 +152,8 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 			       : e->freq   ? MFILE_RATE_FREQUENCY
 					   : MFILE_RATE_PERIOD;
 		x->rate = e->sampling && !sync ? e->rate : 0;
+		if (mevent_is_cputime(e))
+			x->rate /= 1000; /* a timer source's period is in microseconds */
 		x->flags = (e->sampling || sync ? 0 : MFILE_METRIC_PROXY) |
 			   (e->precise ? MFILE_METRIC_PRECISE : 0) |
 			   (e->source == MSOURCE_PERF && !e->exclude_kernel ? MFILE_METRIC_KERNEL : 0) |
@@ -229,11 +235,12 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 		RT_DROPS(X)
 #undef X
 	};
-	struct mfile_stat stats[4 + RT_DROP_COUNT];
+	struct mfile_stat stats[5 + RT_DROP_COUNT];
 	uint32_t ns = 0;
 	stats[ns++] = (struct mfile_stat){ (char *)"samples taken", t->taken };
 	stats[ns++] = (struct mfile_stat){ (char *)"samples recorded", t->recorded };
 	stats[ns++] = (struct mfile_stat){ (char *)"partial unwinds", t->partial };
+	stats[ns++] = (struct mfile_stat){ (char *)"cpu time ns", t->cpu_ns };
 	stats[ns++] = (struct mfile_stat){ (char *)"measurement memory bytes", arena_mapped(&t->arena) };
 	for (int i = 0; i < RT_DROP_COUNT; i++)
 		stats[ns++] = (struct mfile_stat){ (char *)drop_names[i], t->drops[i] };

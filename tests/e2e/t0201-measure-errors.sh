@@ -38,8 +38,13 @@ else
 fi
 test_expect_error 'an output directory that cannot be created' 2 \
 	'cannot create the output directory' measure -o /proc/nope/x /bin/true
-test_expect_error 'two timers' 2 'at most one of REALTIME and CPUTIME' \
-	measure -e CPUTIME -e REALTIME /bin/true
+test_expect_error 'two POSIX timers (CPUTIME without perf events)' 2 \
+	'at most one of REALTIME and CPUTIME' test-tool no-perf measure -e CPUTIME -e REALTIME /bin/true
+test_expect_success 'CPUTIME (the task clock) and REALTIME together' '
+	measure -o both -e CPUTIME -e REALTIME /bin/true &&
+	fathom-dump both/*.fthm >dump &&
+	grep -q "\"CPUTIME\"" dump && grep -q "\"REALTIME\"" dump
+'
 test_expect_error 'a bad rate' 2 'bad rate' measure -e task-clock@fx /bin/true
 test_expect_success '-L lists usable events and unusable ones with the reason' '
 	measure -L >list &&

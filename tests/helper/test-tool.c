@@ -10,6 +10,10 @@
  *   test-tool paths [-m METRIC] FILE...               every path with a value: "V fn fn*N ..."
  *       outermost first, a run of N frames of one function written fn*N, "PARTIAL" first
  *       when the path did not reach the outermost frame
+ *   profile also prints "samples N" (the metric's samples) and "cpu NS" (the threads' CPU
+ *       time, from their "cpu time ns" statistic), summed over the files
+ *   test-tool no-perf CMD [ARG]...                    run CMD with perf_event_open(2)
+ *       failing with EACCES (a seccomp filter), as where perf events are not permitted
  */
 #include "compat.h"
 #include "error.h"
@@ -18,9 +22,17 @@
 #include "symbols.h"
 #include "xalloc.h"
 
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static int make_mfile(int argc, char **argv)
 {
@@ -102,7 +114,7 @@ static int profile(int argc, char **argv)
 		else
 			die(2, "profile: bad option %s", argv[i]);
 	}
-	uint64_t total = 0, complete = 0, reached[16] = { 0 };
+	uint64_t total = 0, complete = 0, reached[16] = { 0 }, samples = 0, cpu = 0;
 	uint32_t max_depth = 0;
 	struct fn_total *fns = NULL;
 	size_t nfns = 0, cap = 0;
@@ -112,6 +124,11 @@ static int profile(int argc, char **argv)
 			die(1, "%s", fth_errmsg());
 		struct symbols *syms = symbols_load(&m);
 		const struct mfile_cct *c = &m.cct;
+		if (metric < m.nmetrics)
+			samples += m.metrics[metric].samples;
+		for (uint32_t k = 0; k < m.nstats; k++)
+			if (!strcmp(m.stats[k].name, "cpu time ns"))
+				cpu += m.stats[k].value;
 		for (uint32_t n = 0; n < c->nnodes; n++) {
 			uint64_t v = node_value(c, n, metric);
 			if (!v)
@@ -139,8 +156,9 @@ static int profile(int argc, char **argv)
 		symbols_free(syms);
 		mfile_release(&m);
 	}
-	printf("total %llu\ncomplete %llu\ndepth %u\n", (unsigned long long)total,
-	       (unsigned long long)complete, max_depth);
+	printf("total %llu\ncomplete %llu\ndepth %u\nsamples %llu\ncpu %llu\n",
+	       (unsigned long long)total, (unsigned long long)complete, max_depth,
+	       (unsigned long long)samples, (unsigned long long)cpu);
 	for (int r = 0; r < nreach; r++)
 		printf("reach %s %llu\n", reach[r], (unsigned long long)reached[r]);
 	for (size_t k = 0; k < nfns; k++) {
@@ -201,6 +219,28 @@ static int paths(int argc, char **argv)
 	return 0;
 }
 
+/* Run ARGV[1..] with perf_event_open(2) refused (EACCES) by a seccomp filter. */
+static int no_perf(int argc, char **argv)
+{
+	if (argc < 2)
+		die(2, "usage: test-tool no-perf CMD [ARG]...");
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_perf_event_open, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { (unsigned short)(sizeof(filter) / sizeof(filter[0])), filter };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+		die(2, "no-perf: cannot install the seccomp filter: %s", strerror(errno));
+	execvp(argv[1], argv + 1);
+	die(127, "no-perf: %s: %s", argv[1], strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	fth_progname = "test-tool";
@@ -214,5 +254,7 @@ int main(int argc, char **argv)
 		return profile(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "paths"))
 		return paths(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "no-perf"))
+		return no_perf(argc - 1, argv + 1);
 	die(2, "unknown command %s", argv[1]);
 }
