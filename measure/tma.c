@@ -83,6 +83,7 @@ struct ev_def {
 	uint64_t config, config1;
 	bool restricted; /* Intel: counters 0-3 only */
 };
+#define RESTRICTED_COUNTERS 4 /* Intel general-purpose counters 0-3 */
 
 /* Intel SPR/EMR/GNR general-purpose events (topdown.md 2.3). */
 static const struct ev_def intel_events[] = {
@@ -130,8 +131,8 @@ static const struct ev_def intel_events[] = {
  * Intel Ice Lake server general-purpose events: level 2 and Intel's level-1 corrections come
  * from these, since its PERF_METRICS has the level-1 bytes only (topdown.md 2.5).  Encodings
  * are those of Intel's ICX event list (libpfm4's icx table agrees: t-tma-pfm); restricted:
- * counters 0-3 in the kernel's Ice Lake constraint table (events 0x48-0x54, 0x60-0x8b, 0xa3
- * other than STALLS_TOTAL and STALLS_MEM_ANY, 0xa8-0xb0, 0xd0-0xe6).
+ * counters 0-3 in the kernel's Ice Lake constraint table (events 0x48-0x56 since 2022,
+ * 0x60-0x8b, 0xa3 other than STALLS_TOTAL and STALLS_MEM_ANY, 0xa8-0xb0, 0xd0-0xe6).
  */
 static const struct ev_def icx_events[] = {
 	{ "drop", "INT_MISC.UOP_DROPPING", 0x100d, 0, false },
@@ -147,8 +148,8 @@ static const struct ev_def icx_events[] = {
 	{ "uslots", "UOPS_RETIRED.SLOTS", 0x02c2, 0, false },
 	{ "uissued", "UOPS_ISSUED.ANY", 0x010e, 0, false },
 	{ "msu", "IDQ.MS_UOPS", 0x3079, 0, true },
-	{ "dec0", "UOPS_DECODED.DEC0", 0x0156, 0, false },
-	{ "dec0c1", "UOPS_DECODED.DEC0:c1", 0x1000156, 0, false },
+	{ "dec0", "UOPS_DECODED.DEC0", 0x0156, 0, true },
+	{ "dec0c1", "UOPS_DECODED.DEC0:c1", 0x1000156, 0, true },
 	{ "mite", "IDQ.MITE_UOPS", 0x0479, 0, true },
 	{ "icd", "ICACHE_16B.IFDATA_STALL", 0x0480, 0, true },
 	{ "ict", "ICACHE_64B.IFTAG_STALL", 0x0483, 0, true },
@@ -636,6 +637,7 @@ struct planner {
 	int ng;
 	int8_t atom_group[MAX_ATOMS];
 	int avail; /* general-purpose counters for the events of the atoms */
+	int restricted_max; /* of which counters 0-3 */
 	bool watchdog;
 };
 
@@ -664,7 +666,8 @@ static int fit(const struct planner *pl, const struct pgroup *g, const struct at
 			msr = d->config1;
 		}
 	}
-	if (g->n + add > pl->avail || restricted > 4 || g->n + add > TMA_MAX_GROUP_EVENTS - 12)
+	if (g->n + add > pl->avail || restricted > pl->restricted_max ||
+	    g->n + add > TMA_MAX_GROUP_EVENTS - 12)
 		return -1;
 	return add;
 }
@@ -853,6 +856,8 @@ int tma_plan(const struct tma_cpu *cpu, const struct tma_request *req,
 		pl.avail = budget->gp - (budget->watchdog || budget->fixed < 2 ? 1 : 0);
 	else
 		pl.avail = budget->gp - 1 - (budget->watchdog ? 1 : 0);
+	/* Events of counters 0-3 share the first four (fewer when the budget is smaller). */
+	pl.restricted_max = pl.avail < RESTRICTED_COUNTERS ? pl.avail : RESTRICTED_COUNTERS;
 	if (pl.avail < 0 || (!intel && pl.avail < 3)) {
 		buf_release(&notes);
 		return fth_error("topdown: %u general-purpose counters%s are not enough for a "
@@ -1082,8 +1087,14 @@ void tma_plan_print(const struct tma_plan *p, struct buf *out)
 		   p->ngroups == 1 ? "" : "s", p->multiplexed ? ", multiplexed" : "");
 	for (int g = 0; g < p->ngroups; g++) {
 		const struct tma_group *tg = &p->group[g];
-		buf_printf(out, "group %s: %u events, %u general-purpose counters\n", tg->name,
-			   tg->n, tg->gp);
+		int low = 0;
+		for (int i = tg->first; i < tg->first + tg->n; i++)
+			low += p->ev[i].restricted;
+		buf_printf(out, "group %s: %u events, %u general-purpose counters", tg->name, tg->n,
+			   tg->gp);
+		if (low)
+			buf_printf(out, " (%d of counters 0-3)", low);
+		buf_addch(out, '\n');
 		for (int i = tg->first; i < tg->first + tg->n; i++) {
 			const struct tma_event *e = &p->ev[i];
 			buf_printf(out, "  %-8s %-50s type %u config %#llx", role_names[e->role],
@@ -1093,6 +1104,8 @@ void tma_plan_print(const struct tma_plan *p, struct buf *out)
 			if (e->sampling)
 				buf_printf(out, " sample %s%llu", e->freq ? "freq " : "period ",
 					   (unsigned long long)e->rate);
+			if (e->restricted)
+				buf_addstr(out, " counters 0-3");
 			buf_addch(out, '\n');
 		}
 	}

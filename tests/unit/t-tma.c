@@ -380,7 +380,7 @@ static bool icl_restricted(uint64_t config)
 	if (evumask == 0x04a3 || evumask == 0x10a3 || evumask == 0x14a3)
 		return false;
 	return (ev >= 0x03 && ev <= 0x0a) || (ev >= 0x1f && ev <= 0x28) || ev == 0x32 ||
-	       (ev >= 0x48 && ev <= 0x54) || (ev >= 0x60 && ev <= 0x8b) || ev == 0xa3 ||
+	       (ev >= 0x48 && ev <= 0x56) || (ev >= 0x60 && ev <= 0x8b) || ev == 0xa3 ||
 	       (ev >= 0xa8 && ev <= 0xb0) || (ev >= 0xb7 && ev <= 0xbd) ||
 	       (ev >= 0xd0 && ev <= 0xe6) || ev == 0xef || (ev >= 0xf0 && ev <= 0xf4);
 }
