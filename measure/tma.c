@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tma.c: the pure parts of top-down analysis (tma.h): CPU model table, event encodings,
- * planner, formula evaluator and decoder.  Encodings, formulas, thresholds and the group
- * plans are those of shared/research/topdown.md (Intel TMA 5.2 for SPR/EMR/GNR; for ICX,
- * whose PERF_METRICS has level 1 only, level 2 from general-purpose events (section 2.5) and
- * levels 3-4 from Intel's ICX metrics; Linux's amdzen4/amdzen5 pipeline metrics for AMD).
+ * planner, formula evaluator and decoder.  The definitions followed (formulas, thresholds,
+ * tree) are public:
+ *   SPR/EMR/GNR  Intel TMA 5.2: intel/perfmon SPR/metrics/sapphirerapids_metrics.json (and the
+ *                EMR and GNR files).  Linux perf's sapphirerapids/spr-metrics.json has an
+ *                earlier TMA (5.0x), where L3 Miss Bound is still DRAM Bound and Memory
+ *                Bandwidth counts cycles with 4 outstanding data reads, not 12.
+ *   ICX          Intel TMA 5.02 as Linux perf has it: tools/perf/pmu-events/arch/x86/icelakex/
+ *                icx-metrics.json (intel/perfmon ICX/metrics/icelakex_metrics.json).
+ *   Zen 4/5      Linux perf's tools/perf/pmu-events/arch/x86/amdzen4/pipeline.json and
+ *                amdzen5/pipeline.json.
+ * Event encodings and counter restrictions are those of the event JSON beside each metrics file
+ * (EventCode, UMask, CounterMask, EdgeDetect, MSRValue and Counter: "0,1,2,3" is restricted),
+ * which agree with the kernel's constraint tables (arch/x86/events/intel/core.c).
  */
 #include "compat.h"
 #include "tma.h"
@@ -22,12 +31,15 @@
 /* ---- CPU models ---- */
 
 static const struct tma_cpu cpus[] = {
-	{ "icx", "Intel Ice Lake server", TMA_INTEL, 4, 5, 8, 4, true },
-	{ "spr", "Intel Sapphire Rapids", TMA_INTEL, 8, 6, 8, 4, true },
-	{ "emr", "Intel Emerald Rapids", TMA_INTEL, 8, 6, 8, 4, true },
-	{ "gnr", "Intel Granite Rapids", TMA_INTEL, 8, 6, 8, 4, true },
-	{ "zen4", "AMD Zen 4", TMA_AMD, 0, 6, 6, 0, false },
-	{ "zen5", "AMD Zen 5", TMA_AMD, 0, 8, 6, 0, false },
+	{ "icx", "Intel Ice Lake server", TMA_INTEL, 4, 5, 8, 4, true,
+	  "Intel TMA 5.02 (Linux perf's icelakex metrics)" },
+	{ "spr", "Intel Sapphire Rapids", TMA_INTEL, 8, 6, 8, 4, true, "Intel TMA 5.2" },
+	{ "emr", "Intel Emerald Rapids", TMA_INTEL, 8, 6, 8, 4, true, "Intel TMA 5.2" },
+	{ "gnr", "Intel Granite Rapids", TMA_INTEL, 8, 6, 8, 4, true, "Intel TMA 5.2" },
+	{ "zen4", "AMD Zen 4", TMA_AMD, 0, 6, 6, 0, false,
+	  "AMD pipeline utilization (Linux perf's amdzen4 metrics)" },
+	{ "zen5", "AMD Zen 5", TMA_AMD, 0, 8, 6, 0, false,
+	  "AMD pipeline utilization (Linux perf's amdzen5 metrics)" },
 };
 
 const struct tma_cpu *tma_cpu_find(const char *name)
@@ -83,8 +95,14 @@ struct ev_def {
 	uint64_t config, config1;
 	bool restricted; /* Intel: counters 0-3 only */
 };
+#define RESTRICTED_COUNTERS 4 /* Intel general-purpose counters 0-3 */
 
-/* Intel SPR/EMR/GNR general-purpose events (topdown.md 2.3). */
+/*
+ * Intel SPR/EMR/GNR general-purpose events (intel/perfmon SPR/events/sapphirerapids_core.json;
+ * the EMR and GNR lists agree on every one).  restricted: Counter "0,1,2,3", as the kernel's
+ * Sapphire Rapids table restricts event codes below 0x90.  UOPS_RETIRED.MS and
+ * INT_MISC.UNKNOWN_BRANCH_CYCLES need the FRONTEND MSR (config1).
+ */
 static const struct ev_def intel_events[] = {
 	{ "drop", "INT_MISC.UOP_DROPPING", 0x10ad, 0, false },
 	{ "icd", "ICACHE_DATA.STALLS", 0x0480, 0, true },
@@ -128,10 +146,12 @@ static const struct ev_def intel_events[] = {
 
 /*
  * Intel Ice Lake server general-purpose events: level 2 and Intel's level-1 corrections come
- * from these, since its PERF_METRICS has the level-1 bytes only (topdown.md 2.5).  Encodings
- * are those of Intel's ICX event list (libpfm4's icx table agrees: t-tma-pfm); restricted:
- * counters 0-3 in the kernel's Ice Lake constraint table (events 0x48-0x54, 0x60-0x8b, 0xa3
- * other than STALLS_TOTAL and STALLS_MEM_ANY, 0xa8-0xb0, 0xd0-0xe6).
+ * from these, since its PERF_METRICS has the level-1 bytes only.  Encodings and restrictions
+ * are those of Linux perf's icelakex/{pipeline,frontend,memory,cache,floating-point}.json
+ * (libpfm4's icx table agrees: t-tma-pfm); restricted: Counter "0,1,2,3", as the kernel's Ice
+ * Lake constraint table has it (events 0x48-0x56 since 2022, 0x60-0x8b, 0xa3 other than
+ * STALLS_TOTAL and STALLS_MEM_ANY, 0xa8-0xb0, 0xd0-0xe6).  EXE_BOUND_0_PORTS is umask 0x80 of
+ * event 0xa6, which perf's metrics write EXE_ACTIVITY.3_PORTS_UTIL,umask=0x80.
  */
 static const struct ev_def icx_events[] = {
 	{ "drop", "INT_MISC.UOP_DROPPING", 0x100d, 0, false },
@@ -147,12 +167,12 @@ static const struct ev_def icx_events[] = {
 	{ "uslots", "UOPS_RETIRED.SLOTS", 0x02c2, 0, false },
 	{ "uissued", "UOPS_ISSUED.ANY", 0x010e, 0, false },
 	{ "msu", "IDQ.MS_UOPS", 0x3079, 0, true },
-	{ "dec0", "UOPS_DECODED.DEC0", 0x0156, 0, false },
-	{ "dec0c1", "UOPS_DECODED.DEC0:c1", 0x1000156, 0, false },
+	{ "dec0", "UOPS_DECODED.DEC0", 0x0156, 0, true },
+	{ "dec0c1", "UOPS_DECODED.DEC0:c1", 0x1000156, 0, true },
 	{ "mite", "IDQ.MITE_UOPS", 0x0479, 0, true },
-	{ "icd", "ICACHE_16B.IFDATA_STALL", 0x0480, 0, true },
-	{ "ict", "ICACHE_64B.IFTAG_STALL", 0x0483, 0, true },
-	{ "lcp", "ILD_STALL.LCP", 0x0187, 0, true },
+	{ "icd", "ICACHE_DATA.STALLS", 0x0480, 0, true },
+	{ "ict", "ICACHE_TAG.STALLS", 0x0483, 0, true },
+	{ "lcp", "DECODE.LCP", 0x0187, 0, true },
 	{ "dsb", "DSB2MITE_SWITCHES.PENALTY_CYCLES", 0x02ab, 0, true },
 	{ "resteer", "INT_MISC.CLEAR_RESTEER_CYCLES", 0x800d, 0, false },
 	{ "baclr", "BACLEARS.ANY", 0x01e6, 0, true },
@@ -185,7 +205,10 @@ static const struct ev_def intel_metrics[] = {
 static const struct ev_def intel_slots = { "slots", "slots", 0x0400, 0, false };
 static const struct ev_def intel_cycles = { "clks", "cycles", 0x003c, 0, false };
 
-/* AMD Zen 4 / Zen 5 (topdown.md 3.2); fec and rsy differ by model (amd_event()). */
+/*
+ * AMD Zen 4 / Zen 5 (Linux perf's amdzen4 and amdzen5 event lists; they give no Counter
+ * restriction); fec and rsy differ by model (find_def()).
+ */
 static const struct ev_def amd_events[] = {
 	{ "fe", "de_no_dispatch_per_slot.no_ops_from_frontend", 0x1000001a0, 0, false },
 	{ "be", "de_no_dispatch_per_slot.backend_stalls", 0x100001ea0, 0, false },
@@ -266,7 +289,7 @@ static const struct atom intel_atoms[] = {
 	{ "l1b", SEC_BE, { "bol", "l1m" }, "L1 Bound" },
 	{ "l2b", SEC_BE, { "l1m", "l2m" }, "L2 Bound" },
 	{ "l3b", SEC_BE, { "l2m", "l3m" }, "L3 Bound" },
-	{ "dram", SEC_BE, { "l3m" }, "DRAM Bound" },
+	{ "l3miss", SEC_BE, { "l3m" }, "L3 Miss Bound" },
 	{ "store", SEC_BE, { "bos" }, "Store Bound" },
 	{ "serial", SEC_BE, { "sb", "c02" }, "Serialization" },
 	{ "membw", SEC_BE, { "ordc", "orcyc" }, "Memory Bandwidth, Memory Latency" },
@@ -302,7 +325,7 @@ static const struct atom icx_atoms[] = {
 	{ "l1b", SEC_BE, { "smem", "l1m" }, "L1 Bound" },
 	{ "l3b", SEC_BE, { "l2m", "l3m" }, "L3 Bound" },
 	{ "store", SEC_BE, { "bos" }, "Store Bound" },
-	{ "ports", SEC_BE, { "eb0", "sb", "stt", "smem", "p1", "p2", "div" }, "Port Utilization" },
+	{ "ports", SEC_BE, { "eb0", "stt", "smem", "p1", "p2", "div" }, "Port Utilization" },
 	{ "div", SEC_BE, { "div" }, "Divider" },
 	{ "serial", SEC_BE, { "sb" }, "Serialization" },
 };
@@ -432,11 +455,11 @@ static const struct node_def intel_nodes[] = {
 	  CLKS_OF " stalled on loads from L2", NULL },
 	{ "L3 Bound", "Memory Bound", 3, 4, "l3b", 5, "({l2m}-{l3m})/{clks}",
 	  CLKS_OF " stalled on loads from L3", NULL },
-	{ "DRAM Bound", "Memory Bound", 3, 4, "dram", 10, "{l3m}/{clks}",
-	  CLKS_OF " stalled on L3 misses", NULL },
-	{ "Memory Bandwidth", "DRAM Bound", 4, 4, "membw", 20, "min({clks},{ordc})/{clks}",
-	  CLKS_OF " with many outstanding memory reads", NULL },
-	{ "Memory Latency", "DRAM Bound", 4, 4, "membw", 10,
+	{ "L3 Miss Bound", "Memory Bound", 3, 4, "l3miss", 10, "{l3m}/{clks}",
+	  CLKS_OF " stalled on loads that missed L3", NULL },
+	{ "Memory Bandwidth", "L3 Miss Bound", 4, 4, "membw", 20, "min({clks},{ordc})/{clks}",
+	  CLKS_OF " with 12 or more outstanding data reads", NULL },
+	{ "Memory Latency", "L3 Miss Bound", 4, 4, "membw", 10,
 	  "min({clks},{orcyc})/{clks}-min({clks},{ordc})/{clks}",
 	  CLKS_OF " waiting on memory latency", NULL },
 	{ "Store Bound", "Memory Bound", 3, 4, "store", 20, "{bos}/{clks}",
@@ -455,9 +478,8 @@ static const struct node_def intel_nodes[] = {
 
 /*
  * ICX: level 1 from PERF_METRICS with Intel's corrections, levels 2-4 from general-purpose
- * events: level 2 as topdown.md 2.5 gives it (TMA 5.2), levels 3-4 as Intel's ICX metrics
- * (Linux's pmu-events icelakex/icx-metrics.json) define them.  LRET is tma_retiring within the
- * group.
+ * events, as Linux perf's icelakex/icx-metrics.json (TMA 5.02) defines them.  LRET is
+ * tma_retiring within the group.
  */
 #define ICX_MS "{uslots}/{uissued}*{msu}/{slots}"
 static const struct node_def icx_nodes[] = {
@@ -521,7 +543,7 @@ static const struct node_def icx_nodes[] = {
 	  CLKS_OF " lost to branch resteers (10 cycles per unknown branch)", NULL },
 	{ "MS Switches", "Fetch Latency", 3, 4, "mssw", 5, "3*{mssw}/{clks}",
 	  CLKS_OF " lost switching to the microcode sequencer (3 cycles each)", NULL },
-	{ "Fetch Bandwidth", "Frontend Bound", 2, 4, NULL, 10,
+	{ "Fetch Bandwidth", "Frontend Bound", 2, 4, NULL, 20,
 	  "max(0,[Frontend Bound]-[Fetch Latency])", SLOTS_OF ": fetch bandwidth", NULL },
 	{ "Backend Bound", "Stall", 1, 4, "l1fix", 20, "{*be}/" ASUM "+%W*{clr}/{slots}",
 	  SLOTS_OF " the back end could not accept (with recovery after clears)", NULL },
@@ -540,13 +562,13 @@ static const struct node_def icx_nodes[] = {
 	  SLOTS_OF ": execution resources", NULL },
 	{ "Divider", "Core Bound", 3, 4, "div", 20, "{div}/{clks}",
 	  CLKS_OF " with the divider busy", NULL },
+	/* TMA 4.8 on: Ports_Utilized_0 is EXE_BOUND_0_PORTS / CLKS, without the scoreboard */
 	{ "Port Utilization", "Core Bound", 3, 4, "ports", 15,
-	  "if({div}<({stt}-{smem}),({eb0}+{sb}/{clks}*({stt}-{smem})+{p1}+" LRET
-	  "*{p2})/{clks},({p1}+" LRET "*{p2})/{clks})",
+	  "if({div}<({stt}-{smem}),({eb0}/{clks}*{clks}+({p1}+" LRET "*{p2}))/{clks},({p1}+" LRET
+	  "*{p2})/{clks})",
 	  CLKS_OF " limited by execution port use", NULL },
 	{ "Serialization", "Core Bound", 3, 4, "serial", 10, "{sb}/{clks}",
-	  CLKS_OF " stalled by serializing operations",
-	  "Intel counts these stalls inside Port Utilization on Ice Lake, so it overlaps it" },
+	  CLKS_OF " stalled by serializing operations", NULL },
 };
 
 #define AMD_SLOTS "(%W*{cyc})"
@@ -562,7 +584,7 @@ static const struct node_def amd_nodes[] = {
 	  SLOTS_OF ": microcode ops", "AMD counts microcode ops only, not all multi-uop instructions" },
 	{ "Light Operations", "Retiring", 2, 0, "ar2", -1, "[Retiring]*(1-{ucode}/{ret})",
 	  SLOTS_OF ": fast-path ops", "the complement of microcode ops" },
-	{ "Bad Speculation", "Active", 1, 0, "l1b", -1, "max(0,({disp}-{ret})/" AMD_SLOTS ")",
+	{ "Bad Speculation", "Active", 1, 0, "l1b", -1, "({disp}-{ret})/" AMD_SLOTS,
 	  SLOTS_OF ": dispatched ops that did not retire", "counted in ops, not slots" },
 	{ "Misprediction", "Bad Speculation", 2, 0, "bs2", -1,
 	  "[Bad Speculation]*{misp}/({misp}+{rsy})", SLOTS_OF ": branch mispredictions",
@@ -636,6 +658,7 @@ struct planner {
 	int ng;
 	int8_t atom_group[MAX_ATOMS];
 	int avail; /* general-purpose counters for the events of the atoms */
+	int restricted_max; /* of which counters 0-3 */
 	bool watchdog;
 };
 
@@ -664,7 +687,8 @@ static int fit(const struct planner *pl, const struct pgroup *g, const struct at
 			msr = d->config1;
 		}
 	}
-	if (g->n + add > pl->avail || restricted > 4 || g->n + add > TMA_MAX_GROUP_EVENTS - 12)
+	if (g->n + add > pl->avail || restricted > pl->restricted_max ||
+	    g->n + add > TMA_MAX_GROUP_EVENTS - 12)
 		return -1;
 	return add;
 }
@@ -853,6 +877,8 @@ int tma_plan(const struct tma_cpu *cpu, const struct tma_request *req,
 		pl.avail = budget->gp - (budget->watchdog || budget->fixed < 2 ? 1 : 0);
 	else
 		pl.avail = budget->gp - 1 - (budget->watchdog ? 1 : 0);
+	/* Events of counters 0-3 share the first four (fewer when the budget is smaller). */
+	pl.restricted_max = pl.avail < RESTRICTED_COUNTERS ? pl.avail : RESTRICTED_COUNTERS;
 	if (pl.avail < 0 || (!intel && pl.avail < 3)) {
 		buf_release(&notes);
 		return fth_error("topdown: %u general-purpose counters%s are not enough for a "
@@ -1080,10 +1106,18 @@ void tma_plan_print(const struct tma_plan *p, struct buf *out)
 			"%d group%s%s\n", p->cpu->product, p->budget.gp, p->budget.fixed,
 		   p->budget.watchdog ? ", the NMI watchdog holds one" : "", p->ngroups,
 		   p->ngroups == 1 ? "" : "s", p->multiplexed ? ", multiplexed" : "");
+	if (p->cpu->definitions)
+		buf_printf(out, "definitions: %s\n", p->cpu->definitions);
 	for (int g = 0; g < p->ngroups; g++) {
 		const struct tma_group *tg = &p->group[g];
-		buf_printf(out, "group %s: %u events, %u general-purpose counters\n", tg->name,
-			   tg->n, tg->gp);
+		int low = 0;
+		for (int i = tg->first; i < tg->first + tg->n; i++)
+			low += p->ev[i].restricted;
+		buf_printf(out, "group %s: %u events, %u general-purpose counters", tg->name, tg->n,
+			   tg->gp);
+		if (low)
+			buf_printf(out, " (%d of counters 0-3)", low);
+		buf_addch(out, '\n');
 		for (int i = tg->first; i < tg->first + tg->n; i++) {
 			const struct tma_event *e = &p->ev[i];
 			buf_printf(out, "  %-8s %-50s type %u config %#llx", role_names[e->role],
@@ -1093,6 +1127,8 @@ void tma_plan_print(const struct tma_plan *p, struct buf *out)
 			if (e->sampling)
 				buf_printf(out, " sample %s%llu", e->freq ? "freq " : "period ",
 					   (unsigned long long)e->rate);
+			if (e->restricted)
+				buf_addstr(out, " counters 0-3");
 			buf_addch(out, '\n');
 		}
 	}

@@ -5,9 +5,11 @@
  * groups and the metric table of the TMA tree), the formula language of that table and its
  * evaluator, and the decoder (group reads -> node values).  Everything here except
  * tma_identify() (cpuid.c) is a pure function of its arguments, so tests run without a PMU.
- * The encodings, formulas and test vectors come from shared/research/topdown.md.  On Intel,
- * level 1 (and from Sapphire Rapids on, level 2) comes from PERF_METRICS; on Ice Lake server,
- * whose PERF_METRICS has level 1 only, level 2 and below come from general-purpose events.
+ * The definitions (tree, formulas, thresholds) are Intel's TMA metrics (intel/perfmon, and
+ * Linux perf's tools/perf/pmu-events/arch/x86/<model>/<model>-metrics.json) and perf's AMD
+ * pipeline metrics; tma.c names the files and the TMA version of each model.  On Intel, level 1
+ * (and from Sapphire Rapids on, level 2) comes from PERF_METRICS; on Ice Lake server, whose
+ * PERF_METRICS has level 1 only, level 2 and below come from general-purpose events.
  *
  * Formulas (the "formula" field of a TMA metric in a measurement file) are text:
  *   expr := sum ['<' sum]          a comparison yields 1 or 0
@@ -45,6 +47,7 @@ struct tma_cpu {
 	uint8_t width;	     /* pipeline slots per cycle */
 	uint8_t gp, fixed;   /* counters per logical CPU when CPUID cannot say */
 	bool level3;	     /* level 3 and 4 events are known (on ICX, the nodes Intel defines) */
+	const char *definitions; /* the version of the definitions followed: "Intel TMA 5.2" */
 };
 
 /* The model with this short name (case-insensitive), or NULL. */

@@ -81,6 +81,32 @@ test_expect_success '--plan on Ice Lake server: level 2 from general-purpose eve
 	grep -q "Fetch Latency = (5\*\$[0-9]*-\$[0-9]*)/\$[0-9]*$" plan &&
 	grep -q "ICache Misses = " plan && grep -q "Heavy Operations = " plan
 '
+test_expect_success '--plan names the definitions it follows: TMA 5.2 and L3 Miss Bound on SPR' '
+	FATHOM_CPU=spr,watchdog=0 measure --plan -e topdown:backend >plan &&
+	grep -q "^definitions: Intel TMA 5.2$" plan &&
+	sed -n "/^nodes/,/^notes/p" plan >nodes &&
+	grep -q "^ *L3 Miss Bound  > 10%$" nodes && ! grep -q "DRAM Bound" nodes &&
+	grep -q "^ *Memory Bandwidth  > 20%$" nodes &&
+	FATHOM_CPU=icx,watchdog=0 measure --plan -e topdown >plan &&
+	grep -q "^definitions: Intel TMA 5.02" plan && grep -q "^ *Fetch Bandwidth  > 20%$" plan &&
+	FATHOM_CPU=zen5 measure --plan -e topdown >plan &&
+	grep -q "^definitions: AMD pipeline utilization" plan
+'
+# UOPS_DECODED.DEC0 is of counters 0-3 on Ice Lake: with IDQ.MS_UOPS, IDQ.MITE_UOPS and the
+# frontend events, no group may hold more than four such events (no schedule could place it).
+test_expect_success '--plan on Ice Lake server: at most 4 events of counters 0-3 in a group' '
+	for sub in topdown topdown:retiring topdown:frontend topdown:backend topdown:all; do
+		for w in 0 1; do
+			FATHOM_CPU=icx,watchdog=$w measure --plan -e $sub >plan || exit 1
+			awk "/^group / { if (g != \"\" && n > 4) bad = 1; g = \$2; n = 0 }
+			     / counters 0-3\$/ { n++ }
+			     END { if (n > 4) bad = 1; exit bad }" plan || { cat plan; exit 1; }
+		done
+	done &&
+	FATHOM_CPU=icx,watchdog=1 measure --plan -e topdown:frontend >plan &&
+	grep "UOPS_DECODED.DEC0 .* counters 0-3$" plan &&
+	grep -q "^group F1: .* (4 of counters 0-3)$" plan
+'
 test_expect_success '--plan on Zen 4: the pipeline-utilization groups, SMT Contention' '
 	FATHOM_CPU=zen4,watchdog=0 measure --plan -e topdown >plan &&
 	grep -q "^group P1: 6 events" plan &&

@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The planner's event names (Intel's) and the same events in libpfm4's icx table. */
+/*
+ * The planner's event names (Intel's current ones) and the same events in libpfm4's icx table
+ * (which has the older names of ICACHE_DATA.STALLS, ICACHE_TAG.STALLS and DECODE.LCP).
+ */
 static const struct {
 	const char *intel, *pfm;
 } names[] = {
@@ -36,9 +39,9 @@ static const struct {
 	{ "UOPS_DECODED.DEC0", "icx::UOPS_DECODED:DEC0" },
 	{ "UOPS_DECODED.DEC0:c1", "icx::UOPS_DECODED:DEC0:c=1" },
 	{ "IDQ.MITE_UOPS", "icx::IDQ:MITE_UOPS" },
-	{ "ICACHE_16B.IFDATA_STALL", "icx::ICACHE_16B:IFDATA_STALL" },
-	{ "ICACHE_64B.IFTAG_STALL", "icx::ICACHE_64B:IFTAG_STALL" },
-	{ "ILD_STALL.LCP", "icx::ILD_STALL:LCP" },
+	{ "ICACHE_DATA.STALLS", "icx::ICACHE_16B:IFDATA_STALL" },
+	{ "ICACHE_TAG.STALLS", "icx::ICACHE_64B:IFTAG_STALL" },
+	{ "DECODE.LCP", "icx::ILD_STALL:LCP" },
 	{ "DSB2MITE_SWITCHES.PENALTY_CYCLES", "icx::DSB2MITE_SWITCHES:PENALTY_CYCLES" },
 	{ "INT_MISC.CLEAR_RESTEER_CYCLES", "icx::INT_MISC:CLEAR_RESTEER_CYCLES" },
 	{ "BACLEARS.ANY", "icx::BACLEARS:ANY" },
