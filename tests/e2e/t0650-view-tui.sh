@@ -21,7 +21,9 @@ test_expect_success 'the first screen: title, header, tree, footer with position
 	grep -q "F1Help F2Columns" s && grep -Eq " 1/[0-9]+  120x40$" s
 '
 test_expect_success 'hot path (H) from the root ends in the hot loop nest, with the threshold' '
-	tui_keys H && tui_wait "hot path \(>= 50%\) ends at work.*red\.c:1[01]" &&
+	# It ends at the inner loop, or at one of its lines when one holds half of the time (how
+	# the samples split between the loop test and its body depends on the machine).
+	tui_keys H && tui_wait "hot path \(>= 50%\) ends at (loop at )?work.*red\.c:1[01]" &&
 	tui_screen >s && cat s &&
 	grep -Eq "▾ loop at work\\\\e\[31mred\.c:9 " s &&
 	grep -Eq "▾ \[[0-9]+\] » hot_inner " s
@@ -129,10 +131,9 @@ test_expect_success '? and F1 show the help, i the database; q, Esc close them' 
 	tui_wait "task-clock  raw" && tui_keys q && tui_wait_gone "Database  \(q"
 '
 test_expect_success 'C-l redraws the same screen' '
-	tui_screen >before && tui_keys C-l && i=0 &&
-	until tui_screen >after && cmp -s before after || [ $i -gt 100 ]; do
-		i=$((i + 1)); sleep 0.05
-	done && test_cmp before after
+	tui_screen >before && tui_keys C-l &&
+	tui_poll "tui_screen >after && cmp -s before after" "the same screen" &&
+	test_cmp before after
 '
 test_expect_success 'q quits, the terminal is restored: alternate screen left, prompt back' '
 	test "$(tui_format "#{alternate_on}")" = 1 && tui_keys q && tui_exited &&

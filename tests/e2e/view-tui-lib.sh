@@ -81,13 +81,15 @@ tui_screen() {
 	tui_tmux capture-pane -p -t t | sed 's/ *$//'
 }
 
-# Poll (never sleep a fixed time before asserting): at most ~20 s on a loaded machine.
-tui_wait() {
-	i=0
-	until tui_screen | grep -Eq -- "$1"; do
-		i=$((i + 1))
-		if [ "$i" -gt 400 ]; then
-			echo "timeout waiting for: $1"
+# tui_poll CMD WHAT: run shell code CMD until it succeeds (never sleep a fixed time before
+# asserting).  The only bound is a safety cap against a hang, in wall-clock seconds
+# (TUI_WAIT_SECONDS, default 300), far above what the slowest, busiest machine needs; past it,
+# "timeout waiting for WHAT" and the screen.
+tui_poll() {
+	tui_poll_end=$(($(date +%s) + ${TUI_WAIT_SECONDS:-300}))
+	until eval "$1"; do
+		if [ "$(date +%s)" -gt "$tui_poll_end" ]; then
+			echo "timeout waiting for $2"
 			echo "--- screen:"
 			tui_screen
 			return 1
@@ -97,35 +99,22 @@ tui_wait() {
 	return 0
 }
 
+tui_wait() {
+	tui_pattern=$1
+	tui_poll 'tui_screen | grep -Eq -- "$tui_pattern"' ": $1"
+}
+
 # tui_wait_gone REGEX: poll until REGEX no longer matches.
 tui_wait_gone() {
-	i=0
-	while tui_screen | grep -Eq -- "$1"; do
-		i=$((i + 1))
-		if [ "$i" -gt 400 ]; then
-			echo "timeout waiting for the end of: $1"
-			tui_screen
-			return 1
-		fi
-		sleep 0.05
-	done
-	return 0
+	tui_pattern=$1
+	tui_poll '! tui_screen | grep -Eq -- "$tui_pattern"' "the end of: $1"
 }
 
 # tui_until CMD: poll until shell code CMD succeeds on the screen in the file "screen" (curses
 # may be half-way through drawing a frame when the screen is read).
 tui_until() {
-	i=0
-	until tui_screen >screen && eval "$1"; do
-		i=$((i + 1))
-		if [ "$i" -gt 400 ]; then
-			echo "timeout waiting for: $1"
-			cat screen
-			return 1
-		fi
-		sleep 0.05
-	done
-	return 0
+	tui_check=$1
+	tui_poll 'tui_screen >screen && eval "$tui_check"' ": $1"
 }
 
 # first_before A B: on the screen, the first line matching A is above the first matching B.
@@ -140,13 +129,7 @@ tui_format() {
 
 # tui_exited: wait until view has exited; its status is then in view.rc.
 tui_exited() {
-	i=0
-	until [ -f "$TEST_TMP/view.rc" ]; do
-		i=$((i + 1))
-		[ "$i" -gt 400 ] && { echo "view did not exit"; tui_screen; return 1; }
-		sleep 0.05
-	done
-	return 0
+	tui_poll '[ -f "$TEST_TMP/view.rc" ]' "view to exit"
 }
 
 # tui_bytes OUT KEY... -- REGEX: the bytes written to the terminal for KEY..., after the screen

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * blocking.c: blocks in two known places.  sleep_200ms() sleeps for 200 ms; read_pipe() reads
- * from a pipe that a helper thread writes to 300 ms after it starts; burn() only computes.
+ * from a pipe that a helper thread writes to 300 ms after it starts; burn() only computes (50 ms
+ * of CPU time).
  * argv[1] = rounds (default 1), each doing all three.  It prints how long the two blocking
  * calls took in all (wall time, ns) and how many times a call was interrupted (EINTR), which
  * measuring must never cause.
@@ -61,11 +62,20 @@ __attribute__((noinline)) void read_pipe(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* At least 50 ms of CPU time, however fast the machine: most of the run's CPU time. */
 __attribute__((noinline)) void burn(void)
 {
 	double x = 1;
-	for (int i = 0; i < 20000000; i++)
-		x = x * 1.0000001 + 1e-9;
+	struct timespec ts;
+	long long end = 0, cpu;
+	do {
+		for (int i = 0; i < 100000; i++)
+			x = x * 1.0000001 + 1e-9;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		cpu = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+		if (!end)
+			end = cpu + 50000000;
+	} while (cpu < end);
 	sink = x;
 	__asm__ volatile("" ::: "memory");
 }
