@@ -61,7 +61,7 @@ if cc -O1 -shared -fPIC -o libclash.so clashlib.c 2>/dev/null &&
 		measure -o cl -e task-clock@f1000 ./clash >out 2>err && cat err &&
 		grep -qx "clash: ok" out &&
 		test "$(ls cl/*.fthm | wc -l)" -eq 1 &&
-		grep -q "^summary: samples taken [1-9][0-9]* .* errors 0$" cl/*.log
+		grep -q "^summary: samples taken [1-9][0-9]* .* errors 0 cpu_ns [1-9]" cl/*.log
 	'
 else
 	skip "no C compiler (cc)" "a program and a library with functions of the same names"

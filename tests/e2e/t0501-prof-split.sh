@@ -36,7 +36,7 @@ test_expect_success 'main > call site > work_three / work_one, about 3 : 1' '
 if [ -n "$have_struct" ]; then
 	test_expect_success 'with structure files: loops and inlined code are in the tree' '
 		grep -q "^ *[0-9]* loop .*split.c:" dump &&
-		grep -q "^ *[0-9]* inline now" dump &&
+		grep -q "^ *[0-9]* inline clock_s" dump &&
 		grep "/split build-id" dump | grep -q " struct loops"
 	'
 fi
