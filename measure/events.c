@@ -857,7 +857,7 @@ static int tma_finalize(struct mconfig *c, struct buf *out)
 	req.exclude_kernel = c->tma_req.exclude_kernel || (read_paranoid() >= 2 && geteuid() != 0);
 	if (tma_plan(m.cpu, &req, &m.budget, &plan) < 0)
 		return fth_error_prefix("event %s", ev);
-	/* The slots and metric events as this kernel encodes them (topdown.md 1.1, 1.2). */
+	/* The slots and metric events as this kernel encodes them (its sysfs event files). */
 	for (int i = 0; !out && !m.forced && i < plan.nevents; i++) {
 		struct tma_event *te = &plan.ev[i];
 		uint64_t config;
