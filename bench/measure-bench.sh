@@ -4,9 +4,9 @@
 #
 #   sh bench/measure-bench.sh [BUILD_DIR]
 #
-# BUILD_DIR is a configured and built tree (default: ../_build next to this script, or /work/build
-# when that one has no measure).  It needs BUILD_DIR/measure/measure, tools/fathom-dump and
-# tests/helper/test-tool, plus gcc and awk; perf (Debian: linux-perf) is optional, its columns
+# BUILD_DIR is a configured and built tree (default: the repository's own _build/, which
+# run-tests.sh and scripts/build.sh create).  It needs BUILD_DIR/measure/measure, tools/fathom-dump
+# and tests/helper/test-tool (built by make check), plus gcc and awk; perf (Debian: linux-perf) is optional, its columns
 # are skipped when it is absent or cannot record.  Nothing is installed.
 # Environment: RUNS repetitions (default 5), MEM_SECONDS length of the memory run (default 60),
 #              ONLY="callheavy deep ..." a subset of the workloads (matmul callheavy threads2
@@ -22,19 +22,17 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 RUNS=${RUNS:-5}
 MEM_SECONDS=${MEM_SECONDS:-60}
-if [ $# -ge 1 ]; then
-	B=$1
-else
-	B=$HERE/../_build
-	complete() { [ -x "$1/measure/measure" ] && [ -x "$1/tools/fathom-dump" ] && [ -x "$1/tests/helper/test-tool" ]; }
-	complete "$B" || { complete /work/build && B=/work/build; }
-fi
-B=$(cd "$B" 2>/dev/null && pwd) || { echo "measure-bench: build directory ${1:-$HERE/../_build} not found" >&2; exit 2; }
+B=${1:-$(dirname "$HERE")/_build}
+[ -f "$B/Makefile" ] || {
+	echo "measure-bench: no configured build tree at $B: build one with sh scripts/build.sh (or ./run-tests.sh), which make _build/, or name one: sh bench/measure-bench.sh BUILD_DIR" >&2
+	exit 2
+}
+B=$(cd "$B" && pwd)
 MEASURE=$B/measure/measure
 DUMP=$B/tools/fathom-dump
 TT=$B/tests/helper/test-tool
 for x in "$MEASURE" "$DUMP" "$TT"; do
-	[ -x "$x" ] || { echo "measure-bench: $x not found: build first (make -C $B, and make -C $B check for test-tool)" >&2; exit 2; }
+	[ -x "$x" ] || { echo "measure-bench: $x not found in the build tree $B: build it first (make -C $B, and make -C $B check for test-tool)" >&2; exit 2; }
 done
 command -v gcc >/dev/null || { echo "measure-bench: gcc not found: apt-get install gcc" >&2; exit 2; }
 command -v awk >/dev/null || { echo "measure-bench: awk not found: apt-get install mawk" >&2; exit 2; }
@@ -444,11 +442,11 @@ verdict "a trace costs <= 16 bytes per sample (worst $WORSTTRW $(fmt "$WORSTTR" 
 	"$(awk -v t="$WORSTTR" -v w="$WORSTTRW" 'BEGIN { if (w == "" || t > 16) printf " %s %s B", w, t }')"
 verdict "memory added <= 32 MB over a ${MEM_SECONDS} s, 9-thread run at 300 samples/s ($ADDED MB)" \
 	"$(awk -v a="$ADDED" -v rb="${RB:-}" -v rm="${RM:-}" 'BEGIN { if (rb == "" || rm == "" || a > 32) printf " %s MB", a }')"
-verdict "(baselines.md 8.3/8.4) >= 99% of samples reach main/worker at 300 samples/s" "$QFAIL"
+verdict "call paths: >= 99% of samples reach main/worker at 300 samples/s" "$QFAIL"
 case " ${WORKLOADS[*]%%|*} " in
 *" deep "*)
-	verdict "(baselines.md 8.4) deep 5000: full 5001-frame paths ($DEEPM frames max, $(awk -v x="$DEEPREACH" 'BEGIN { printf "%.1f", 100 * x }')% reach main)" \
+	verdict "deep 5000: full 5001-frame paths ($DEEPM frames max, $(awk -v x="$DEEPREACH" 'BEGIN { printf "%.1f", 100 * x }')% reach main)" \
 		"$(awk -v d="$DEEPM" 'BEGIN { if (d < 5001) printf " %d frames", d }')" ;;
-*) say "SKIP  (baselines.md 8.4) deep 5000: the deep workload was not run (ONLY=$ONLY)" ;;
+*) say "SKIP  deep 5000: the deep workload was not run (ONLY=$ONLY)" ;;
 esac
 say "measure-bench: done in $(awk -v a="$START" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }') s"

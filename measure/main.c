@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * main.c: the measure launcher.  It checks the options, events, program and output directory
- * before anything runs, sets the environment (LD_PRELOAD of libmeasure.so plus the resolved
- * events), runs the program as its child, and when the program ends prints a one-line summary
- * and exits with the program's own status.
+ * main.c: the measure launcher.  It checks the options, events, program, its library and the
+ * output directory before anything runs, sets the environment (LD_PRELOAD of libmeasure.so,
+ * found relative to this executable first, plus the resolved events), runs the program as its
+ * child, and when the program ends prints a one-line summary and exits with the program's own
+ * status.
  */
 #include "compat.h"
 #include "buf.h"
@@ -31,6 +32,9 @@
 
 #ifndef PKGLIBDIR
 #define PKGLIBDIR "/usr/local/lib/fathom"
+#endif
+#ifndef BINDIR
+#define BINDIR "/usr/local/bin"
 #endif
 
 static void usage(FILE *f)
@@ -170,27 +174,132 @@ static int make_outdir(const char *want, char **chosen, bool *renamed)
 	return fth_error("%s: too many earlier measurements with this name", want);
 }
 
+/* Whether PATH has a component "." or "..". */
+static bool has_dot_component(const char *path)
+{
+	for (const char *p = path; (p = strstr(p, "/.")); p++)
+		if (p[2] == '/' || p[2] == '\0' || (p[2] == '.' && (p[3] == '/' || p[3] == '\0')))
+			return true;
+	return false;
+}
+
+/*
+ * Where libmeasure.so is installed relative to measure itself: the path from the configured
+ * BINDIR to PKGLIBDIR ("../lib/fathom" for the default prefix), so that an installed tree
+ * still works once moved elsewhere as a whole.  Adds it to OUT, or returns -1 when the two
+ * configured directories do not allow it (not absolute, or with "." or ".." components).
+ */
+static int bin_to_pkglib(struct buf *out)
+{
+	const char *from = BINDIR, *to = PKGLIBDIR;
+	if (from[0] != '/' || to[0] != '/' || has_dot_component(from) || has_dot_component(to))
+		return -1;
+	/* Skip the components the two share, then climb out of the rest of BINDIR. */
+	for (;;) {
+		while (*from == '/')
+			from++;
+		while (*to == '/')
+			to++;
+		size_t n = strcspn(from, "/");
+		if (!n || n != strcspn(to, "/") || memcmp(from, to, n))
+			break;
+		from += n;
+		to += n;
+	}
+	while (*from) {
+		buf_addstr(out, "../");
+		from += strcspn(from, "/");
+		while (*from == '/')
+			from++;
+	}
+	buf_addstr(out, *to ? to : ".");
+	return 0;
+}
+
+/* DIR/REL/libmeasure.so into OUT, each leading "../" of REL taking one component off DIR. */
+static void library_in(struct buf *out, const char *dir, const char *rel)
+{
+	size_t len = strlen(dir);
+	for (; !strncmp(rel, "../", 3) && len > 0; rel += 3) {
+		while (len > 0 && dir[len - 1] != '/')
+			len--;
+		if (len > 0)
+			len--; /* the slash before the component */
+	}
+	buf_reset(out);
+	buf_printf(out, "%.*s/%s/libmeasure.so", (int)len, dir, rel);
+}
+
+/*
+ * Find libmeasure.so: relative to this executable (/proc/self/exe), first where an installed
+ * tree keeps it (BINDIR's path to PKGLIBDIR) and then where libtool keeps it in the build
+ * tree (.libs beside the launcher); then in the configured PKGLIBDIR.  Returns a new string,
+ * or NULL with a message naming every path tried.
+ */
+static char *find_library(void)
+{
+	struct buf path = BUF_INIT, rel = BUF_INIT, tried = BUF_INIT;
+	char *found = NULL;
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash = NULL;
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+	}
+	if (slash) {
+		*slash = '\0'; /* the directory of this executable ("" for the root) */
+		const char *where[2] = { NULL, ".libs" };
+		const char *what[2] = { "beside this measure", "its build tree" };
+		if (bin_to_pkglib(&rel) == 0)
+			where[0] = (char *)rel.data;
+		for (int i = 0; i < 2 && !found; i++) {
+			if (!where[i])
+				continue;
+			library_in(&path, self, where[i]);
+			if (access((char *)path.data, R_OK) == 0)
+				found = buf_detach(&path, NULL);
+			else
+				buf_printf(&tried, "%s (%s), ", (char *)path.data, what[i]);
+		}
+	}
+	const char *configured = PKGLIBDIR "/libmeasure.so";
+	if (!found && access(configured, R_OK) == 0)
+		found = xstrdup(configured);
+	else if (!found)
+		fth_error("measure's library libmeasure.so is missing: tried %s%s (the configured "
+			  "pkglibdir); is fathom installed?", (char *)tried.data, configured);
+	buf_release(&path);
+	buf_release(&rel);
+	buf_release(&tried);
+	return found;
+}
+
+/*
+ * The library to preload: FATHOM_PRELOAD when set, else find_library()'s.  LD_PRELOAD splits
+ * its list at spaces and colons, with no escape: a path holding either would not be preloaded
+ * and the program would run unmeasured, so it is refused here.  NULL with a message.
+ */
 static char *preload_library(void)
 {
 	const char *env = getenv("FATHOM_PRELOAD");
-	if (env && *env)
-		return xstrdup(env);
-	/* In the build tree, libtool keeps the library in .libs beside the launcher. */
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			struct buf b = BUF_INIT;
-			buf_printf(&b, "%s/.libs/libmeasure.so", self);
-			if (access((char *)b.data, R_OK) == 0)
-				return buf_detach(&b, NULL);
-			buf_release(&b);
-		}
+	char *lib;
+	if (env && *env) {
+		if (access(env, R_OK) < 0)
+			return fth_error_errno(errno, "FATHOM_PRELOAD=%s: cannot read measure's "
+					       "library", env), NULL;
+		lib = xstrdup(env);
+	} else if (!(lib = find_library())) {
+		return NULL;
 	}
-	return xstrdup(PKGLIBDIR "/libmeasure.so");
+	if (lib[strcspn(lib, " :")]) {
+		fth_error("%s: measure's library cannot be preloaded from a path with a space or a "
+			  "colon (LD_PRELOAD splits its list there): install or move fathom to "
+			  "another directory", lib);
+		free(lib);
+		return NULL;
+	}
+	return lib;
 }
 
 static pid_t child_pid;
@@ -380,6 +489,12 @@ int main(int argc, char **argv)
 		die(2, "use at most one of REALTIME and CPUTIME: two timers in one thread disturb "
 		       "each other's measurement");
 
+	char *lib = preload_library();
+	if (!lib)
+		die(2, "%s", fth_errmsg());
+	if (verbose)
+		fprintf(stderr, "measure: preloading %s\n", lib);
+
 	/* Output directory: never overwrite an earlier measurement. */
 	struct buf want = BUF_INIT;
 	if (outdir) {
@@ -400,9 +515,6 @@ int main(int argc, char **argv)
 	if (access(absdir, W_OK) < 0)
 		die(2, "%s: output directory is not writable", absdir);
 
-	char *lib = preload_library();
-	if (access(lib, R_OK) < 0)
-		die(2, "%s: measure's library is missing (is fathom installed?)", lib);
 	const char *old = getenv("LD_PRELOAD");
 	struct buf preload = BUF_INIT;
 	buf_addstr(&preload, lib);

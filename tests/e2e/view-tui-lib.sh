@@ -19,9 +19,6 @@ locale -a 2>/dev/null | grep -qi '^c\.utf-\?8$' || skip_all "the C.UTF-8 locale 
 LC_ALL=C.UTF-8
 export LC_ALL
 VIEW=${VIEW:-view}
-if "$VIEW" --help 2>&1 | grep -q "not implemented"; then
-	skip_all "view's command line has not landed yet"
-fi
 # Every tui_start makes a new server (a dying one may still hold the old socket); test bodies
 # run in subshells, so the current socket's name lives in a file.
 echo "fathom-view-test-$$-0" >"$TEST_TMP/.tui-sock"
