@@ -683,23 +683,22 @@ static void busy_wait_ms(int ms)
 	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < ms * 1000000L);
 }
 
-/* Open event E alone and close it again: 0, or -1 with errno (no message). */
-static int check_group_quiet(struct mevent *e)
+/*
+ * Open event E (in the group of GROUP_FD, or leading one when it is -1); where kernel counting
+ * is not allowed, count user space only (said later, in the metric's flags).  Returns the
+ * descriptor, or -1 with errno (E then says whether user space alone was tried).
+ */
+static long open_event(struct mevent *e, int group_fd)
 {
 	struct perf_event_attr a;
-	mconfig_perf_attr(e, &a, true);
-	long fd = perf_open(&a, -1);
+	mconfig_perf_attr(e, &a, group_fd < 0);
+	long fd = perf_open(&a, group_fd);
 	if (fd < 0 && (errno == EACCES || errno == EPERM) && !e->exclude_kernel) {
-		e->exclude_kernel = true; /* as check_group() does: user space only, said later */
-		mconfig_perf_attr(e, &a, true);
-		fd = perf_open(&a, -1);
-		if (fd < 0)
-			e->exclude_kernel = false;
+		e->exclude_kernel = true;
+		mconfig_perf_attr(e, &a, group_fd < 0);
+		fd = perf_open(&a, group_fd);
 	}
-	if (fd < 0)
-		return -1;
-	close((int)fd);
-	return 0;
+	return fd;
 }
 
 /* Open every event of group G (or the single event I when G < 0) and check it is scheduled. */
@@ -712,15 +711,7 @@ static int check_group(struct mconfig *c, int first)
 		struct mevent *e = &c->ev[i];
 		if (e->source != MSOURCE_PERF || (i != first && (g < 0 || e->group != g)))
 			continue;
-		struct perf_event_attr a;
-		mconfig_perf_attr(e, &a, n == 0);
-		long fd = perf_open(&a, n ? fds[0] : -1);
-		if (fd < 0 && (errno == EACCES || errno == EPERM) && !e->exclude_kernel) {
-			/* Kernel counting is not allowed here: count user space only, say so later. */
-			e->exclude_kernel = true;
-			mconfig_perf_attr(e, &a, n == 0);
-			fd = perf_open(&a, n ? fds[0] : -1);
-		}
+		long fd = open_event(e, n ? fds[0] : -1);
 		if (fd < 0) {
 			rc = open_failure(e, errno);
 			break;
@@ -1001,8 +992,11 @@ static int check_timer(const struct mevent *e)
  */
 static int check_cputime(struct mevent *e)
 {
-	if (check_group_quiet(e) == 0)
+	long fd = open_event(e, -1);
+	if (fd >= 0) {
+		close((int)fd);
 		return 0;
+	}
 	int err = errno;
 	e->source = MSOURCE_CPUTIME;
 	e->type = 0;
