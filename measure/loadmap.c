@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct exec_array {
@@ -106,7 +107,7 @@ static const char *save_vdso(const struct dl_phdr_info *info, const char *name, 
 	for (uint32_t i = 0; i < probe.build_id_len; i++)
 		fth_format(hex + 2 * i, 3, "%02x", probe.build_id[i]);
 	fth_format(buf, size, "%s/vdso-%s.so", rt.cfg.outdir, hex);
-	int fd = open(buf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int fd = open(buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd >= 0) {
 		ssize_t w = write(fd, eh, bytes);
 		close(fd);
@@ -114,10 +115,19 @@ static const char *save_vdso(const struct dl_phdr_info *info, const char *name, 
 			unlink(buf);
 			return name;
 		}
-	} else if (errno != EEXIST) {
-		return name;
+		return buf;
 	}
-	return buf;
+	if (errno != EEXIST)
+		return name;
+	/* Saved by another process of the run: a regular file of this user's, or another
+	 * user's link or file that struct must not be pointed at. */
+	fd = open(buf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	bool ours = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_uid == geteuid();
+	if (fd >= 0)
+		close(fd);
+	return ours ? buf : name;
 }
 
 static struct lm_module *find_existing(uint64_t bias, const char *path)

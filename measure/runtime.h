@@ -126,6 +126,11 @@ struct runtime {
 	char host[256];
 	char file_prefix[512]; /* OUTDIR/PROGRAM-HOST-PID */
 	char log_path[600];    /* the process's log: its first image's FILE_PREFIX.log */
+	/* The log as this process created it (preload.c): lines are appended to that very file
+	 * only, never to another one put at its name. */
+	bool log_made;
+	bool log_failed; /* it could not be created: errors go to stderr */
+	uint64_t log_dev, log_ino;
 	char run[160];	       /* the launcher's run, which the log's first line names */
 	/* Log lines held back while a forked child is single-threaded (preload.c). */
 	bool holding;
