@@ -192,6 +192,7 @@ static void make_table(struct lm_module *m, const struct dl_phdr_info *info)
 		int rc = cfi_cache_load(tables_dir, m->build_id, m->build_id_len, &m->cfi);
 		if (rc > 0) {
 			m->cfi.bias = info->dlpi_addr;
+			m->table_shared = true;
 			tables_mapped++;
 			table_bytes += cfi_table_bytes(&m->cfi);
 			return;
@@ -399,6 +400,11 @@ uint32_t loadmap_count(void)
 const struct lm_module *loadmap_get(uint32_t id)
 {
 	return id < nmodules ? modules[id] : NULL;
+}
+
+const char *loadmap_tables_dir(void)
+{
+	return tables_dir;
 }
 
 size_t loadmap_table_bytes(uint32_t *built, uint32_t *mapped, uint32_t *inherited)

@@ -303,6 +303,16 @@ void rt_finish_process(const char *reason)
 		       "CPU time since the one before, so shares are noisier",
 		       (unsigned long long)rt.timer_samples, (unsigned long long)rt.timer_expected);
 	rt.timer_samples = rt.timer_expected = 0;
+	/* Tables from the run's directory are checked, but one crafted with a valid checksum is
+	 * accepted: say when most call paths stopped in such tables. */
+	const struct lm_module *stopped = loadmap_get(rt.partial_shared_module);
+	if (rt.partial_shared >= RT_PARTIAL_SHARED_MIN && 2 * rt.partial_shared > rt.recorded)
+		rt_log("warning: %llu of %llu call paths stopped partial in unwind tables mapped "
+		       "from %s (the last in %s): if a table there is damaged or crafted, remove "
+		       "it, or measure with --no-cache",
+		       (unsigned long long)rt.partial_shared, (unsigned long long)rt.recorded,
+		       loadmap_tables_dir(), stopped ? stopped->path : "?");
+	rt.partial_shared = 0;
 	uint32_t built, mapped, inherited;
 	size_t bytes = loadmap_table_bytes(&built, &mapped, &inherited);
 	char from_parent[48] = "";
@@ -383,6 +393,7 @@ static void after_fork_in_child(void)
 	rt.threads = NULL;
 	rt.next_index = 0;
 	rt.files = rt.errors = rt.taken = rt.recorded = rt.dropped = rt.partial = rt.unwritten = 0;
+	rt.partial_shared = 0;
 	rt.finished = false;
 	rt.holding = true; /* this child is single-threaded until the program goes on */
 	set_identity(true);
