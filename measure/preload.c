@@ -71,7 +71,7 @@ static int kept_log_fd = -1;
  * Create the process's log, exclusively and never through a link: FILE_PREFIX.log, or
  * FILE_PREFIX.N.log when that name is taken (another user may have put a link or a file
  * there, in a sticky directory).  Records which file it is; a descriptor, or -1 (errors then
- * go to stderr, see rt_log).
+ * go to stderr, see rt_log; when every name is taken, no later line tries again).
  */
 static int create_log(void)
 {
@@ -94,7 +94,7 @@ static int create_log(void)
 		}
 		if (fd >= 0)
 			close(fd);
-		break;
+		return -1; /* no directory, no room, no descriptor left: the next line tries again */
 	}
 	rt.log_failed = true;
 	return -1;
@@ -113,6 +113,8 @@ static int open_log(bool *fresh)
 		return -1;
 	if (rt.log_made) {
 		int fd = open(rt.log_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 && errno != ENOENT && errno != ELOOP)
+			return -1; /* out of descriptors, say: the log is still the one */
 		struct stat st;
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 		    (uint64_t)st.st_dev == rt.log_dev && (uint64_t)st.st_ino == rt.log_ino)
