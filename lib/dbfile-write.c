@@ -47,7 +47,7 @@ static int open_file(const char *dir, const char *name, char **path, int *fd, vo
 		     int level)
 {
 	*path = xpath_join(dir, name);
-	*fd = open(*path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	*fd = open(*path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (*fd < 0) {
 		fth_error_errno(errno, "%s: cannot create", *path);
 		FREE_AND_NULL(*path);

@@ -201,6 +201,7 @@ static const struct {
 	{ EOPNOTSUPP, "Operation not supported" }, { ENODEV, "No such device" },
 	{ E2BIG, "Argument list too long" },	{ ENOEXEC, "Exec format error" },
 	{ ESRCH, "No such process" },		{ ETXTBSY, "Text file busy" },
+	{ ELOOP, "Too many levels of symbolic links" }, { ESTALE, "Stale file handle" },
 };
 
 const char *fth_strerror(int err, char *buf, size_t size)

@@ -53,7 +53,7 @@ static int write_all_chunks(struct mfile_writer *w, const struct mfile *m)
 
 int mfile_write(const char *path, const struct mfile *m, int level)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return fth_error_errno(errno, "%s: cannot create", path);
 	size_t ws_size = mfile_writer_workspace_size(level);

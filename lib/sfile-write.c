@@ -101,7 +101,13 @@ static int write_lines(struct cf_writer *w, const struct sfile *sf)
 
 int sfile_write(const char *path, const struct sfile *sf, int level)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	return sfile_write_at(AT_FDCWD, path, path, sf, level);
+}
+
+int sfile_write_at(int dirfd, const char *name, const char *path, const struct sfile *sf,
+		   int level)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return fth_error_errno(errno, "%s: cannot create", path);
 	size_t ws_size = cf_writer_workspace_size(level);
@@ -121,7 +127,7 @@ int sfile_write(const char *path, const struct sfile *sf, int level)
 	if (rc < 0) {
 		if (strncmp(fth_errmsg(), path, strlen(path)) != 0)
 			fth_error_prefix("%s", path);
-		unlink(path);
+		unlinkat(dirfd, name, 0);
 	}
 	return rc;
 }

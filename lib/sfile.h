@@ -109,8 +109,12 @@ struct sfile {
 	struct sfile_line *lines; /* owned, sorted, disjoint */
 };
 
-/* Write SF to PATH (created with O_EXCL; removed again on failure).  LEVEL 0 stores. */
+/* Write SF to PATH (created with O_EXCL, never through a link; removed again on failure).
+ * LEVEL 0 stores. */
 int sfile_write(const char *path, const struct sfile *sf, int level);
+/* The same, to NAME in the directory DIRFD (AT_FDCWD: PATH); PATH names it in messages. */
+int sfile_write_at(int dirfd, const char *name, const char *path, const struct sfile *sf,
+		   int level);
 /* Read and validate PATH into SF.  On failure SF is empty and the message names the file. */
 int sfile_read(const char *path, struct sfile *sf);
 void sfile_release(struct sfile *sf);

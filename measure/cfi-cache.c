@@ -19,7 +19,9 @@
  * after the check cannot keep the stamped time.
  *
  * The launcher keeps these directories between runs (a per-user cache), and bounds them with
- * cfi_cache_tidy() once a run has ended; that function alone allocates memory.
+ * cfi_cache_tidy() once a run has ended; that function alone allocates memory.  The launcher
+ * checked the directory (tables.c); even so no file here is opened through a link, created
+ * other than exclusively, or read unless it is a regular file.
  */
 #include "compat.h"
 #include "cfi.h"
@@ -29,7 +31,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h> /* rename() only */
+#include <stdio.h> /* renameat() only */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -54,6 +56,7 @@ struct cache_header {
 	uint64_t text_lo, text_hi;
 };
 
+/* DIR/HEX(KEY)SUFFIX into BUF; with DIR NULL, the name alone. */
 static int cache_path(char *buf, size_t size, const char *dir, const uint8_t *key,
 		      unsigned key_len, const char *suffix)
 {
@@ -62,8 +65,9 @@ static int cache_path(char *buf, size_t size, const char *dir, const uint8_t *ke
 		return fth_error("unwind-table cache: a key of %u bytes", key_len);
 	for (unsigned i = 0; i < key_len; i++)
 		fth_format(hex + 2 * i, 3, "%02x", key[i]);
-	size_t n = fth_format(buf, size, "%s/%s%s", dir, hex, suffix);
-	return n < size ? 0 : fth_error("unwind-table cache: %s: path too long", dir);
+	size_t n = dir ? fth_format(buf, size, "%s/%s%s", dir, hex, suffix)
+		       : fth_format(buf, size, "%s%s", hex, suffix);
+	return n < size ? 0 : fth_error("unwind-table cache: %s: path too long", dir ? dir : hex);
 }
 
 /* DIR/verified: one record per table file that a process of the run checked in full. */
@@ -109,10 +113,11 @@ static bool read_stamps(const char *dir)
 	nstamps = 0;
 	char path[sizeof(stamps_dir) + sizeof(STAMP_FILE) + 1];
 	fth_format(path, sizeof(path), "%s/%s", dir, STAMP_FILE);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return true;
-	ssize_t n = read(fd, stamps, sizeof(stamps));
+	struct stat st;
+	ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, stamps, sizeof(stamps)) : 0;
 	close(fd);
 	nstamps = n > 0 ? (unsigned)((size_t)n / sizeof(struct stamp)) : 0;
 	return true;
@@ -137,10 +142,20 @@ static void add_stamp(const char *dir, const uint8_t *key, unsigned key_len,
 	stamp_fill(&r, key, key_len, st);
 	char path[sizeof(stamps_dir) + sizeof(STAMP_FILE) + 1];
 	fth_format(path, sizeof(path), "%s/%s", dir, STAMP_FILE);
-	/* One write of a small record to an O_APPEND file: records never interleave. */
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	/* One write of a small record to an O_APPEND file: records never interleave.  Never
+	 * through a link, and only to a regular file of this user's (made by the first stamp). */
+	int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return;
+	struct stat own;
+	if (fstat(fd, &own) < 0 || !S_ISREG(own.st_mode) || own.st_uid != geteuid()) {
+		close(fd);
+		return;
+	}
 	ssize_t w = write(fd, &r, sizeof(r));
 	close(fd);
 	if (w == (ssize_t)sizeof(r) && nstamps < STAMP_MAX)
@@ -186,13 +201,17 @@ int cfi_cache_load(const char *dir, const uint8_t *key, unsigned key_len, struct
 	char path[4096], eb[64];
 	if (cache_path(path, sizeof(path), dir, key, key_len, ".cfi") < 0)
 		return -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : fth_error("%s: %s", path, fth_strerror(errno, eb, sizeof(eb)));
 	struct timespec tick;
 	clock_gettime(CLOCK_REALTIME_COARSE, &tick);
 	struct stat st;
-	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(struct cache_header)) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return fth_error("%s: not a regular file", path);
+	}
+	if (st.st_size < (off_t)sizeof(struct cache_header)) {
 		close(fd);
 		return fth_error("%s: truncated", path);
 	}
@@ -285,15 +304,15 @@ struct file_part {
 };
 
 /*
- * Write PARTS into TMP, a new file, then rename it to PATH: a reader sees the old file or the
- * whole new one, never a part.  Returns 0, or -1 with errno set and *FAILED naming the file
- * that failed (TMP is then removed).
+ * Write PARTS into TMP, a new file (never through a link), then rename it to PATH, both
+ * relative to DIRFD: a reader sees the old file or the whole new one, never a part.  Returns
+ * 0, or -1 with errno set and *FAILED naming the file that failed (TMP is then removed).
  */
-static int replace_file(const char *tmp, const char *path, const struct file_part *parts,
-			int nparts, const char **failed)
+static int replace_file(int dirfd, const char *tmp, const char *path,
+			const struct file_part *parts, int nparts, const char **failed)
 {
 	*failed = tmp;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
 	*failed = path;
@@ -306,12 +325,12 @@ static int replace_file(const char *tmp, const char *path, const struct file_par
 		rc = -1;
 		saved = errno;
 	}
-	if (rc == 0 && rename(tmp, path) < 0) {
+	if (rc == 0 && renameat(dirfd, tmp, dirfd, path) < 0) {
 		rc = -1;
 		saved = errno;
 	}
 	if (rc < 0) {
-		unlink(tmp);
+		unlinkat(dirfd, tmp, 0);
 		errno = saved;
 	}
 	return rc;
@@ -348,7 +367,7 @@ int cfi_cache_store(const char *dir, const uint8_t *key, unsigned key_len,
 	/* rename() replaces a table another process wrote meanwhile: both are the same. */
 	const struct file_part parts[] = { { &h, sizeof(h) }, { t->rows, rows }, { t->index, index } };
 	const char *failed;
-	if (replace_file(tmp, path, parts, 3, &failed) < 0)
+	if (replace_file(AT_FDCWD, tmp, path, parts, 3, &failed) < 0)
 		return fth_error("%s: %s", failed, fth_strerror(errno, eb, sizeof(eb)));
 	return 0;
 }
@@ -381,16 +400,16 @@ static bool is_table_name(const char *name)
 	return true;
 }
 
-/* Rewrite DIR/verified without the stamps of files that are gone or changed. */
-static void tidy_stamps(const char *dir)
+/* Rewrite DIRFD's verified without the stamps of files that are gone or changed. */
+static void tidy_stamps(int dirfd)
 {
-	char path[4096], tmp[4200];
-	fth_format(path, sizeof(path), "%s/%s", dir, STAMP_FILE);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char tmp[64];
+	int fd = openat(dirfd, STAMP_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	struct stat st;
-	size_t n = fstat(fd, &st) == 0 ? (size_t)st.st_size / sizeof(struct stamp) : 0;
+	size_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? (size_t)st.st_size / sizeof(struct stamp)
+							       : 0;
 	if (n > TIDY_MAX_STAMPS)
 		n = TIDY_MAX_STAMPS; /* a file this long is damaged: what follows is dropped */
 	struct stamp *all = n ? malloc(n * sizeof(*all)) : NULL;
@@ -400,11 +419,11 @@ static void tidy_stamps(const char *dir)
 	size_t kept = 0;
 	for (size_t i = 0; all && i < n; i++) {
 		struct stamp r = all[i];
-		char table[4096];
+		char table[2 * CFI_CACHE_KEY_MAX + 8];
 		struct stat ts;
 		if (r.key_len == 0 || r.key_len > CFI_CACHE_KEY_MAX ||
-		    cache_path(table, sizeof(table), dir, r.key, r.key_len, ".cfi") < 0 ||
-		    stat(table, &ts) < 0)
+		    cache_path(table, sizeof(table), NULL, r.key, r.key_len, ".cfi") < 0 ||
+		    fstatat(dirfd, table, &ts, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		struct stamp now;
 		stamp_fill(&now, r.key, r.key_len, &ts);
@@ -412,22 +431,28 @@ static void tidy_stamps(const char *dir)
 			all[kept++] = r;
 	}
 	if (all && (kept < n || (size_t)st.st_size != n * sizeof(*all))) {
-		fth_format(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+		fth_format(tmp, sizeof(tmp), "%s.%d.tmp", STAMP_FILE, (int)getpid());
 		/* A stamp appended meanwhile by a process still running is lost: that process's
 		 * successors check the table once more. */
 		const struct file_part part = { all, kept * sizeof(*all) };
 		const char *failed;
-		(void)replace_file(tmp, path, &part, 1, &failed);
+		(void)replace_file(dirfd, tmp, STAMP_FILE, &part, 1, &failed);
 	}
 	free(all);
 }
 
-int cfi_cache_tidy(const char *dir, unsigned max_tables, uint64_t max_bytes)
+int cfi_cache_tidy(int dirfd, const char *dir, unsigned max_tables, uint64_t max_bytes)
 {
 	char eb[64];
-	DIR *d = opendir(dir);
-	if (!d)
-		return fth_error("%s: %s", dir, fth_strerror(errno, eb, sizeof(eb)));
+	int fd = dup(dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		int err = errno;
+		if (fd >= 0)
+			close(fd);
+		return fth_error("%s: %s", dir, fth_strerror(err, eb, sizeof(eb)));
+	}
+	rewinddir(d);
 	struct kept_table *tables = NULL;
 	size_t n = 0, cap = 0;
 	struct timespec now;
@@ -435,12 +460,12 @@ int cfi_cache_tidy(const char *dir, unsigned max_tables, uint64_t max_bytes)
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		struct stat st;
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		size_t len = strlen(e->d_name);
 		if (len > 4 && !strcmp(e->d_name + len - 4, ".tmp")) {
 			if (now.tv_sec - st.st_mtim.tv_sec > TIDY_TMP_AGE_S)
-				unlinkat(dirfd(d), e->d_name, 0);
+				unlinkat(dirfd, e->d_name, 0);
 			continue;
 		}
 		if (!is_table_name(e->d_name))
@@ -465,11 +490,11 @@ int cfi_cache_tidy(const char *dir, unsigned max_tables, uint64_t max_bytes)
 	for (size_t i = 0; i < n; i++) {
 		bytes += tables[i].bytes;
 		if ((i >= max_tables || bytes > max_bytes) &&
-		    unlinkat(dirfd(d), tables[i].name, 0) == 0)
+		    unlinkat(dirfd, tables[i].name, 0) == 0)
 			removed++;
 	}
 	closedir(d);
 	free(tables);
-	tidy_stamps(dir);
+	tidy_stamps(dirfd);
 	return removed;
 }

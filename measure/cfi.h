@@ -225,14 +225,15 @@ int cfi_cache_store(const char *dir, const uint8_t *key, unsigned key_len,
 		    const struct cfi_table *t);
 
 /*
- * Keep DIR, a directory of tables kept between runs, within MAX_TABLES files and MAX_BYTES:
- * the least recently used tables go first (the later of their access and modification
- * times).  Also removes the temporary files of writers that died over an hour ago, and the
- * stamps of tables that are gone or changed.  For the launcher, after a run: it allocates and
- * reads the directory, which the preloaded library never does.  Returns the number of tables
- * removed, or -1 with fth_error() when DIR cannot be read.
+ * Keep the directory DIRFD (DIR, for messages), of tables kept between runs, within
+ * MAX_TABLES files and MAX_BYTES: the least recently used tables go first (the later of their
+ * access and modification times).  Also removes the temporary files of writers that died over
+ * an hour ago, and the stamps of tables that are gone or changed.  Every name is used
+ * relative to DIRFD and never through a link.  For the launcher, after a run: it allocates
+ * and reads the directory, which the preloaded library never does.  Returns the number of
+ * tables removed, or -1 with fth_error() when the directory cannot be read.
  */
-int cfi_cache_tidy(const char *dir, unsigned max_tables, uint64_t max_bytes);
+int cfi_cache_tidy(int dirfd, const char *dir, unsigned max_tables, uint64_t max_bytes);
 
 /* Bytes of the table's rows. */
 static inline size_t cfi_table_bytes(const struct cfi_table *t)

@@ -18,7 +18,8 @@
 #define MCONFIG_ENV_FLAGS "FATHOM_FLAGS"
 #define MCONFIG_ENV_RUN "FATHOM_RUN" /* the launcher's run, first line of every log */
 #define MCONFIG_ENV_TABLES "FATHOM_TABLES" /* a directory of unwind tables shared by the run */
-/* PID:PATH, set by the exec wrappers: the new image of process PID appends to the log PATH. */
+/* PID:DEV:INO:PATH, set by the exec wrappers: the new image of process PID appends to the log
+ * PATH, if it is still the file with that device and inode number. */
 #define MCONFIG_ENV_LOG "FATHOM_LOG"
 #define MCONFIG_MAX_EVENTS 160 /* topdown:all alone plans up to 110 counters */
 #define MCONFIG_NAME_MAX 96

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct exec_array {
@@ -106,7 +107,7 @@ static const char *save_vdso(const struct dl_phdr_info *info, const char *name, 
 	for (uint32_t i = 0; i < probe.build_id_len; i++)
 		fth_format(hex + 2 * i, 3, "%02x", probe.build_id[i]);
 	fth_format(buf, size, "%s/vdso-%s.so", rt.cfg.outdir, hex);
-	int fd = open(buf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int fd = open(buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd >= 0) {
 		ssize_t w = write(fd, eh, bytes);
 		close(fd);
@@ -114,10 +115,19 @@ static const char *save_vdso(const struct dl_phdr_info *info, const char *name, 
 			unlink(buf);
 			return name;
 		}
-	} else if (errno != EEXIST) {
-		return name;
+		return buf;
 	}
-	return buf;
+	if (errno != EEXIST)
+		return name;
+	/* Saved by another process of the run: a regular file of this user's, or another
+	 * user's link or file that struct must not be pointed at. */
+	fd = open(buf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	bool ours = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_uid == geteuid();
+	if (fd >= 0)
+		close(fd);
+	return ours ? buf : name;
 }
 
 static struct lm_module *find_existing(uint64_t bias, const char *path)
@@ -182,6 +192,7 @@ static void make_table(struct lm_module *m, const struct dl_phdr_info *info)
 		int rc = cfi_cache_load(tables_dir, m->build_id, m->build_id_len, &m->cfi);
 		if (rc > 0) {
 			m->cfi.bias = info->dlpi_addr;
+			m->table_shared = true;
 			tables_mapped++;
 			table_bytes += cfi_table_bytes(&m->cfi);
 			return;
@@ -389,6 +400,11 @@ uint32_t loadmap_count(void)
 const struct lm_module *loadmap_get(uint32_t id)
 {
 	return id < nmodules ? modules[id] : NULL;
+}
+
+const char *loadmap_tables_dir(void)
+{
+	return tables_dir;
 }
 
 size_t loadmap_table_bytes(uint32_t *built, uint32_t *mapped, uint32_t *inherited)

@@ -26,6 +26,7 @@ struct lm_module {
 	uint32_t nranges;
 	struct mfile_range ranges[LOADMAP_MAX_RANGES];
 	struct cfi_table cfi;	 /* empty when the module has no .eh_frame_hdr */
+	bool table_shared;	 /* CFI was mapped from the run's table directory, not built */
 	bool unloaded;
 	bool seen;		 /* scratch for rescans */
 };
@@ -49,6 +50,8 @@ const struct lm_module *loadmap_get(uint32_t id);
 void loadmap_add_kernel(void);
 /* Its number, or MFILE_NO_MODULE before loadmap_add_kernel().  Async-signal-safe. */
 uint32_t loadmap_kernel(void);
+/* The run's table directory (MCONFIG_ENV_TABLES), or "". */
+const char *loadmap_tables_dir(void);
 /* Bytes of unwind tables, for the log; how many this process built, mapped from the run's, and
  * (a forked child) found made by its parent. */
 size_t loadmap_table_bytes(uint32_t *built, uint32_t *mapped, uint32_t *inherited);

@@ -12,6 +12,7 @@
 #include "error.h"
 #include "events.h"
 #include "tables.h"
+#include "userdir.h"
 #include "xalloc.h"
 
 #include <dirent.h>
@@ -140,8 +141,9 @@ static int check_program(const char *path)
 /*
  * Create the output directory: DIR, or DIR-2, DIR-3... when DIR exists.  Sets *CHOSEN.
  * Under MPI every rank runs its own launcher at the same moment, so they share DIR as it is
- * (file names hold host and pid, and files are created with O_EXCL, so nothing is
- * overwritten); renaming would scatter the ranks over several directories.
+ * (file names hold host and pid, and files are created with O_EXCL | O_NOFOLLOW, so nothing
+ * is overwritten and no link followed); renaming would scatter the ranks over several
+ * directories.  A directory reused so must pass open_outdir()'s check.
  */
 static int make_outdir(const char *want, char **chosen, bool *renamed)
 {
@@ -172,6 +174,25 @@ static int make_outdir(const char *want, char **chosen, bool *renamed)
 		buf_release(&b);
 	}
 	return fth_error("%s: too many earlier measurements with this name", want);
+}
+
+/*
+ * Open the output directory DIR once, for the launcher's own use of it: it must belong to
+ * this user or root, and no one else may write to it unless it is sticky (userdir.h).  In a
+ * directory others could write to, they could replace a file of the run with a link to a file
+ * of this user's between its creation and a later use.  Returns a descriptor, or -1 with a
+ * message naming the directory, its owner and its mode.
+ */
+static int open_outdir(const char *dir)
+{
+	int fd = safedir_open(dir, 0, 0);
+	if (fd < 0) {
+		char why[1024];
+		fth_format(why, sizeof(why), "%s", fth_errmsg());
+		return fth_error("%s; measure writes only into an output directory of this user or "
+				 "root that no one else can write to, unless it is sticky", why);
+	}
+	return fd;
 }
 
 /* Whether PATH has a component "." or "..". */
@@ -320,21 +341,40 @@ struct summary {
 static char run_id[128], run_id_line[130];
 
 /*
- * Add up the summary lines of every process log in DIR that belongs to this run.  A process
+ * A log of DIRFD to read: a regular file of this user's, opened without following a link or
+ * waiting on a FIFO (another user may have put either there, in a sticky directory).
+ */
+static FILE *open_log(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return NULL;
+	FILE *f = NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+		f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
+	return f;
+}
+
+/*
+ * Add up the summary lines of every process log in DIRFD that belongs to this run.  A process
  * that exec'd has one log for all its images, each starting with a run line and ending with a
  * summary: the last image must have written its own.
  */
-static void read_logs(const char *dir, struct summary *s)
+static void read_logs(int dirfd, struct summary *s)
 {
-	DIR *d = opendir(dir);
+	int fd = dup(dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d && fd >= 0)
+		close(fd);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		size_t n = strlen(de->d_name);
 		if (n < 5 || strcmp(de->d_name + n - 4, ".log"))
 			continue;
-		char path[PATH_MAX];
-		fth_format(path, sizeof(path), "%s/%s", dir, de->d_name);
-		FILE *f = fopen(path, "r");
+		FILE *f = open_log(dirfd, de->d_name);
 		char line[1024];
 		bool summarized = false; /* the current image has written its summary */
 		/* Only this launcher's processes (several launchers share a directory under MPI). */
@@ -505,13 +545,18 @@ int main(int argc, char **argv)
 	}
 	char *dir = NULL;
 	bool renamed;
-	if (make_outdir((char *)want.data, &dir, &renamed) < 0)
+	int outfd;
+	if (make_outdir((char *)want.data, &dir, &renamed) < 0 || (outfd = open_outdir(dir)) < 0)
 		die(2, "%s", fth_errmsg());
 	if (renamed)
 		fprintf(stderr, "measure: %s already exists; writing to %s\n", (char *)want.data, dir);
 	char absdir[PATH_MAX];
+	struct stat checked, named;
 	if (!realpath(dir, absdir))
 		die(2, "%s: %s", dir, strerror(errno));
+	if (fstat(outfd, &checked) < 0 || stat(absdir, &named) < 0 ||
+	    checked.st_dev != named.st_dev || checked.st_ino != named.st_ino)
+		die(2, "%s: the output directory changed while it was checked", absdir);
 	if (access(absdir, W_OK) < 0)
 		die(2, "%s: output directory is not writable", absdir);
 
@@ -582,7 +627,7 @@ int main(int argc, char **argv)
 	memset(&s, 0, sizeof(s));
 	buf_init(&s.problems);
 	buf_init(&s.warnings);
-	read_logs(absdir, &s);
+	read_logs(outfd, &s);
 	fputs((char *)s.problems.data, stderr);
 	buf_release(&s.warnings);
 	if (s.files == 0)

@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -66,21 +67,85 @@ uint32_t rt_self_module(void)
  */
 static int kept_log_fd = -1;
 
-static int open_log(const char *path)
+/*
+ * Create the process's log, exclusively and never through a link: FILE_PREFIX.log, or
+ * FILE_PREFIX.N.log when that name is taken (another user may have put a link or a file
+ * there, in a sticky directory).  Records which file it is; a descriptor, or -1 (errors then
+ * go to stderr, see rt_log; when every name is taken, no later line tries again).
+ */
+static int create_log(void)
 {
-	return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	for (int attempt = 0; attempt < 100; attempt++) {
+		if (attempt)
+			fth_format(rt.log_path, sizeof(rt.log_path), "%s.%d.log", rt.file_prefix,
+				   attempt);
+		else
+			fth_format(rt.log_path, sizeof(rt.log_path), "%s.log", rt.file_prefix);
+		int fd = open(rt.log_path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW |
+						   O_CLOEXEC, 0644);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0) {
+			rt.log_made = true;
+			rt.log_dev = (uint64_t)st.st_dev;
+			rt.log_ino = (uint64_t)st.st_ino;
+			return fd;
+		}
+		if (fd >= 0)
+			close(fd);
+		return -1; /* no directory, no room, no descriptor left: the next line tries again */
+	}
+	rt.log_failed = true;
+	return -1;
+}
+
+/*
+ * The log, opened to append: the very file this process (or the image before it) created,
+ * never through a link and never another file put at its name; when that file is gone, a new
+ * one (*FRESH).  Opened for each write, so a program that closes every descriptor loses
+ * nothing.
+ */
+static int open_log(bool *fresh)
+{
+	*fresh = false;
+	if (rt.log_failed)
+		return -1;
+	if (rt.log_made) {
+		int fd = open(rt.log_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 && errno != ENOENT && errno != ELOOP)
+			return -1; /* out of descriptors, say: the log is still the one */
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_dev == rt.log_dev && (uint64_t)st.st_ino == rt.log_ino)
+			return fd;
+		if (fd >= 0)
+			close(fd);
+		rt.log_made = false; /* removed, or replaced: by a link, another file */
+	}
+	*fresh = true;
+	return create_log();
 }
 
 /* Append TEXT (N bytes of whole lines) to the log; false when the log did not take it all. */
-static bool log_append(const char *path, const char *text, size_t n)
+static bool log_append(const char *text, size_t n)
 {
 	if (kept_log_fd >= 0)
 		return write(kept_log_fd, text, n) == (ssize_t)n;
-	/* Opened for each write, so a program that closes every descriptor loses nothing. */
-	int fd = open_log(path);
-	ssize_t w = fd >= 0 ? write(fd, text, n) : -1;
-	if (fd >= 0)
-		close(fd);
+	bool fresh;
+	int fd = open_log(&fresh);
+	if (fd < 0)
+		return false;
+	if (fresh && strncmp(text, "run ", 4)) {
+		/* A log made in the middle of the process: its first line names the run all the
+		 * same, so that the launcher reads it. */
+		char line[sizeof(rt.run) + 8];
+		size_t k = fth_format(line, sizeof(line), "run %s\n", rt.run);
+		ssize_t w = write(fd, line, k < sizeof(line) ? k : sizeof(line) - 1);
+		(void)w;
+	}
+	ssize_t w = write(fd, text, n);
+	close(fd);
 	return w == (ssize_t)n;
 }
 
@@ -89,32 +154,45 @@ static void rt_log_flush(void)
 	rt.holding = false;
 	if (!rt.nheld || !rt.log_path[0])
 		return;
-	log_append(rt.log_path, rt.held, rt.nheld);
+	log_append(rt.held, rt.nheld);
 	rt.nheld = 0;
 }
 
 size_t rt_log_env(char *buf, size_t size)
 {
-	size_t n = fth_format(buf, size, "%s=%d:%s", MCONFIG_ENV_LOG, (int)rt.pid, rt.log_path);
+	if (!rt.log_made)
+		return 0;
+	size_t n = fth_format(buf, size, "%s=%d:%llu:%llu:%s", MCONFIG_ENV_LOG, (int)rt.pid,
+			      (unsigned long long)rt.log_dev, (unsigned long long)rt.log_ino,
+			      rt.log_path);
 	return n < size ? n : 0;
 }
 
 /*
  * The log of this process: an image exec'd by a measured one appends to the log its process
  * already has (MCONFIG_ENV_LOG names it, with the process's pid, which a forked or spawned
- * child does not share), so that a fork and exec makes one log, not two: creating a file costs
- * more than a whole short-lived process's other writes.
+ * child does not share, and the file's device and inode, so that nothing else put at its name
+ * is written), so that a fork and exec makes one log, not two: creating a file costs more than
+ * a whole short-lived process's other writes.  Otherwise the log is created at its first line.
  */
 static void set_log_path(bool forked)
 {
 	const char *env = forked ? NULL : getenv(MCONFIG_ENV_LOG);
-	char *end;
-	if (env && strtol(env, &end, 10) == (long)rt.pid && *end == ':' && end[1] &&
-	    strlen(end + 1) < sizeof(rt.log_path)) {
-		memcpy(rt.log_path, end + 1, strlen(end + 1) + 1);
-		return;
-	}
+	rt.log_made = rt.log_failed = false;
 	fth_format(rt.log_path, sizeof(rt.log_path), "%s.log", rt.file_prefix);
+	char *end;
+	if (!env || strtol(env, &end, 10) != (long)rt.pid || *end != ':')
+		return;
+	unsigned long long dev = strtoull(end + 1, &end, 10);
+	if (*end != ':')
+		return;
+	unsigned long long ino = strtoull(end + 1, &end, 10);
+	if (*end != ':' || !end[1] || strlen(end + 1) >= sizeof(rt.log_path))
+		return;
+	memcpy(rt.log_path, end + 1, strlen(end + 1) + 1);
+	rt.log_dev = dev;
+	rt.log_ino = ino;
+	rt.log_made = true;
 }
 
 void rt_log(const char *fmt, ...)
@@ -137,12 +215,12 @@ void rt_log(const char *fmt, ...)
 		rt.nheld += n;
 		return;
 	}
-	const char *path = rt.log_path;
 	if (rt.nheld) {
-		log_append(path, rt.held, rt.nheld);
+		log_append(rt.held, rt.nheld);
 		rt.nheld = 0;
 	}
-	if (!log_append(path, line, n) && error) {
+	const char *path = rt.log_path;
+	if (!log_append(line, n) && error) {
 		/* The log itself could not take it (a full disk?): say it on stderr instead. */
 		char msg[1100];
 		size_t k = fth_format(msg, sizeof(msg), "measure: %s: %s", path, line);
@@ -227,6 +305,16 @@ void rt_finish_process(const char *reason)
 		       "CPU time since the one before, so shares are noisier",
 		       (unsigned long long)rt.timer_samples, (unsigned long long)rt.timer_expected);
 	rt.timer_samples = rt.timer_expected = 0;
+	/* Tables from the run's directory are checked, but one crafted with a valid checksum is
+	 * accepted: say when most call paths stopped in such tables. */
+	const struct lm_module *stopped = loadmap_get(rt.partial_shared_module);
+	if (rt.partial_shared >= RT_PARTIAL_SHARED_MIN && 2 * rt.partial_shared > rt.recorded)
+		rt_log("warning: %llu of %llu call paths stopped partial in unwind tables mapped "
+		       "from %s (the last in %s): if a table there is damaged or crafted, remove "
+		       "it, or measure with --no-cache",
+		       (unsigned long long)rt.partial_shared, (unsigned long long)rt.recorded,
+		       loadmap_tables_dir(), stopped ? stopped->path : "?");
+	rt.partial_shared = 0;
 	uint32_t built, mapped, inherited;
 	size_t bytes = loadmap_table_bytes(&built, &mapped, &inherited);
 	char from_parent[48] = "";
@@ -307,6 +395,7 @@ static void after_fork_in_child(void)
 	rt.threads = NULL;
 	rt.next_index = 0;
 	rt.files = rt.errors = rt.taken = rt.recorded = rt.dropped = rt.partial = rt.unwritten = 0;
+	rt.partial_shared = 0;
 	rt.finished = false;
 	rt.holding = true; /* this child is single-threaded until the program goes on */
 	set_identity(true);
@@ -382,7 +471,8 @@ static void measure_start(int argc, char **argv)
 	const char *run = getenv(MCONFIG_ENV_RUN);
 	fth_format(rt.run, sizeof(rt.run), "%s", run && *run ? run : "unknown");
 	set_identity(false);
-	kept_log_fd = open_log(rt.log_path);
+	bool fresh;
+	kept_log_fd = open_log(&fresh);
 	log_run();
 	bool measuring = measure_setup(argc, argv);
 	int fd = kept_log_fd;

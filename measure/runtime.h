@@ -21,6 +21,9 @@
 #define RT_MAX_KERNEL_FRAMES 128
 #define RT_RING_PAGES 2 /* data pages of a perf sample buffer (plus one header page) */
 #define RT_TRACE_CHUNK 4096
+/* Partial call paths stopped in tables from the run's directory before the log says so (and
+ * only when they are most of the process's samples). */
+#define RT_PARTIAL_SHARED_MIN 10
 
 struct rt_frame {
 	uint32_t module;
@@ -94,6 +97,10 @@ struct mthread {
 	uint32_t walk_n, walk_reusable, walk_modules;
 	/* statistics */
 	uint64_t taken, recorded, partial, drops[RT_DROP_COUNT];
+	/* partial walks that stopped in a table mapped from the run's table directory, and the
+	 * module of the last one */
+	uint64_t partial_shared;
+	uint32_t partial_shared_module;
 	uint64_t cpu_ns; /* the thread's CPU time when it ended, 0 if unknown */
 	struct rt_trace_chunk *trace_head, *trace_tail;
 	uint64_t ntrace;
@@ -118,6 +125,8 @@ struct runtime {
 	struct mthread *_Atomic threads;
 	_Atomic uint32_t next_index;
 	_Atomic uint64_t files, errors, taken, recorded, dropped, partial;
+	_Atomic uint64_t partial_shared; /* of the threads written (struct mthread) */
+	_Atomic uint32_t partial_shared_module;
 	_Atomic uint64_t cpu_ns; /* of the threads written */
 	/* A POSIX CPUTIME timer's samples, and those the threads' CPU time asked for */
 	_Atomic uint64_t timer_samples, timer_expected;
@@ -126,6 +135,11 @@ struct runtime {
 	char host[256];
 	char file_prefix[512]; /* OUTDIR/PROGRAM-HOST-PID */
 	char log_path[600];    /* the process's log: its first image's FILE_PREFIX.log */
+	/* The log as this process created it (preload.c): lines are appended to that very file
+	 * only, never to another one put at its name. */
+	bool log_made;
+	bool log_failed; /* it could not be created: errors go to stderr */
+	uint64_t log_dev, log_ino;
 	char run[160];	       /* the launcher's run, which the log's first line names */
 	/* Log lines held back while a forked child is single-threaded (preload.c). */
 	bool holding;
@@ -231,6 +245,12 @@ uint32_t rt_unwind(struct mthread *t, const ucontext_t *uc, struct rt_frame *out
 		   bool *complete, uint32_t *reused);
 /* Drop T's previous walk: its path was not stored. */
 void rt_unwind_forget(struct mthread *t);
+/*
+ * After a partial walk of N frames (OUT of rt_unwind()): count it in T when it stopped in a
+ * module whose table was mapped from the run's table directory (a damaged or crafted table
+ * there shows so).  Async-signal-safe.
+ */
+void rt_unwind_note_partial(struct mthread *t, const struct rt_frame *out, uint32_t n);
 /* Make T's record of the previous walk (with its tree; rt_unwind() retries if this failed). */
 void rt_unwind_prepare(struct mthread *t);
 /* The caller's frames of the current code (for creation contexts), outermost excluded. */

@@ -424,8 +424,10 @@ static void take_sample(struct mthread *t, int src, void *ucv)
 	}
 	if (leaf != UINT32_MAX) {
 		t->recorded++;
-		if (!complete)
+		if (!complete) {
 			t->partial++;
+			rt_unwind_note_partial(t, t->frames, n);
+		}
 		if (c->flags & MCONFIG_TRACE)
 			record_trace(t, leaf);
 	}
@@ -705,8 +707,10 @@ static void blocktime_trap(struct mthread *t, void *ucv)
 			cct_add(&t->cct, leaf, (unsigned)i, blocked);
 			t->samples[i]++;
 			t->recorded++;
-			if (!complete)
+			if (!complete) {
 				t->partial++;
+				rt_unwind_note_partial(t, t->frames, n);
+			}
 		}
 	}
 	t->busy = 0;

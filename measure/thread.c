@@ -215,6 +215,10 @@ void rt_thread_end(struct mthread *t, const char *reason)
 	rt.taken += t->taken;
 	rt.recorded += t->recorded;
 	rt.partial += t->partial;
+	if (t->partial_shared) {
+		rt.partial_shared += t->partial_shared;
+		rt.partial_shared_module = t->partial_shared_module;
+	}
 	uint64_t dropped = 0;
 	for (int i = 0; i < RT_DROP_COUNT; i++)
 		dropped += t->drops[i];

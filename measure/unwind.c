@@ -255,6 +255,21 @@ void rt_unwind_forget(struct mthread *t)
 	t->walk_n = 0;
 }
 
+void rt_unwind_note_partial(struct mthread *t, const struct rt_frame *out, uint32_t n)
+{
+	/* The last frame in a module: the step from it (or to the next) is the one that failed. */
+	for (uint32_t i = n; i-- > 0;) {
+		if (out[i].module == MFILE_NO_MODULE)
+			continue;
+		const struct lm_module *m = loadmap_get(out[i].module);
+		if (m && m->table_shared) {
+			t->partial_shared++;
+			t->partial_shared_module = m->id;
+		}
+		return;
+	}
+}
+
 uint32_t rt_unwind_here(struct rt_frame *out, uint32_t max)
 {
 	ucontext_t uc;

@@ -2,7 +2,7 @@
 /*
  * writer.c: write one thread's measurement file through lib/mfile's streaming writer, with
  * a workspace from mmap: no malloc, no stdio, so it is safe at any exit path.  The file name
- * is OUTDIR/PROGRAM-HOST-PID-INDEX-TID.fthm, created with O_EXCL.
+ * is OUTDIR/PROGRAM-HOST-PID-INDEX-TID.fthm, created with O_EXCL | O_NOFOLLOW.
  */
 #include "compat.h"
 #include "loadmap.h"
@@ -282,7 +282,7 @@ static int open_with_reserve(const char *path)
 	if (reserve_fd >= 0) {
 		rt_close(reserve_fd);
 		reserve_fd = -1;
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		int err = errno;
 		int again = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (again >= 0) {
@@ -315,7 +315,7 @@ int rt_write_thread(struct mthread *t)
 		else
 			fth_format(path, sizeof(path), "%s-%u-%d.fthm", rt.file_prefix, t->index,
 				   t->tid);
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd < 0 && errno == EMFILE)
 			fd = open_with_reserve(path);
 		if (fd < 0 && errno != EEXIST)

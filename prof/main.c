@@ -7,10 +7,12 @@
 #include "compat.h"
 #include "prof.h"
 #include "error.h"
+#include "userdir.h"
 #include "xalloc.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -227,17 +229,48 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-static void remove_db_dir(const char *dir)
+/*
+ * Remove the database directory DIR, opened as FD (ST): its files by name relative to FD, so
+ * that nothing else is removed if DIR was swapped for a link or another directory meanwhile,
+ * then DIR itself if it is still that directory.
+ */
+static void remove_db_dir(int fd, const char *dir, const struct stat *st)
 {
-	char *a = xpath_join(dir, DBFILE_SUMMARY), *b = xpath_join(dir, DBFILE_THREADS);
-	char *c = xpath_join(dir, DBFILE_SPOOL);
-	unlink(a);
-	unlink(b);
-	unlink(c);
-	free(a);
-	free(b);
-	free(c);
-	rmdir(dir);
+	unlink_own_at(fd, DBFILE_SUMMARY);
+	unlink_own_at(fd, DBFILE_THREADS);
+	unlink_own_at(fd, DBFILE_SPOOL);
+	safedir_rmdir_at(AT_FDCWD, dir, st);
+}
+
+/*
+ * Whether FINAL may take the new database: absent, or an earlier database (a directory with
+ * a summary file) of this user or root that no one else can write to, unless sticky.  Opens
+ * the earlier one into *FD and *ST, else sets *FD to -1.  Returns 0, or -1 with fth_error().
+ */
+static int open_old_database(const char *final, int *fd, struct stat *st)
+{
+	*fd = -1;
+	struct stat lst, summary;
+	if (lstat(final, &lst) < 0)
+		return errno == ENOENT ? 0 : fth_error_errno(errno, "%s", final);
+	if (S_ISDIR(lst.st_mode) && (*fd = safedir_open_at(AT_FDCWD, final, st)) < 0)
+		return fth_error_errno(errno, "%s", final);
+	if (*fd >= 0 && dir_check_owner(st, final) < 0) {
+		close(*fd);
+		*fd = -1;
+		char why[1024];
+		snprintf(why, sizeof(why), "%s", fth_errmsg());
+		return fth_error("%s; prof replaces only an earlier database of this user or root "
+				 "that no one else can write to, unless it is sticky", why);
+	}
+	if (*fd < 0 || fstatat(*fd, DBFILE_SUMMARY, &summary, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISREG(summary.st_mode)) {
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		return fth_error("%s exists and is not a fathom database; not replaced", final);
+	}
+	return 0;
 }
 
 static char *default_output(const char *first_arg, const char *program)
@@ -269,30 +302,31 @@ static char *default_output(const char *first_arg, const char *program)
 static int publish(const char *tmp, const char *final)
 {
 	struct stat st;
-	if (lstat(final, &st) == 0) {
-		char *old_summary = xpath_join(final, DBFILE_SUMMARY);
-		struct stat s2;
-		bool is_db = S_ISDIR(st.st_mode) && stat(old_summary, &s2) == 0;
-		free(old_summary);
-		if (!is_db)
-			return fth_error("%s exists and is not a fathom database; not replaced (the "
-					 "new one is in %s)",
-					 final, tmp);
+	int old;
+	if (open_old_database(final, &old, &st) < 0) {
+		char why[1100];
+		snprintf(why, sizeof(why), "%s", fth_errmsg());
+		return fth_error("%s (the new one is in %s)", why, tmp);
+	}
+	if (old >= 0) {
 		size_t n = strlen(final) + 32;
 		char *aside = xmalloc(n);
 		snprintf(aside, n, "%s.old-%ld", final, (long)getpid());
 		if (rename(final, aside) < 0) {
 			int err = errno;
+			close(old);
 			free(aside);
 			return fth_error_errno(err, "%s: cannot move the old database aside", final);
 		}
 		if (rename(tmp, final) < 0) {
 			int err = errno;
 			rename(aside, final);
+			close(old);
 			free(aside);
 			return fth_error_errno(err, "%s: cannot rename to %s", tmp, final);
 		}
-		remove_db_dir(aside);
+		remove_db_dir(old, aside, &st);
+		close(old);
 		free(aside);
 		return 0;
 	}
@@ -439,6 +473,8 @@ int main(int argc, char **argv)
 	struct dbfile_thread_writer tw;
 	bool tw_open = false;
 	char *final = NULL, *tmp = NULL, *program = NULL;
+	int tmp_fd = -1; /* TMP, opened and checked once it is made */
+	struct stat tmp_st;
 	int status = 0;
 	for (size_t i = 0; i < nfiles && !interrupted; i++) {
 		struct slot *s = &p.slots[i % p.nslots];
@@ -460,6 +496,14 @@ int main(int argc, char **argv)
 				program = xstrdup(s->m.id.program);
 				final = o.output ? xstrdup(o.output)
 						 : default_output(argv[optind], program);
+				int old;
+				if (open_old_database(final, &old, &tmp_st) < 0) {
+					fprintf(stderr, "prof: %s\n", fth_errmsg());
+					status = 1;
+					break;
+				}
+				if (old >= 0)
+					close(old);
 				size_t n = strlen(final) + 32;
 				tmp = xmalloc(n);
 				snprintf(tmp, n, "%s.tmp-%ld", final, (long)getpid());
@@ -467,6 +511,18 @@ int main(int argc, char **argv)
 					fprintf(stderr, "prof: %s: cannot create: %s\n", tmp,
 						strerror(errno));
 					FREE_AND_NULL(tmp);
+					status = 1;
+					break;
+				}
+				/* Made just now: still ours, or someone swapped it. */
+				if ((tmp_fd = safedir_open_at(AT_FDCWD, tmp, &tmp_st)) < 0 ||
+				    dir_check_private(&tmp_st, tmp) < 0) {
+					if (tmp_fd < 0)
+						fth_error_errno(errno, "%s", tmp);
+					fprintf(stderr, "prof: %s\n", fth_errmsg());
+					if (tmp_fd >= 0)
+						close(tmp_fd);
+					tmp_fd = -1;
 					status = 1;
 					break;
 				}
@@ -564,8 +620,10 @@ int main(int argc, char **argv)
 	}
 	if (tw_open)
 		dbfile_threads_abort(&tw);
-	if (status != 0 && tmp)
-		remove_db_dir(tmp);
+	if (status != 0 && tmp_fd >= 0)
+		remove_db_dir(tmp_fd, tmp, &tmp_st);
+	if (tmp_fd >= 0)
+		close(tmp_fd);
 
 	for (size_t i = 0; i < probs.nnotes; i++)
 		fprintf(stderr, "prof: note: %s\n", probs.notes[i]);

@@ -31,7 +31,14 @@ struct options {
 	unsigned threads;
 	const char *out_dir; /* NULL: "." for binaries, DIR/structs for a measurement directory */
 	char *cache_dir;     /* NULL: no cache */
+	int cache_fd;	     /* CACHE_DIR, opened and checked once (userdir.h) */
 	bool dump, stats, quiet;
+};
+
+/* A directory written to: opened and checked once, then used through its descriptor. */
+struct out_dir {
+	int fd;
+	const char *path; /* for messages */
 };
 
 static char **saved_argv;   /* for use_huge_pages() */
@@ -108,53 +115,65 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Copy SRC to DST through a temporary file and rename(2), so readers never see half a file. */
-static int copy_file(const char *src, const char *dst)
+/* NAME.tmpPID, the temporary name of NAME's new contents. */
+static char *temporary_name(const char *name)
 {
-	char *tmp = xmalloc(strlen(dst) + 32);
-	sprintf(tmp, "%s.tmp%ld", dst, (long)getpid());
+	char *tmp = xmalloc(strlen(name) + 32);
+	sprintf(tmp, "%s.tmp%ld", name, (long)getpid());
+	return tmp;
+}
+
+/*
+ * Copy SRC to NAME in DIR through a temporary file (created there exclusively, never through a
+ * link) and renameat(2), so readers never see half a file.
+ */
+static int copy_file(const char *src, const struct out_dir *dir, const char *name)
+{
+	char *tmp = temporary_name(name);
 	int in = open(src, O_RDONLY | O_CLOEXEC);
 	if (in < 0) {
 		free(tmp);
 		return fth_error_errno(errno, "%s: cannot open", src);
 	}
-	int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	unlink_own_at(dir->fd, tmp); /* a dead struct's of the same pid */
+	int out = openat(dir->fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	int rc = 0;
 	if (out < 0) {
-		rc = fth_error_errno(errno, "%s: cannot create", tmp);
+		rc = fth_error_errno(errno, "%s/%s: cannot create", dir->path, tmp);
 	} else {
 		char buf[1 << 16];
 		ssize_t n;
 		while ((n = read(in, buf, sizeof(buf))) > 0)
 			if (write(out, buf, (size_t)n) != n) {
-				rc = fth_error_errno(errno, "%s: write failed", tmp);
+				rc = fth_error_errno(errno, "%s/%s: write failed", dir->path, tmp);
 				break;
 			}
 		if (n < 0 && rc == 0)
 			rc = fth_error_errno(errno, "%s: read failed", src);
 		if (close(out) < 0 && rc == 0)
-			rc = fth_error_errno(errno, "%s: close failed", tmp);
-		if (rc == 0 && rename(tmp, dst) < 0)
-			rc = fth_error_errno(errno, "%s: cannot rename to %s", tmp, dst);
+			rc = fth_error_errno(errno, "%s/%s: close failed", dir->path, tmp);
+		if (rc == 0 && renameat(dir->fd, tmp, dir->fd, name) < 0)
+			rc = fth_error_errno(errno, "%s/%s: cannot rename to %s", dir->path, tmp, name);
 		if (rc < 0)
-			unlink(tmp);
+			unlinkat(dir->fd, tmp, 0);
 	}
 	close(in);
 	free(tmp);
 	return rc;
 }
 
-/* Write SF to PATH through a temporary file. */
-static int write_atomically(const struct sfile *sf, const char *path)
+/* Write SF to NAME in DIR through a temporary file, as copy_file() does. */
+static int write_atomically(const struct sfile *sf, const struct out_dir *dir, const char *name)
 {
-	char *tmp = xmalloc(strlen(path) + 32);
-	sprintf(tmp, "%s.tmp%ld", path, (long)getpid());
-	unlink(tmp);
-	int rc = sfile_write(tmp, sf, 1);
-	if (rc == 0 && rename(tmp, path) < 0) {
-		rc = fth_error_errno(errno, "%s: cannot rename to %s", tmp, path);
-		unlink(tmp);
+	char *tmp = temporary_name(name);
+	char *shown = xpath_join(dir->path, tmp);
+	unlink_own_at(dir->fd, tmp);
+	int rc = sfile_write_at(dir->fd, tmp, shown, sf, 1);
+	if (rc == 0 && renameat(dir->fd, tmp, dir->fd, name) < 0) {
+		rc = fth_error_errno(errno, "%s: cannot rename to %s", shown, name);
+		unlinkat(dir->fd, tmp, 0);
 	}
+	free(shown);
 	free(tmp);
 	return rc;
 }
@@ -246,10 +265,10 @@ static void report(const struct options *o, const struct sfile *sf,
 
 /*
  * Analyse the binary at PATH (expected build-id WANT_ID when not NULL) into OUT_DIR, through
- * the cache.  With --dump, print it instead.
+ * the cache.  With --dump (OUT_DIR NULL), print it instead.
  */
 static int process_binary(const struct options *o, const char *path, const uint8_t *want_id,
-			  uint32_t want_len, const char *out_dir)
+			  uint32_t want_len, const struct out_dir *out_dir)
 {
 	double t0 = now();
 	if (o->dump && is_structure_file(path))
@@ -269,14 +288,13 @@ static int process_binary(const struct options *o, const char *path, const uint8
 	char *key = image_key(&img);
 	char *name = xmalloc(strlen(base_name(path)) + strlen(key) + 16);
 	sprintf(name, "%s-%s%s", base_name(path), key, STRUCT_SUFFIX);
-	char *cached = NULL;
+	char *cached = NULL, *cname = NULL;
+	struct out_dir cache_dir = { o->cache_fd, o->cache_dir };
 	if (o->cache_dir) {
-		char *cname = xmalloc(strlen(key) + 16);
+		cname = xmalloc(strlen(key) + 16);
 		sprintf(cname, "%s%s", key, STRUCT_SUFFIX);
 		cached = xpath_join(o->cache_dir, cname);
-		free(cname);
 	}
-	char *out_path = out_dir ? xpath_join(out_dir, name) : NULL;
 	int rc = 0;
 	struct sfile sf;
 	struct analyse_stats st;
@@ -284,8 +302,8 @@ static int process_binary(const struct options *o, const char *path, const uint8
 		image_close(&img);
 		if (o->dump)
 			rc = dump_structure_file(cached);
-		else if (out_path)
-			rc = copy_file(cached, out_path);
+		else if (out_dir)
+			rc = copy_file(cached, out_dir, name);
 		if (rc == 0) {
 			memset(&sf, 0, sizeof(sf));
 			sf.path = (char *)path;
@@ -304,14 +322,14 @@ static int process_binary(const struct options *o, const char *path, const uint8
 		goto out;
 	sf.major = SFILE_MAJOR;
 	sf.minor = SFILE_MINOR;
-	if (cached && write_atomically(&sf, cached) < 0) {
+	if (cached && write_atomically(&sf, &cache_dir, cname) < 0) {
 		warn("cannot write the cache: %s", fth_errmsg());
 		fth_error_clear();
 	}
 	if (o->dump)
 		print_dump(&sf);
-	else if (out_path)
-		rc = write_atomically(&sf, out_path);
+	else if (out_dir)
+		rc = write_atomically(&sf, out_dir, name);
 	if (rc == 0)
 		report(o, &sf, &st, now() - t0, false);
 	sfile_release(&sf);
@@ -319,7 +337,7 @@ out:
 	free(key);
 	free(name);
 	free(cached);
-	free(out_path);
+	free(cname);
 	return rc;
 }
 
@@ -399,8 +417,10 @@ static int process_directory(const struct options *o, const char *dir)
 	if (!nfiles)
 		die(1, "%s: no measurement files in this directory", dir);
 	char *out_dir = o->out_dir ? xstrdup(o->out_dir) : xpath_join(dir, "structs");
-	if (!o->dump && mkdir_p(out_dir, 0755) < 0)
-		die(1, "%s", fth_errmsg());
+	struct out_dir out = { -1, out_dir };
+	if (!o->dump && (out.fd = safedir_open(out_dir, SAFEDIR_CREATE, 0755)) < 0)
+		die(1, "%s; struct writes only into a directory of this user or root that no one "
+		       "else can write to, unless it is sticky", fth_errmsg());
 	size_t failed = 0, done = 0;
 	for (size_t i = 0; i < nmods; i++) {
 		const char *path = mods[i].path;
@@ -410,7 +430,7 @@ static int process_directory(const struct options *o, const char *dir)
 					path[0] ? path : "(unnamed module)");
 			said_something = true;
 		} else if (process_binary(o, path, mods[i].build_id, mods[i].build_id_len,
-					  o->dump ? NULL : out_dir) < 0) {
+					  o->dump ? NULL : &out) < 0) {
 			warn("skipping %s: %s", path, fth_errmsg());
 			said_something = true;
 			failed++;
@@ -424,6 +444,8 @@ static int process_directory(const struct options *o, const char *dir)
 	if (!o->quiet)
 		fprintf(stderr, "struct: %zu binaries analysed, %zu skipped with a warning, into %s\n",
 			done, failed, out_dir);
+	if (out.fd >= 0)
+		close(out.fd);
 	free(out_dir);
 	return failed && !done ? 1 : 0;
 }
@@ -437,6 +459,7 @@ int main(int argc, char **argv)
 	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 	saved_argv = argv;
 	struct options o = { 0 };
+	o.cache_fd = -1;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	o.threads = ncpu > 0 ? (unsigned)ncpu : 1;
 	bool no_cache = false;
@@ -475,8 +498,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!no_cache) {
+		/* The cache and every directory above it must be this user's or root's and
+		 * writable by no one else unless sticky: a structure file read from it is
+		 * trusted. */
 		o.cache_dir = cache ? xstrdup(cache) : user_cache_dir("structs");
-		if (o.cache_dir && mkdir_p(o.cache_dir, 0755) < 0) {
+		if (o.cache_dir &&
+		    (o.cache_fd = safedir_open(o.cache_dir, SAFEDIR_CREATE | SAFEDIR_WHOLE_PATH,
+					       0755)) < 0) {
 			warn("no cache: %s", fth_errmsg());
 			FREE_AND_NULL(o.cache_dir);
 		}
@@ -486,19 +514,24 @@ int main(int argc, char **argv)
 	if (argc - optind == 1 && stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode)) {
 		status = process_directory(&o, argv[optind]);
 	} else {
-		const char *out_dir = o.dump ? NULL : o.out_dir ? o.out_dir : ".";
-		if (out_dir && mkdir_p(out_dir, 0755) < 0)
-			die(1, "%s", fth_errmsg());
+		struct out_dir out = { -1, o.dump ? NULL : o.out_dir ? o.out_dir : "." };
+		if (out.path && (out.fd = safedir_open(out.path, SAFEDIR_CREATE, 0755)) < 0)
+			die(1, "%s; struct writes only into a directory of this user or root that no "
+			       "one else can write to, unless it is sticky", fth_errmsg());
 		for (int i = optind; i < argc; i++) {
-			if (process_binary(&o, argv[i], NULL, 0, out_dir) < 0) {
+			if (process_binary(&o, argv[i], NULL, 0, out.path ? &out : NULL) < 0) {
 				fflush(stdout);
 				fprintf(stderr, "struct: %s\n", fth_errmsg());
 				said_something = true;
 				status = 1;
 			}
 		}
+		if (out.fd >= 0)
+			close(out.fd);
 	}
 	free(o.cache_dir);
+	if (o.cache_fd >= 0)
+		close(o.cache_fd);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "struct: error writing output: %s\n", strerror(errno));
 		status = 1;

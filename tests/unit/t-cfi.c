@@ -1359,9 +1359,24 @@ static void test_stamps(struct mod *libc)
 	ok(settle(path), "settled");
 	snprintf(later, sizeof(later), "%s///////", dir);
 	is_int(cfi_cache_load(later, key, sizeof(key), &t), 1, "a replaced file: checked in full");
-	unlink(path);
+	/* A link put at the stamps' name is neither read nor written through. */
+	char elsewhere[600];
+	snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere", dir);
+	close(open(elsewhere, O_WRONLY | O_CREAT | O_EXCL, 0600));
 	unlink(stamps);
-	rmdir(dir);
+	ok(symlink(elsewhere, stamps) == 0, "a link at the stamps' name");
+	snprintf(later, sizeof(later), "%s////////", dir);
+	is_int(cfi_cache_load(later, key, sizeof(key), &t), 1, "no stamp read: checked in full");
+	ok(stat(elsewhere, &st) == 0 && st.st_size == 0, "and no stamp written through the link");
+	/* A link in place of a table is not mapped. */
+	unlink(stamps);
+	ok(rename(path, elsewhere) == 0 && symlink(elsewhere, path) == 0, "a link at a table's name");
+	snprintf(later, sizeof(later), "%s/////////", dir);
+	is_int(cfi_cache_load(later, key, sizeof(key), &t), -1, "refused: %s", fth_errmsg());
+	unlink(path);
+	unlink(elsewhere);
+	unlink(stamps);
+	is_int(rmdir(dir), 0, "nothing else was left");
 }
 
 /* Set PATH's access and modification times to AGO seconds before now. */
@@ -1413,7 +1428,9 @@ static void test_tidy(struct mod *small)
 	close(open(new_tmp, O_WRONLY | O_CREAT, 0600));
 	age(old_tmp, 7200);
 
-	is_int(cfi_cache_tidy(dir, 2, UINT64_MAX), 2, "at most 2 tables: 2 removed");
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ok(dirfd >= 0, "the directory opened");
+	is_int(cfi_cache_tidy(dirfd, dir, 2, UINT64_MAX), 2, "at most 2 tables: 2 removed");
 	ok(exists(paths[0]) && exists(paths[1]) && !exists(paths[2]) && !exists(paths[3]),
 	   "the two least recently used are gone");
 	ok(!exists(old_tmp) && exists(new_tmp), "a dead writer's file is gone, a live one's kept");
@@ -1422,13 +1439,14 @@ static void test_tidy(struct mod *small)
 	is_int(st.st_size, 2 * 72, "the stamps of the tables kept are kept");
 
 	is_int(cfi_cache_store(dir, keys[1], sizeof(keys[1]), &small->t), 0, "table 1 replaced");
-	is_int(cfi_cache_tidy(dir, 256, UINT64_MAX), 0, "within bounds: nothing removed");
+	is_int(cfi_cache_tidy(dirfd, dir, 256, UINT64_MAX), 0, "within bounds: nothing removed");
 	memset(&st, 0, sizeof(st));
 	stat(stamps, &st);
 	is_int(st.st_size, 72, "the stamp of the replaced file is gone");
 	is_int(cfi_cache_load(dir, keys[0], sizeof(keys[0]), &t), 2, "the other is still taken");
 	stat(paths[0], &st);
-	is_int(cfi_cache_tidy(dir, 256, (uint64_t)st.st_size), 1, "room for one table: 1 removed");
+	is_int(cfi_cache_tidy(dirfd, dir, 256, (uint64_t)st.st_size), 1,
+	       "room for one table: 1 removed");
 	ok(exists(paths[1]) && !exists(paths[0]), "the one written last is kept");
 	/* Damaged stamps: whole records that match nothing go, and so does a torn tail. */
 	int fd = open(stamps, O_WRONLY | O_APPEND);
@@ -1442,12 +1460,13 @@ static void test_tidy(struct mod *small)
 	}
 	if (fd >= 0)
 		close(fd);
-	is_int(cfi_cache_tidy(dir, 256, UINT64_MAX), 0, "damaged stamps: no table removed");
+	is_int(cfi_cache_tidy(dirfd, dir, 256, UINT64_MAX), 0, "damaged stamps: no table removed");
 	memset(&st, 0, sizeof(st));
 	stat(stamps, &st);
 	is_int(st.st_size, 0, "and the stamps file holds no record of theirs");
-	is_int(cfi_cache_tidy("/nonexistent-dir", 2, 1), -1, "no directory: %s", fth_errmsg());
+	is_int(cfi_cache_tidy(-1, "/nonexistent-dir", 2, 1), -1, "no directory: %s", fth_errmsg());
 	ok(strstr(fth_errmsg(), "/nonexistent-dir") != NULL, "the message names it");
+	close(dirfd);
 	unlink(paths[1]);
 	unlink(new_tmp);
 	unlink(stamps);
