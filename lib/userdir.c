@@ -57,8 +57,10 @@ int dir_check_owner(const struct stat *st, const char *path)
 		return fth_error("%s: not a directory", path);
 	if (st->st_uid != geteuid() && st->st_uid != 0)
 		return refuse(st, path, "another user's directory");
-	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
-		return refuse(st, path, "writable by other users and not sticky");
+	/* Group write is the group's trust (a project directory, a umask of 002): files are
+	 * created in it exclusively, never through links, and only our own are removed. */
+	if ((st->st_mode & S_IWOTH) && !(st->st_mode & S_ISVTX))
+		return refuse(st, path, "writable by every user and not sticky");
 	return 0;
 }
 

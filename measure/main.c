@@ -190,7 +190,7 @@ static int open_outdir(const char *dir)
 		char why[1024];
 		fth_format(why, sizeof(why), "%s", fth_errmsg());
 		return fth_error("%s; measure writes only into an output directory of this user or "
-				 "root that no one else can write to, unless it is sticky", why);
+				 "root that not every user can write to, unless it is sticky", why);
 	}
 	return fd;
 }

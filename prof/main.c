@@ -244,7 +244,7 @@ static void remove_db_dir(int fd, const char *dir, const struct stat *st)
 
 /*
  * Whether FINAL may take the new database: absent, or an earlier database (a directory with
- * a summary file) of this user or root that no one else can write to, unless sticky.  Opens
+ * a summary file) of this user or root that not every user can write to, unless sticky.  Opens
  * the earlier one into *FD and *ST, else sets *FD to -1.  Returns 0, or -1 with fth_error().
  */
 static int open_old_database(const char *final, int *fd, struct stat *st)
@@ -261,7 +261,7 @@ static int open_old_database(const char *final, int *fd, struct stat *st)
 		char why[1024];
 		snprintf(why, sizeof(why), "%s", fth_errmsg());
 		return fth_error("%s; prof replaces only an earlier database of this user or root "
-				 "that no one else can write to, unless it is sticky", why);
+				 "that not every user can write to, unless it is sticky", why);
 	}
 	if (*fd < 0 || fstatat(*fd, DBFILE_SUMMARY, &summary, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    !S_ISREG(summary.st_mode)) {

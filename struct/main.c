@@ -419,8 +419,8 @@ static int process_directory(const struct options *o, const char *dir)
 	char *out_dir = o->out_dir ? xstrdup(o->out_dir) : xpath_join(dir, "structs");
 	struct out_dir out = { -1, out_dir };
 	if (!o->dump && (out.fd = safedir_open(out_dir, SAFEDIR_CREATE, 0755)) < 0)
-		die(1, "%s; struct writes only into a directory of this user or root that no one "
-		       "else can write to, unless it is sticky", fth_errmsg());
+		die(1, "%s; struct writes only into a directory of this user or root that not "
+		       "every user can write to, unless it is sticky", fth_errmsg());
 	size_t failed = 0, done = 0;
 	for (size_t i = 0; i < nmods; i++) {
 		const char *path = mods[i].path;
@@ -499,7 +499,7 @@ int main(int argc, char **argv)
 	}
 	if (!no_cache) {
 		/* The cache and every directory above it must be this user's or root's and
-		 * writable by no one else unless sticky: a structure file read from it is
+		 * writable by every user only if sticky: a structure file read from it is
 		 * trusted. */
 		o.cache_dir = cache ? xstrdup(cache) : user_cache_dir("structs");
 		if (o.cache_dir &&
@@ -516,8 +516,8 @@ int main(int argc, char **argv)
 	} else {
 		struct out_dir out = { -1, o.dump ? NULL : o.out_dir ? o.out_dir : "." };
 		if (out.path && (out.fd = safedir_open(out.path, SAFEDIR_CREATE, 0755)) < 0)
-			die(1, "%s; struct writes only into a directory of this user or root that no "
-			       "one else can write to, unless it is sticky", fth_errmsg());
+			die(1, "%s; struct writes only into a directory of this user or root that "
+			       "not every user can write to, unless it is sticky", fth_errmsg());
 		for (int i = optind; i < argc; i++) {
 			if (process_binary(&o, argv[i], NULL, 0, out.path ? &out : NULL) < 0) {
 				fflush(stdout);

@@ -47,4 +47,15 @@ test_expect_success 'a corrupt structure file is refused with its name' '
 '
 test_expect_error 'usage errors exit 2' 2 'usage' struct
 test_expect_error 'a bad -j' 2 'threads' struct -j 0 "$good"
+# Output directories: group write (a project directory, a umask of 002) is the group's trust;
+# a directory every user can write to, and not sticky, is refused before anything is read.
+test_expect_success 'a group-writable output directory is used' '
+	mkdir -m 2775 group && chmod 2775 group &&
+	struct --no-cache -o group "$good" >o.txt 2>err && ls group/*.fthst
+'
+test_expect_success 'an output directory every user can write to is refused, nothing written' '
+	mkdir -m 777 open && chmod 777 open &&
+	! struct --no-cache -o open "$good" >o.txt 2>err && cat err &&
+	grep -q "open: writable by every user and not sticky" err && test -z "$(ls -A open)"
+'
 test_done

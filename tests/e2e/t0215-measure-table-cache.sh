@@ -64,7 +64,7 @@ test_expect_success 'a cache directory others can write to is not used' '
 	mkdir open/fathom/unwind/$(basename "$(cat dirs)") &&
 	chmod 777 open/fathom/unwind/$(basename "$(cat dirs)") &&
 	XDG_CACHE_HOME=$PWD/open measure -o r10 -e task-clock /bin/true 2>err &&
-	grep -q "writable by other users" err
+	grep -q "writable by every user" err
 '
 test_expect_success 'the directories of other builds unused for 30 days are removed' '
 	base=$XDG_CACHE_HOME/fathom/unwind &&

@@ -140,7 +140,7 @@ test_expect_success 'a cache base under XDG_CACHE_HOME that the attacker owns: n
 test_expect_success 'a cache base of the victim that others can write to (0777): not used' '
 	victim mkdir "$VH/open" && victim chmod 777 "$VH/open" &&
 	victim measure --cache "$VH/open" -o "$VH/c3" -e task-clock /bin/true 2>err &&
-	cat err && grep -q "open: writable by other users.*mode 0777" err && test -z "$(ls -A "$VH/open")"
+	cat err && grep -q "open: writable by every user.*mode 0777" err && test -z "$(ls -A "$VH/open")"
 '
 test_expect_success 'a cache of the victim inside a directory of the attacker: not used' '
 	attacker mkdir pub/att && attacker chmod 777 pub/att &&
