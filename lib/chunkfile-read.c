@@ -8,6 +8,7 @@
 #include "chunkfile.h"
 #include "crc32c.h"
 #include "error.h"
+#include "input.h"
 #include "le.h"
 #include "xalloc.h"
 
@@ -71,14 +72,10 @@ int cf_open(struct cf_reader *r, const char *path, const char magic[8], const ch
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
 	r->path = xstrdup(path);
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0)
-		return fth_error_errno(errno, "%s: cannot open", path), open_fail(r);
 	struct stat st;
-	if (fstat(r->fd, &st) < 0)
-		return fth_error_errno(errno, "%s: cannot stat", path), open_fail(r);
-	if (S_ISDIR(st.st_mode))
-		return fth_error("%s: is a directory, not a %s", path, kind), open_fail(r);
+	r->fd = input_open(path, &st);
+	if (r->fd < 0)
+		return open_fail(r);
 	r->size = (uint64_t)st.st_size;
 	uint8_t h[CF_HEADER_SIZE];
 	if (r->size < 8 || pread_all(r->fd, h, 8, 0) < 0 || memcmp(h, magic, 8) != 0) {

@@ -27,6 +27,7 @@
 #include "cfi.h"
 #include "crc32c.h"
 #include "error.h"
+#include "input.h"
 
 #include <dirent.h>
 #include <errno.h>

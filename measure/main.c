@@ -11,6 +11,7 @@
 #include "config.h"
 #include "error.h"
 #include "events.h"
+#include "input.h"
 #include "tables.h"
 #include "userdir.h"
 #include "xalloc.h"
@@ -108,9 +109,9 @@ static int check_program(const char *path)
 		return fth_error("%s: is a directory, not a program", path);
 	if (access(path, X_OK) < 0)
 		return fth_error("%s: not executable (permission denied)", path);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = input_open(path, NULL);
 	if (fd < 0)
-		return fth_error_errno(errno, "%s: cannot open", path);
+		return -1;
 	Elf64_Ehdr eh;
 	ssize_t n = read(fd, &eh, sizeof(eh));
 	int rc = 0;

@@ -613,6 +613,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, "prof: %s\n", fth_errmsg());
 			status = 1;
 		}
+		if (status == 0 && interrupted) {
+			/* Stopped while writing: the temporary directory goes, nothing is published. */
+			fprintf(stderr, "prof: interrupted by signal %d; no database was written\n",
+				(int)interrupted);
+			status = 1;
+		}
 		if (status == 0 && publish(tmp, final) < 0) {
 			fprintf(stderr, "prof: %s\n", fth_errmsg());
 			status = 1;
@@ -690,5 +696,5 @@ int main(int argc, char **argv)
 	free(program);
 	pthread_mutex_destroy(&p.lock);
 	pthread_cond_destroy(&p.cond);
-	return status;
+	return interrupted ? 128 + (int)interrupted : status;
 }

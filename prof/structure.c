@@ -8,6 +8,7 @@
 #include "compat.h"
 #include "prof.h"
 #include "error.h"
+#include "input.h"
 #include "sfile.h"
 #include "xalloc.h"
 
@@ -244,10 +245,9 @@ static struct elfinfo *elfinfo_open(struct structs *ss, struct module_info *m,
 {
 	char msg[1024];
 	struct elfinfo *ei = xcalloc(1, sizeof(*ei));
-	ei->fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	ei->fd = input_open(m->path, NULL);
 	if (ei->fd < 0) {
-		snprintf(msg, sizeof(msg), "%s: cannot open (%s): its samples are shown by address",
-			 m->path, strerror(errno));
+		snprintf(msg, sizeof(msg), "%s: its samples are shown by address", fth_errmsg());
 		goto fail;
 	}
 	ei->elf = elf_begin(ei->fd, ELF_C_READ_MMAP, NULL);

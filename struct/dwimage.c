@@ -11,6 +11,7 @@
 #include "struct.h"
 #include "buf.h"
 #include "error.h"
+#include "input.h"
 #include "xalloc.h"
 
 #include <dwarf.h>
@@ -310,9 +311,11 @@ static bool has_debug_info(Elf *elf)
 /* The image of the debug file at PATH when it is IMG's (the same build-id). */
 static struct dw_image *try_debug_file(const struct image *img, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	int fd = input_open(path, NULL);
+	if (fd < 0) {
+		fth_error_clear(); /* a candidate that is not there, or not a file */
 		return NULL;
+	}
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	const void *id;
 	ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &id) : -1;

@@ -8,6 +8,7 @@
 #include "struct.h"
 #include "decode.h"
 #include "error.h"
+#include "input.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -351,15 +352,9 @@ static int open_image(struct image *img, const char *path, bool symbols)
 	strtab_init(&img->names);
 	elf_version(EV_CURRENT);
 	struct stat st;
-	img->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (img->fd < 0 || fstat(img->fd, &st) < 0) {
-		fth_error_errno(errno, "%s: cannot open", path);
+	img->fd = input_open(path, &st);
+	if (img->fd < 0)
 		goto fail;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		fth_error("%s: not a regular file", path);
-		goto fail;
-	}
 	img->file_size = (uint64_t)st.st_size;
 	unsigned char ident[EI_NIDENT];
 	ssize_t got = pread(img->fd, ident, sizeof(ident), 0);

@@ -8,6 +8,7 @@
 #include "struct.h"
 #include "buf.h"
 #include "error.h"
+#include "input.h"
 #include "mfile.h"
 #include "userdir.h"
 #include "xalloc.h"
@@ -130,10 +131,10 @@ static char *temporary_name(const char *name)
 static int copy_file(const char *src, const struct out_dir *dir, const char *name)
 {
 	char *tmp = temporary_name(name);
-	int in = open(src, O_RDONLY | O_CLOEXEC);
+	int in = input_open(src, NULL);
 	if (in < 0) {
 		free(tmp);
-		return fth_error_errno(errno, "%s: cannot open", src);
+		return -1;
 	}
 	unlink_own_at(dir->fd, tmp); /* a dead struct's of the same pid */
 	int out = openat(dir->fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -210,9 +211,11 @@ static int dump_structure_file(const char *path)
 static bool is_structure_file(const char *path)
 {
 	char magic[8];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	int fd = input_open(path, NULL);
+	if (fd < 0) {
+		fth_error_clear(); /* opening it as a binary says what is wrong */
 		return false;
+	}
 	bool yes = read(fd, magic, 8) == 8 && !memcmp(magic, SFILE_MAGIC, 8);
 	close(fd);
 	return yes;
@@ -347,12 +350,21 @@ struct module_ref {
 	uint32_t build_id_len;
 };
 
+/* Whether PATH, an entry of a measurement directory, is a measurement file; a file named like
+ * one (*.fthm) that is not a regular file is warned about. */
 static bool is_measurement_file(const char *path)
 {
 	char magic[8];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	size_t len = strlen(path);
+	int fd = input_open(path, NULL);
+	if (fd < 0) {
+		if (len > 5 && !strcmp(path + len - 5, ".fthm")) {
+			warn("skipping %s", fth_errmsg());
+			said_something = true;
+		}
+		fth_error_clear();
 		return false;
+	}
 	bool yes = read(fd, magic, 8) == 8 && !memcmp(magic, MFILE_MAGIC, 8);
 	close(fd);
 	return yes;
@@ -383,8 +395,7 @@ static int process_directory(const struct options *o, const char *dir)
 	size_t nmods = 0, mcap = 0, nfiles = 0;
 	for (size_t i = 0; i < nnames; i++) {
 		char *p = xpath_join(dir, names[i]);
-		struct stat st;
-		if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && is_measurement_file(p)) {
+		if (is_measurement_file(p)) {
 			struct mfile m;
 			nfiles++;
 			if (mfile_read(p, &m) < 0) {

@@ -4,10 +4,10 @@
 #include "buf.h"
 #include "dbfile.h"
 #include "error.h"
+#include "input.h"
 #include "mfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,9 +45,9 @@ static int dump_one(const char *path)
 	snprintf(summary, sizeof(summary), "%s/%s", path, DBFILE_SUMMARY);
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(summary, &st) == 0)
 		return dump_database(path);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = input_open(path, NULL);
 	if (fd < 0)
-		return fth_error_errno(errno, "%s: cannot open", path);
+		return -1;
 	ssize_t n = read(fd, magic, sizeof(magic));
 	int err = errno;
 	close(fd);

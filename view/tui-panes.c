@@ -8,6 +8,7 @@
  */
 #include "compat.h"
 #include "error.h"
+#include "input.h"
 #include "mfile.h"
 #include "tui-internal.h"
 #include "xalloc.h"
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SOURCE_MAX_BYTES (64u << 20)
 
@@ -177,13 +179,19 @@ static void source_release(struct tui_source_cache *c)
 
 static int read_source(struct tui_source_cache *c, const char *path)
 {
-	FILE *f = fopen(path, "rb");
+	int fd = input_open(path, NULL);
+	if (fd < 0)
+		return -1;
+	FILE *f = fdopen(fd, "rb");
 	struct buf b = BUF_INIT;
 	size_t cap = 0;
 	char *p;
 
-	if (!f)
-		return fth_error_errno(errno, "%s", path);
+	if (!f) {
+		int err = errno;
+		close(fd);
+		return fth_error_errno(err, "%s", path);
+	}
 	for (;;) {
 		uint8_t *space = buf_reserve(&b, 65536);
 		size_t n = fread(space, 1, 65536, f);

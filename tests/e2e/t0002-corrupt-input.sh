@@ -10,7 +10,7 @@ size=$(wc -c <good.mf)
 test_expect_error 'missing file' 1 'missing.mf: cannot open: No such file or directory' \
 	fathom-dump missing.mf
 mkdir adir
-test_expect_error 'a directory' 1 'adir: cannot read: Is a directory' fathom-dump adir
+test_expect_error 'a directory' 1 'adir: is a directory, not a regular file' fathom-dump adir
 : >empty.mf
 test_expect_error 'an empty file' 1 'empty.mf: not a fathom file' fathom-dump empty.mf
 test_expect_error 'an ELF binary' 1 'not a fathom file' fathom-dump "$top_builddir/tools/fathom-dump"

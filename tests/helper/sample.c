@@ -76,7 +76,7 @@ static void set_metrics(struct mfile *m)
 		.name = xstrdup("topdown-retiring"), .description = xstrdup("slots retiring"),
 		.unit = MFILE_UNIT_COUNT, .rate_kind = MFILE_RATE_PERIOD, .rate = 2000003,
 		.flags = MFILE_METRIC_TMA, .samples = 0, .parent = 1, .threshold = 0.75,
-		.formula = xstrdup("retiring / slots") };
+		.formula = xstrdup("$1 / $0") };
 }
 
 /* Allocate the tree arrays for NNODES nodes and NVALUES values. */
