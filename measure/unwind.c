@@ -86,6 +86,11 @@ static void reuse_step(struct walk_reuse *ru, const struct lm_module *m, uint64_
 		ru->irregular = (int32_t)ru->w - 1;
 }
 
+static bool on_stack(const struct cfi_stack *st, uint64_t addr)
+{
+	return (addr >= st->lo && addr < st->hi) || (addr >= st->alt_lo && addr < st->alt_hi);
+}
+
 /* At a caller frame R, with N frames in the path so far: when the previous walk holds R and
  * the rest of it is unchanged, and the whole path fits in MAX, note where and return true. */
 static bool reuse_rest(struct walk_reuse *ru, const struct cfi_regs *r, const struct cfi_stack *st,
@@ -102,7 +107,7 @@ static bool reuse_rest(struct walk_reuse *ru, const struct cfi_regs *r, const st
 		return false;
 	for (int32_t k = p - 1; k >= 0; k--) {
 		uint64_t s = prev[k].slot;
-		if (s < st->lo || s + 8 > st->hi ||
+		if (!on_stack(st, s) || !on_stack(st, s + 7) ||
 		    *(const volatile uint64_t *)(uintptr_t)s != prev[k].pc) {
 			ru->p = k; /* no frame inside this changed word can be reused either */
 			return false;
@@ -115,9 +120,18 @@ static bool reuse_rest(struct walk_reuse *ru, const struct cfi_regs *r, const st
 	return true;
 }
 
-static uint32_t walk(struct cfi_regs regs, const struct cfi_stack *st, struct rt_frame *out,
-		     uint32_t max, bool *complete, struct walk_record *rec, struct walk_reuse *ru)
+/*
+ * Walk from REGS, reading the stack within BOUNDS.  THREAD, when known, is the thread's own
+ * stack: a walk that starts elsewhere (on an alternate signal stack) and crosses a signal frame
+ * onto it reads it from the page of the interrupted stack pointer up (never further below: the
+ * main thread's stack may not be mapped there).
+ */
+static uint32_t walk(struct cfi_regs regs, const struct cfi_stack *bounds,
+		     const struct cfi_stack *thread, struct rt_frame *out, uint32_t max,
+		     bool *complete, struct walk_record *rec, struct walk_reuse *ru)
 {
+	struct cfi_stack stack = *bounds;
+	const struct cfi_stack *st = &stack;
 	uint32_t n = 0;
 	*complete = false;
 	while (n < max) {
@@ -171,6 +185,14 @@ static uint32_t walk(struct cfi_regs regs, const struct cfi_stack *st, struct rt
 		}
 		if (rc < 0 && fp_step(&regs, st) < 0)
 			return n;
+		if (rc == CFI_STEP_SIGNAL && thread && !on_stack(st, regs.rsp) &&
+		    regs.rsp >= thread->lo && regs.rsp < thread->hi) {
+			/* The interrupted frame's red zone may hold saved registers, but no frame
+			 * was pushed below it: only the page of its stack pointer is surely mapped. */
+			uint64_t page = regs.rsp & ~(uint64_t)4095;
+			stack.alt_lo = page > thread->lo ? page : thread->lo;
+			stack.alt_hi = thread->hi;
+		}
 		if (rc != CFI_STEP_SIGNAL && regs.rsp <= old_rsp)
 			return n; /* the stack must grow towards the caller */
 		if (!regs.exact && loadmap_find(regs.rip - 1) == NULL) {
@@ -212,21 +234,24 @@ uint32_t rt_unwind(struct mthread *t, const ucontext_t *uc, struct rt_frame *out
 	 * for the 128-byte red zone of a leaf function.
 	 */
 	struct cfi_stack st = { regs.rsp - 128, t->stack_hi, 0, 0 };
+	struct cfi_stack thread = { t->stack_lo, t->stack_hi, 0, 0 };
 	if (!st.hi || regs.rsp < t->stack_lo || regs.rsp >= st.hi) {
 		/* Not on the thread's known stack (an alternate signal stack, a coroutine):
-		 * bound reads by a window above the stack pointer instead. */
-		st.lo = regs.rsp;
+		 * bound reads by a window above the stack pointer instead, with the red zone
+		 * below it (the handler runs on the same stack: its frame lies below that). */
+		st.lo = regs.rsp - 128;
 		st.hi = regs.rsp + (8u << 20);
 	}
+	const struct cfi_stack *own = t->stack_hi ? &thread : NULL;
 	*reused = 0;
 	if (!t->walk)
 		rt_unwind_prepare(t);
 	if (!t->walk || !t->walk_new)
-		return walk(regs, &st, out, max, complete, NULL, NULL);
+		return walk(regs, &st, own, out, max, complete, NULL, NULL);
 	uint32_t modules = loadmap_count();
 	struct walk_reuse ru = { t, 0, -1, (int32_t)t->walk_reusable - 1, -1,
 				 t->walk_n && t->walk_modules == modules };
-	uint32_t n = walk(regs, &st, out, max, complete, NULL, &ru);
+	uint32_t n = walk(regs, &st, own, out, max, complete, NULL, &ru);
 	/* The new walk, outermost first: the steps kept, then this walk's own, reversed. */
 	uint32_t keep = ru.hit >= 0 ? (uint32_t)ru.hit + 1 : 0;
 	if (keep)
@@ -280,12 +305,11 @@ uint32_t rt_unwind_here(struct rt_frame *out, uint32_t max)
 	struct cfi_regs regs = { (uint64_t)g[REG_RIP], (uint64_t)g[REG_RSP], (uint64_t)g[REG_RBP],
 				 (uint64_t)g[REG_RBX], true };
 	struct cfi_stack st = { regs.rsp, regs.rsp + (8u << 20), 0, 0 };
-	if (t && t->stack_hi && regs.rsp >= t->stack_lo && regs.rsp < t->stack_hi) {
-		st.lo = t->stack_lo;
-		st.hi = t->stack_hi;
-	}
+	struct cfi_stack thread = { t ? t->stack_lo : 0, t ? t->stack_hi : 0, 0, 0 };
+	if (thread.hi && regs.rsp >= thread.lo && regs.rsp < thread.hi)
+		st = thread;
 	bool complete;
-	return walk(regs, &st, out, max, &complete, NULL, NULL);
+	return walk(regs, &st, thread.hi ? &thread : NULL, out, max, &complete, NULL, NULL);
 }
 
 __attribute__((noinline)) uint32_t rt_unwind_caller(struct mthread *t, struct rt_frame *out,
@@ -304,12 +328,11 @@ __attribute__((noinline)) uint32_t rt_unwind_caller(struct mthread *t, struct rt
 			 : "rax", "memory");
 	struct cfi_regs regs = { r[0], r[1], r[2], r[3], true };
 	struct cfi_stack st = { regs.rsp, regs.rsp + (8u << 20), 0, 0 };
-	if (t->stack_hi && regs.rsp >= t->stack_lo && regs.rsp < t->stack_hi) {
-		st.lo = t->stack_lo;
-		st.hi = t->stack_hi;
-	}
+	struct cfi_stack thread = { t->stack_lo, t->stack_hi, 0, 0 };
+	if (thread.hi && regs.rsp >= thread.lo && regs.rsp < thread.hi)
+		st = thread;
 	struct walk_record rec = { slots, true };
-	uint32_t n = walk(regs, &st, out, max, complete, &rec, NULL);
+	uint32_t n = walk(regs, &st, thread.hi ? &thread : NULL, out, max, complete, &rec, NULL);
 	*cacheable = rec.cacheable && *complete && n > 0;
 	return n;
 }

@@ -5,7 +5,7 @@
 # it prints the exact apt-get command and exits 1.
 set -eu
 
-packages="gcc make autoconf automake libtool pkg-config binutils libzstd-dev libdw-dev zlib1g-dev
+packages="gcc g++ make autoconf automake libtool pkg-config binutils libzstd-dev libdw-dev zlib1g-dev
 libelf-dev libunwind-dev libpfm4-dev libzydis-dev libncurses-dev"
 # Optional: clang builds the libFuzzer harness; tmux drives view's terminal tests.
 optional="clang tmux"
