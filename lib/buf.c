@@ -2,6 +2,7 @@
 /* buf.c: the growable byte buffer of buf.h. */
 #include "compat.h"
 #include "buf.h"
+#include "escape.h"
 #include "le.h"
 #include "xalloc.h"
 
@@ -115,10 +116,24 @@ void buf_add_escaped(struct buf *b, const char *s, size_t n)
 		case '\\': buf_addstr(b, "\\\\"); break;
 		case '"': buf_addstr(b, "\\\""); break;
 		default:
-			if (c < 0x20 || c == 0x7f)
+			if (c >= 0x80) {
+				/* valid UTF-8 of U+00A0 and up passes; C1 controls, invalid bytes:
+				 * \xNN, each byte, as for the controls below */
+				uint32_t cp;
+				size_t len = utf8_decode((const unsigned char *)s + i, n - i, &cp);
+				if (len && cp >= 0xa0 && cp != 0x2028 && cp != 0x2029 && cp != 0xfeff) {
+					buf_add(b, s + i, len);
+					i += len - 1;
+					break;
+				}
+				for (size_t k = 0; k < (len ? len : 1); k++)
+					buf_printf(b, "\\x%02x", (unsigned char)s[i + k]);
+				i += len ? len - 1 : 0;
+			} else if (c < 0x20 || c == 0x7f) {
 				buf_printf(b, "\\x%02x", c);
-			else
+			} else {
 				buf_addch(b, (char)c);
+			}
 		}
 	}
 }

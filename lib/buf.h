@@ -30,7 +30,8 @@ void buf_vprintf(struct buf *b, const char *fmt, va_list ap) FTH_PRINTF(2, 0);
 void buf_put_varint(struct buf *b, uint64_t v);
 void buf_put_str(struct buf *b, const char *s); /* varint length, then the bytes */
 void buf_put_u64(struct buf *b, uint64_t v);
-/* Append S with control characters, backslashes and quotes escaped (\n, \t, \xNN). */
+/* Append S with control characters (C0, DEL and C1), bytes that are not valid UTF-8, backslashes
+ * and quotes escaped (\n, \t, \r, \\, \", \xNN): safe for a terminal, and reversible. */
 void buf_add_escaped(struct buf *b, const char *s, size_t n);
 /* Hand the data to the caller (who frees it) and reset the buffer. */
 char *buf_detach(struct buf *b, size_t *len);

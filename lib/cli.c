@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* cli.c: die() and warn(), the stdio side of error reporting, for main() only. */
+/* cli.c: die() and warn(), the stdio side of error reporting, for main() only.  Messages hold
+ * names from the inputs: they reach the terminal escaped (escape.h). */
 #include "compat.h"
+#include "buf.h"
 #include "error.h"
+#include "escape.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,21 +14,26 @@ const char *fth_progname = "fathom";
 
 void die(int status, const char *fmt, ...)
 {
+	struct buf msg = BUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "%s: ", fth_progname);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	buf_printf(&msg, "%s: ", fth_progname);
+	buf_vprintf(&msg, fmt, ap);
+	buf_addch(&msg, '\n');
 	va_end(ap);
+	esc_write(stderr, msg.data, msg.len);
 	exit(status);
 }
 
 void warn(const char *fmt, ...)
 {
+	struct buf msg = BUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "%s: warning: ", fth_progname);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	buf_printf(&msg, "%s: warning: ", fth_progname);
+	buf_vprintf(&msg, fmt, ap);
+	buf_addch(&msg, '\n');
 	va_end(ap);
+	esc_write(stderr, msg.data, msg.len);
+	buf_release(&msg);
 }

@@ -98,7 +98,8 @@ static void describe_function(const struct dbfile *db, uint32_t f, struct buf *o
 		return;
 	}
 	const struct dbfile_function *fn = &db->functions[f];
-	buf_addstr(out, dbfile_str(db, fn->name));
+	const char *name = dbfile_str(db, fn->name);
+	buf_add_escaped(out, name, strlen(name));
 	if (fn->module != DBFILE_NONE)
 		buf_printf(out, " [%u]", fn->module);
 }
@@ -250,7 +251,8 @@ static void describe_group(const struct dbfile *db, uint32_t g, struct buf *out)
 	const struct dbfile_group *x = &db->groups[g];
 	if (x->module != DBFILE_NONE)
 		buf_printf(out, "[%u] ", x->module);
-	buf_addstr(out, x->file != DBFILE_NONE ? dbfile_str(db, x->file) : "-");
+	const char *file = x->file != DBFILE_NONE ? dbfile_str(db, x->file) : "-";
+	buf_add_escaped(out, file, strlen(file));
 }
 
 /* Functions (with their group, lists and flat profile), groups, modules. */

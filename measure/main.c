@@ -7,6 +7,7 @@
  * status.
  */
 #include "compat.h"
+#include "escape.h"
 #include "buf.h"
 #include "config.h"
 #include "error.h"
@@ -334,8 +335,10 @@ static void forward_signal(int sig)
 
 struct summary {
 	unsigned long long processes, files, taken, recorded, dropped, partial, errors, cpu_ns;
+	unsigned long long found; /* measurement files of this run's processes in the directory */
 	struct buf problems;
 	struct buf warnings; /* the distinct warning lines seen */
+	struct buf pids; /* "-HOST-PID\n" of each log of this run (HOST-PID ends its name) */
 };
 
 /* This launcher's run, as the first line of each of its processes' logs says it. */
@@ -359,12 +362,52 @@ static FILE *open_log(int dirfd, const char *name)
 	return f;
 }
 
+/* Count the measurement files in DIRFD of the processes whose logs read_logs() found (regular
+ * files of this user), whatever their logs say: a log may be cut short. */
+static void count_files(int dirfd, struct summary *s)
+{
+	int fd = dup(dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d && fd >= 0)
+		close(fd);
+	if (d)
+		rewinddir(d); /* the descriptor's offset is shared with read_logs()' */
+	buf_addch(&s->pids, '\0');
+	const char *pids = (const char *)s->pids.data;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		struct stat st;
+		if (n < 6 || strcmp(de->d_name + n - 5, ".fthm") ||
+		    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		/* PROGRAM-HOST-PID: the name without -INDEX-TID.fthm */
+		const char *tid = memrchr(de->d_name, '-', n);
+		const char *index = tid ? memrchr(de->d_name, '-', (size_t)(tid - de->d_name)) : NULL;
+		if (!index)
+			continue;
+		size_t base = (size_t)(index - de->d_name);
+		for (const char *p = pids; *p;) {
+			const char *end = strchr(p, '\n');
+			size_t k = (size_t)(end - p);
+			if (k <= base && !memcmp(de->d_name + base - k, p, k)) {
+				s->found++;
+				break;
+			}
+			p = end + 1;
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
 /*
  * Add up the summary lines of every process log in DIRFD that belongs to this run.  A process
  * that exec'd has one log for all its images, each starting with a run line and ending with a
  * summary: the last image must have written its own.
  */
-static void read_logs(int dirfd, struct summary *s)
+static void read_logs(int dirfd, const char *host, struct summary *s)
 {
 	int fd = dup(dirfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -384,6 +427,14 @@ static void read_logs(int dirfd, struct summary *s)
 			if (f)
 				fclose(f);
 			continue;
+		}
+		/* Its thread files are PROGRAM-HOST-PID-INDEX-TID.fthm, PROGRAM the image that
+		 * wrote them (an exec changes it, not the log's name): note "-HOST-PID". */
+		const char *pid_at = memrchr(de->d_name, '-', n - 4);
+		if (pid_at) {
+			/* the pid's digits: a log made aside from a planted name has ".XXXXXX" */
+			size_t digits = strspn(pid_at + 1, "0123456789");
+			buf_printf(&s->pids, "-%s-%.*s\n", host, (int)digits, pid_at + 1);
 		}
 		while (fgets(line, sizeof(line), f)) {
 			unsigned long long v[7] = { 0 };
@@ -516,7 +567,7 @@ int main(int argc, char **argv)
 		struct buf note = BUF_INIT;
 		if (events_default(cfg, &d, &note) < 0)
 			die(2, "%s", fth_errmsg());
-		fprintf(stderr, "measure: %s\n", (char *)note.data);
+		esc_printf(stderr, "measure: %s\n", (char *)note.data);
 		buf_release(&note);
 	} else if (events_check(cfg) < 0) {
 		die(2, "%s", fth_errmsg());
@@ -534,7 +585,7 @@ int main(int argc, char **argv)
 	if (!lib)
 		die(2, "%s", fth_errmsg());
 	if (verbose)
-		fprintf(stderr, "measure: preloading %s\n", lib);
+		esc_printf(stderr, "measure: preloading %s\n", lib);
 
 	/* Output directory: never overwrite an earlier measurement. */
 	struct buf want = BUF_INIT;
@@ -550,7 +601,7 @@ int main(int argc, char **argv)
 	if (make_outdir((char *)want.data, &dir, &renamed) < 0 || (outfd = open_outdir(dir)) < 0)
 		die(2, "%s", fth_errmsg());
 	if (renamed)
-		fprintf(stderr, "measure: %s already exists; writing to %s\n", (char *)want.data, dir);
+		esc_printf(stderr, "measure: %s already exists; writing to %s\n", (char *)want.data, dir);
 	char absdir[PATH_MAX];
 	struct stat checked, named;
 	if (!realpath(dir, absdir))
@@ -588,14 +639,14 @@ int main(int argc, char **argv)
 	if (run_tables_open(&tables, cache, no_cache, lib) < 0)
 		warn("%s", fth_errmsg());
 	if (verbose && tables.dir)
-		fprintf(stderr, "measure: unwind tables in %s%s\n", tables.dir,
+		esc_printf(stderr, "measure: unwind tables in %s%s\n", tables.dir,
 			tables.temporary ? " (for this run)" : " (kept between runs)");
 	if (tables.dir)
 		setenv(MCONFIG_ENV_TABLES, tables.dir, 1);
 	else
 		unsetenv(MCONFIG_ENV_TABLES);
 	if (verbose)
-		fprintf(stderr, "measure: %s=%s\n", MCONFIG_ENV_EVENTS, events);
+		esc_printf(stderr, "measure: %s=%s\n", MCONFIG_ENV_EVENTS, events);
 
 	fflush(NULL);
 	child_pid = fork();
@@ -603,7 +654,7 @@ int main(int argc, char **argv)
 		die(2, "fork: %s", strerror(errno));
 	if (child_pid == 0) {
 		execv(program, argv + optind);
-		fprintf(stderr, "measure: %s: %s\n", program, strerror(errno));
+		esc_printf(stderr, "measure: %s: %s\n", program, strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	/* The terminal sends SIGINT/SIGQUIT to the whole process group; forward the rest. */
@@ -621,20 +672,28 @@ int main(int argc, char **argv)
 	if (removed < 0)
 		warn("%s", fth_errmsg());
 	else if (removed > 0 && verbose)
-		fprintf(stderr, "measure: %d unwind table%s removed from the cache (least recently "
+		esc_printf(stderr, "measure: %d unwind table%s removed from the cache (least recently "
 				"used first)\n", removed, removed == 1 ? "" : "s");
 
 	struct summary s;
 	memset(&s, 0, sizeof(s));
 	buf_init(&s.problems);
 	buf_init(&s.warnings);
-	read_logs(outfd, &s);
-	fputs((char *)s.problems.data, stderr);
+	buf_init(&s.pids);
+	read_logs(outfd, host, &s);
+	count_files(outfd, &s);
+	esc_write(stderr, s.problems.data, s.problems.len);
 	buf_release(&s.warnings);
+	buf_release(&s.pids);
+	if (s.found != s.files)
+		esc_printf(stderr, "measure: %llu thread file%s in %s, where the logs' summaries "
+				"count %llu (a log cut short: a full disk, or a process killed?)\n",
+			s.found, s.found == 1 ? "" : "s", absdir, s.files);
+	s.files = s.found;
 	if (s.files == 0)
-		fprintf(stderr, "measure: no measurement file was written to %s\n", absdir);
+		esc_printf(stderr, "measure: no measurement file was written to %s\n", absdir);
 	else
-		fprintf(stderr, "measure: %llu process%s, %llu thread file%s, %llu samples (%llu "
+		esc_printf(stderr, "measure: %llu process%s, %llu thread file%s, %llu samples (%llu "
 				"recorded, %llu dropped, %llu partial call paths) over %.3f s of CPU "
 				"time%s in %s\n",
 			s.processes, s.processes == 1 ? "" : "es", s.files, s.files == 1 ? "" : "s",

@@ -5,6 +5,7 @@
  * order, so the output does not depend on -j), and writing the database atomically.
  */
 #include "compat.h"
+#include "escape.h"
 #include "prof.h"
 #include "error.h"
 #include "userdir.h"
@@ -365,7 +366,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			errno = 0;
 			v = strtol(optarg, &end, 10);
 			if (errno || *end || v < 1 || v > 1024) {
-				fprintf(stderr, "prof: -j: '%s' is not a number of threads (1-1024)\n",
+				esc_printf(stderr, "prof: -j: '%s' is not a number of threads (1-1024)\n",
 					optarg);
 				return 2;
 			}
@@ -383,7 +384,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			} else if (strcmp(optarg, "summary") == 0) {
 				o->thread_values = false;
 			} else {
-				fprintf(stderr, "prof: --metric-db: '%s' is neither 'threads' nor "
+				esc_printf(stderr, "prof: --metric-db: '%s' is neither 'threads' nor "
 						"'summary'\n",
 					optarg);
 				return 2;
@@ -392,7 +393,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_LEVEL:
 			v = strtol(optarg, &end, 10);
 			if (*end || v < 0 || v > 19) {
-				fprintf(stderr, "prof: --compression: '%s' is not a level 0-19\n",
+				esc_printf(stderr, "prof: --compression: '%s' is not a level 0-19\n",
 					optarg);
 				return 2;
 			}
@@ -490,7 +491,7 @@ int main(int argc, char **argv)
 		}
 		if (s->state == 3) {
 			problem_add(&probs, s->err);
-			fprintf(stderr, "prof: skipped: %s\n", s->err);
+			esc_printf(stderr, "prof: skipped: %s\n", s->err);
 		} else {
 			if (!tmp) {
 				program = xstrdup(s->m.id.program);
@@ -498,7 +499,7 @@ int main(int argc, char **argv)
 						 : default_output(argv[optind], program);
 				int old;
 				if (open_old_database(final, &old, &tmp_st) < 0) {
-					fprintf(stderr, "prof: %s\n", fth_errmsg());
+					esc_printf(stderr, "prof: %s\n", fth_errmsg());
 					status = 1;
 					break;
 				}
@@ -508,7 +509,7 @@ int main(int argc, char **argv)
 				tmp = xmalloc(n);
 				snprintf(tmp, n, "%s.tmp-%ld", final, (long)getpid());
 				if (mkdir(tmp, 0755) < 0) {
-					fprintf(stderr, "prof: %s: cannot create: %s\n", tmp,
+					esc_printf(stderr, "prof: %s: cannot create: %s\n", tmp,
 						strerror(errno));
 					FREE_AND_NULL(tmp);
 					status = 1;
@@ -519,7 +520,7 @@ int main(int argc, char **argv)
 				    dir_check_private(&tmp_st, tmp) < 0) {
 					if (tmp_fd < 0)
 						fth_error_errno(errno, "%s", tmp);
-					fprintf(stderr, "prof: %s\n", fth_errmsg());
+					esc_printf(stderr, "prof: %s\n", fth_errmsg());
 					if (tmp_fd >= 0)
 						close(tmp_fd);
 					tmp_fd = -1;
@@ -530,7 +531,7 @@ int main(int argc, char **argv)
 					if (dbfile_threads_open(&tw, tmp, (uint32_t)nfiles,
 								dbfile_thread_group((uint32_t)nfiles),
 								o.thread_level) < 0) {
-						fprintf(stderr, "prof: %s\n", fth_errmsg());
+						esc_printf(stderr, "prof: %s\n", fth_errmsg());
 						status = 1;
 						break;
 					}
@@ -549,7 +550,7 @@ int main(int argc, char **argv)
 			} else if (writer_started) {
 				writer_post(&wr);
 			} else if (tw_open && dbfile_threads_add(&tw, &vals) < 0) {
-				fprintf(stderr, "prof: %s\n", fth_errmsg());
+				esc_printf(stderr, "prof: %s\n", fth_errmsg());
 				status = 1;
 				mfile_release(&s->m);
 				break;
@@ -572,7 +573,7 @@ int main(int argc, char **argv)
 		pthread_join(workers[i], NULL);
 	if (writer_started) {
 		if (writer_drain(&wr) < 0) {
-			fprintf(stderr, "prof: %s\n", fth_errmsg());
+			esc_printf(stderr, "prof: %s\n", fth_errmsg());
 			status = 1;
 		}
 		pthread_mutex_lock(&wr.lock);
@@ -590,11 +591,11 @@ int main(int argc, char **argv)
 	struct dbfile db;
 	memset(&db, 0, sizeof(db));
 	if (interrupted) {
-		fprintf(stderr, "prof: interrupted by signal %d; no database was written\n",
+		esc_printf(stderr, "prof: interrupted by signal %d; no database was written\n",
 			(int)interrupted);
 		status = 1;
 	} else if (status == 0 && unifier_nthreads(u) == 0) {
-		fprintf(stderr, "prof: no measurement file could be read; no database was written\n");
+		esc_printf(stderr, "prof: no measurement file could be read; no database was written\n");
 		status = 1;
 	} else if (status == 0) {
 		unifier_finish(u, &db, program);
@@ -605,22 +606,22 @@ int main(int argc, char **argv)
 		if (tw_open) {
 			tw_open = false;
 			if (dbfile_threads_finish(&tw) < 0) {
-				fprintf(stderr, "prof: %s\n", fth_errmsg());
+				esc_printf(stderr, "prof: %s\n", fth_errmsg());
 				status = 1;
 			}
 		}
 		if (status == 0 && dbfile_write_summary(tmp, &db, o.level) < 0) {
-			fprintf(stderr, "prof: %s\n", fth_errmsg());
+			esc_printf(stderr, "prof: %s\n", fth_errmsg());
 			status = 1;
 		}
 		if (status == 0 && interrupted) {
 			/* Stopped while writing: the temporary directory goes, nothing is published. */
-			fprintf(stderr, "prof: interrupted by signal %d; no database was written\n",
+			esc_printf(stderr, "prof: interrupted by signal %d; no database was written\n",
 				(int)interrupted);
 			status = 1;
 		}
 		if (status == 0 && publish(tmp, final) < 0) {
-			fprintf(stderr, "prof: %s\n", fth_errmsg());
+			esc_printf(stderr, "prof: %s\n", fth_errmsg());
 			status = 1;
 		}
 	}
@@ -632,7 +633,7 @@ int main(int argc, char **argv)
 		close(tmp_fd);
 
 	for (size_t i = 0; i < probs.nnotes; i++)
-		fprintf(stderr, "prof: note: %s\n", probs.notes[i]);
+		esc_printf(stderr, "prof: note: %s\n", probs.notes[i]);
 	if (status == 0) {
 		size_t missing = 0;
 		for (uint32_t i = 0; i < db.nmodules; i++)
@@ -640,14 +641,14 @@ int main(int argc, char **argv)
 			    !(db.modules[i].flags & DBFILE_MODULE_LOOPS) &&
 			    dbfile_str(&db, db.modules[i].path)[0] != '[') {
 				if (!missing++)
-					fprintf(stderr, "prof: no structure file with loops for:\n");
-				fprintf(stderr, "prof:   %s\n", dbfile_str(&db, db.modules[i].path));
+					esc_printf(stderr, "prof: no structure file with loops for:\n");
+				esc_printf(stderr, "prof:   %s\n", dbfile_str(&db, db.modules[i].path));
 			}
 		if (missing)
-			fprintf(stderr, "prof: their functions and lines come from the binaries "
+			esc_printf(stderr, "prof: their functions and lines come from the binaries "
 					"(ELF symbols, DWARF): loops are missing there (run 'struct "
 					"MEASUREMENTS_DIR' first)\n");
-		printf("prof: wrote %s: %u threads, %u contexts, %u metrics, %u functions\n", final,
+		esc_printf(stdout, "prof: wrote %s: %u threads, %u contexts, %u metrics, %u functions\n", final,
 		       db.nthreads, db.ncontexts, db.nmetrics, db.nfunctions);
 	}
 	if (o.stats) {
@@ -665,9 +666,17 @@ int main(int argc, char **argv)
 			ru.ru_maxrss / 1024);
 	}
 	if (probs.n) {
-		fprintf(stderr, "prof: skipped %zu input%s:\n", probs.n, probs.n == 1 ? "" : "s");
-		for (size_t i = 0; i < probs.n; i++)
-			fprintf(stderr, "prof:   %s\n", probs.msgs[i]);
+		esc_printf(stderr, "prof: skipped %zu input%s:\n", probs.n, probs.n == 1 ? "" : "s");
+		size_t unfinished = 0;
+		for (size_t i = 0; i < probs.n; i++) {
+			esc_printf(stderr, "prof:   %s\n", probs.msgs[i]);
+			unfinished += strstr(probs.msgs[i], "truncated or unfinished") ||
+				      strstr(probs.msgs[i], "not yet written");
+		}
+		if (unfinished)
+			esc_printf(stderr, "prof: %zu of them look%s unfinished: the run may still be "
+					"going on (run prof once it has ended), or a process was "
+					"killed while writing\n", unfinished, unfinished == 1 ? "s" : "");
 		status = 1;
 	}
 	dbfile_close(&db);

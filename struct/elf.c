@@ -366,6 +366,22 @@ static int open_image(struct image *img, const char *path, bool symbols)
 		fth_error("%s: truncated ELF file (%zd bytes)", path, got);
 		goto fail;
 	}
+	/* The identification bytes that libelf would only call "invalid", said as they are. */
+	if (ident[EI_CLASS] != ELFCLASS32 && ident[EI_CLASS] != ELFCLASS64) {
+		fth_error("%s: corrupt ELF header: its class byte (EI_CLASS) is %u, neither 32-bit "
+			  "(1) nor 64-bit (2)", path, ident[EI_CLASS]);
+		goto fail;
+	}
+	if (ident[EI_DATA] != ELFDATA2LSB && ident[EI_DATA] != ELFDATA2MSB) {
+		fth_error("%s: corrupt ELF header: its byte-order byte (EI_DATA) is %u, neither "
+			  "little-endian (1) nor big-endian (2)", path, ident[EI_DATA]);
+		goto fail;
+	}
+	if (ident[EI_DATA] == ELFDATA2MSB) {
+		fth_error("%s: a big-endian ELF file: struct analyses x86-64 binaries, which are "
+			  "little-endian", path);
+		goto fail;
+	}
 	img->elf = elf_begin(img->fd, ELF_C_READ_MMAP, NULL);
 	GElf_Ehdr eh;
 	if (!img->elf || elf_kind(img->elf) != ELF_K_ELF || !gelf_getehdr(img->elf, &eh)) {

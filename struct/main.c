@@ -5,6 +5,7 @@
  * map), the per-user cache keyed by build-id, and the output files.
  */
 #include "compat.h"
+#include "escape.h"
 #include "struct.h"
 #include "buf.h"
 #include "error.h"
@@ -194,7 +195,7 @@ static void print_dump(const struct sfile *sf)
 {
 	struct buf out = BUF_INIT;
 	sfile_dump(sf, &out);
-	fwrite(out.data, 1, out.len, stdout);
+	esc_write(stdout, out.data, out.len);
 	buf_release(&out);
 }
 
@@ -247,10 +248,10 @@ static void report(const struct options *o, const struct sfile *sf,
 	if (o->quiet && !o->stats)
 		return;
 	if (cached) {
-		fprintf(stderr, "struct: %s: from the cache (%.3f s)\n", sf->path, seconds);
+		esc_printf(stderr, "struct: %s: from the cache (%.3f s)\n", sf->path, seconds);
 		return;
 	}
-	fprintf(stderr, "struct: %s: %u functions, %u loops (%u irreducible), %llu line rows%s, %.2f s\n",
+	esc_printf(stderr, "struct: %s: %u functions, %u loops (%u irreducible), %llu line rows%s, %.2f s\n",
 		sf->path, st->functions, st->loops, st->irreducible, (unsigned long long)sf->nlines,
 		(sf->flags & SFILE_MODULE_STRIPPED) ? ", stripped" : "", seconds);
 	if (o->stats) {
@@ -437,7 +438,7 @@ static int process_directory(const struct options *o, const char *dir)
 		const char *path = mods[i].path;
 		if (!path[0] || path[0] == '[') {
 			if (!o->quiet)
-				fprintf(stderr, "struct: note: skipping %s: not a file\n",
+				esc_printf(stderr, "struct: note: skipping %s: not a file\n",
 					path[0] ? path : "(unnamed module)");
 			said_something = true;
 		} else if (process_binary(o, path, mods[i].build_id, mods[i].build_id_len,
@@ -453,7 +454,7 @@ static int process_directory(const struct options *o, const char *dir)
 	}
 	free(mods);
 	if (!o->quiet)
-		fprintf(stderr, "struct: %zu binaries analysed, %zu skipped with a warning, into %s\n",
+		esc_printf(stderr, "struct: %zu binaries analysed, %zu skipped with a warning, into %s\n",
 			done, failed, out_dir);
 	if (out.fd >= 0)
 		close(out.fd);
@@ -532,7 +533,7 @@ int main(int argc, char **argv)
 		for (int i = optind; i < argc; i++) {
 			if (process_binary(&o, argv[i], NULL, 0, out.path ? &out : NULL) < 0) {
 				fflush(stdout);
-				fprintf(stderr, "struct: %s\n", fth_errmsg());
+				esc_printf(stderr, "struct: %s\n", fth_errmsg());
 				said_something = true;
 				status = 1;
 			}
@@ -544,7 +545,7 @@ int main(int argc, char **argv)
 	if (o.cache_fd >= 0)
 		close(o.cache_fd);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "struct: error writing output: %s\n", strerror(errno));
+		esc_printf(stderr, "struct: error writing output: %s\n", strerror(errno));
 		status = 1;
 	}
 	return status;

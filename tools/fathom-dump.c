@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* fathom-dump: print any fathom file as text, every field; the format is told by its magic. */
 #include "compat.h"
+#include "escape.h"
 #include "buf.h"
 #include "dbfile.h"
 #include "error.h"
 #include "input.h"
 #include "mfile.h"
+#include "sfile.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -31,7 +33,7 @@ static int dump_database(const char *path)
 	struct buf out = BUF_INIT;
 	int rc = dbfile_dump(&db, &out, true);
 	dbfile_close(&db);
-	fwrite(out.data, 1, out.len, stdout);
+	esc_write(stdout, out.data, out.len);
 	buf_release(&out);
 	return rc;
 }
@@ -60,15 +62,20 @@ static int dump_one(const char *path)
 		struct buf out = BUF_INIT;
 		mfile_dump(&m, &out);
 		mfile_release(&m);
-		fwrite(out.data, 1, out.len, stdout);
+		esc_write(stdout, out.data, out.len);
 		buf_release(&out);
 		return 0;
 	}
 	if (n == (ssize_t)sizeof(magic) && memcmp(magic, DBFILE_MAGIC, 8) == 0)
 		return dump_database(path);
+	if (n == (ssize_t)sizeof(magic) && memcmp(magic, SFILE_MAGIC, 8) == 0)
+		return fth_error("%s: a structure file: 'struct --dump %s' prints it", path, path);
 	if (n == (ssize_t)sizeof(magic) && memcmp(magic, "FTHM", 4) == 0)
 		return fth_error("%s: fathom '%.8s' files cannot be dumped by this version", path,
 				 magic);
+	if (n >= 0 && n < (ssize_t)sizeof(magic))
+		return fth_error("%s: not a fathom file: %s (%zd bytes: not yet written, cut short, "
+				 "or something else)", path, n ? "too short" : "empty", n);
 	return fth_error("%s: not a fathom file (unknown magic number)", path);
 }
 
@@ -93,15 +100,15 @@ int main(int argc, char **argv)
 	int status = 0;
 	for (int i = optind; i < argc; i++) {
 		if (argc - optind > 1)
-			printf("%s==> %s <==\n", i > optind ? "\n" : "", argv[i]);
+			esc_printf(stdout, "%s==> %s <==\n", i > optind ? "\n" : "", argv[i]);
 		if (dump_one(argv[i]) < 0) {
 			fflush(stdout);
-			fprintf(stderr, "fathom-dump: %s\n", fth_errmsg());
+			esc_printf(stderr, "fathom-dump: %s\n", fth_errmsg());
 			status = 1;
 		}
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "fathom-dump: error writing output: %s\n", strerror(errno));
+		esc_printf(stderr, "fathom-dump: error writing output: %s\n", strerror(errno));
 		status = 1;
 	}
 	return status;

@@ -3,10 +3,11 @@
  * batch.c: view --batch: the rows of a view (expanded to --depth, or along the hot path) with
  * each metric's inclusive and exclusive value and percent of the total, as an indented text
  * table, CSV (one row per node, with its depth and path) or a nested JSON tree.  Names are
- * escaped with vm_escape first, so nothing from the database reaches a terminal raw; JSON and
- * CSV quoting come on top.
+ * escaped with esc_terminal in text and CSV (CSV quoting on top), so nothing from the database
+ * reaches a terminal raw; JSON carries their exact bytes, escaped once (esc_json).
  */
 #include "compat.h"
+#include "escape.h"
 #include "batch.h"
 #include "buf.h"
 #include "error.h"
@@ -55,37 +56,19 @@ static void put_label(struct vm *vm, const struct batch_options *opt, vm_node no
 {
 	struct buf raw = BUF_INIT;
 	vm_node_label(vm, opt->view, node, !opt->ascii, &raw);
-	vm_escape(b, (const char *)raw.data, raw.len, !opt->ascii);
+	esc_terminal(b, (const char *)raw.data, raw.len, !opt->ascii ? ESC_UTF8 : 0);
 	buf_release(&raw);
 }
 
 static void put_escaped(struct buf *b, const char *s, bool utf8)
 {
-	vm_escape(b, s, strlen(s), utf8);
+	esc_terminal(b, s, strlen(s), utf8 ? ESC_UTF8 : 0);
 }
 
-static void json_string(struct buf *b, const char *s, size_t n)
-{
-	buf_addch(b, '"');
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\')
-			buf_printf(b, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			buf_printf(b, "\\u%04x", c);
-		else
-			buf_addch(b, (char)c);
-	}
-	buf_addch(b, '"');
-}
-
-/* A database string as JSON: escaped for terminals first (valid UTF-8, no controls). */
+/* A database string as JSON: its exact bytes (lib/escape.h). */
 static void json_text(struct buf *b, const char *s)
 {
-	struct buf e = BUF_INIT;
-	put_escaped(&e, s, true);
-	json_string(b, (const char *)e.data, e.len);
-	buf_release(&e);
+	esc_json(b, s, strlen(s));
 }
 
 static void csv_field(struct buf *b, const char *s, size_t n)

@@ -3,7 +3,7 @@
  * model-internal.h: what the files of view's model share (model.c: opening, values, threads;
  * model-nav.c: children, sorting, rows, expansion, hot path, zoom, search, filter;
  * model-tree.c: the bottom-up and flat trees; formula.c; model-source.c; model-tma.c;
- * escape.c).  Nothing here is for the TUI or batch output: they use model.h.
+ * units.c).  Nothing here is for the TUI or batch output: they use model.h.
  */
 #ifndef FATHOM_VIEW_MODEL_INTERNAL_H
 #define FATHOM_VIEW_MODEL_INTERNAL_H

@@ -231,8 +231,6 @@ uint32_t vm_tma(struct vm *vm, enum vm_view view, vm_node node, const struct vm_
 
 /* ---- text ---- */
 
-/* Append S (N bytes) for a terminal: control characters, escape sequences, DEL and invalid
- * UTF-8 become \xNN (or \n, \t, \e); valid UTF-8 passes when UTF8, else non-ASCII is \u{...}. */
-void vm_escape(struct buf *out, const char *s, size_t n, bool utf8);
+/* Text from the database is escaped with lib/escape.h before it is printed. */
 
 #endif

@@ -3,9 +3,10 @@
  * tui-draw.c: the frame of view's interface: the layout for the terminal's size, the title line,
  * the column header, the tree rows with their metric cells, marks and bars, and the footer.
  * Everything is drawn into stdscr each frame without clearing it, so curses sends only the
- * cells that changed.  Text from the database is escaped (vm_escape) before it is drawn.
+ * cells that changed.  Text from the database is escaped (esc_terminal) before it is drawn.
  */
 #include "compat.h"
+#include "escape.h"
 #include "mfile.h"
 #include "tui-internal.h"
 
@@ -156,7 +157,7 @@ void tui_bar(const struct tui *t, struct buf *out, double fraction, int width)
 void tui_escape(const struct tui *t, struct buf *out, const char *s)
 {
 	if (s)
-		vm_escape(out, s, strlen(s), t->utf8_text);
+		esc_terminal(out, s, strlen(s), t->utf8_text ? ESC_UTF8 : 0);
 }
 
 void tui_label(struct tui *t, enum vm_view view, vm_node node, struct buf *out)
@@ -165,7 +166,7 @@ void tui_label(struct tui *t, enum vm_view view, vm_node node, struct buf *out)
 
 	buf_reset(out);
 	vm_node_label(t->vm, view, node, t->utf8_glyph, &raw);
-	vm_escape(out, (const char *)raw.data, raw.len, t->utf8_text);
+	esc_terminal(out, (const char *)raw.data, raw.len, t->utf8_text ? ESC_UTF8 : 0);
 	buf_release(&raw);
 }
 

@@ -7,6 +7,7 @@
  * the help, database-information and column-chooser popups.
  */
 #include "compat.h"
+#include "escape.h"
 #include "error.h"
 #include "input.h"
 #include "mfile.h"
@@ -280,7 +281,7 @@ static void source_text(struct tui *t, const char *s, struct buf *out)
 			col++;
 		}
 	}
-	vm_escape(out, (const char *)plain.data, plain.len, t->utf8_text);
+	esc_terminal(out, (const char *)plain.data, plain.len, t->utf8_text ? ESC_UTF8 : 0);
 	buf_release(&plain);
 }
 

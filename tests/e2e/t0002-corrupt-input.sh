@@ -12,7 +12,11 @@ test_expect_error 'missing file' 1 'missing.mf: cannot open: No such file or dir
 mkdir adir
 test_expect_error 'a directory' 1 'adir: is a directory, not a regular file' fathom-dump adir
 : >empty.mf
-test_expect_error 'an empty file' 1 'empty.mf: not a fathom file' fathom-dump empty.mf
+test_expect_error 'an empty file' 1 'empty.mf: not a fathom file: empty (0 bytes' fathom-dump empty.mf
+head -c 5 good.mf >five.mf
+test_expect_error 'five bytes' 1 'five.mf: not a fathom file: too short (5 bytes' fathom-dump five.mf
+test_expect_error 'an empty measurement file given to prof' 1 \
+	'empty.mf: empty (0 bytes): not yet written, cut short, or not a' prof -o db empty.mf
 test_expect_error 'an ELF binary' 1 'not a fathom file' fathom-dump "$top_builddir/tools/fathom-dump"
 head -c 40 good.mf >short.mf
 test_expect_error 'header only' 1 'short.mf: truncated: 40 bytes' fathom-dump short.mf

@@ -20,6 +20,16 @@ test_expect_error 'an ELF header cut short' 1 'tiny: truncated' struct --no-cach
 test_expect_error 'another architecture' 1 'aarch64: unsupported architecture aarch64' \
 	struct --no-cache --dump aarch64
 test_expect_error 'a 32-bit class' 1 'i386: unsupported architecture' struct --no-cache --dump i386
+cp "$good" badclass && patch_bytes badclass 4 07
+test_expect_error 'a class byte that is neither 32 nor 64-bit' 1 \
+	'badclass: corrupt ELF header: its class byte (EI_CLASS) is 7' struct --no-cache --dump badclass
+cp "$good" badorder && patch_bytes badorder 5 05
+test_expect_error 'a byte-order byte that is neither' 1 \
+	'badorder: corrupt ELF header: its byte-order byte (EI_DATA) is 5' \
+	struct --no-cache --dump badorder
+cp "$good" bigendian && patch_bytes bigendian 5 02
+test_expect_error 'a big-endian header' 1 'bigendian: a big-endian ELF file' \
+	struct --no-cache --dump bigendian
 test_expect_error 'a missing file' 1 'nosuch: cannot open' struct --no-cache --dump nosuch
 mkdir emptydir
 test_expect_error 'a directory of no measurements' 1 'no measurement files' \

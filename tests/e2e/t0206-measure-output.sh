@@ -60,4 +60,15 @@ test_expect_success 'a thread that took no sample: a file with the root alone, n
 	grep -q "^cct: 1 nodes, 0 values" dump && grep -q "^  0 root" dump &&
 	grep -q "measurement memory bytes: 0$" dump
 '
+# A process's log cut short after its files were written (as by a full disk): the launcher
+# counts the files themselves, and says that the logs account for fewer.
+test_expect_success 'a log cut short: the thread files are counted, and the gap is said' '
+	measure -o cut -e task-clock@f1000 sh -c "\"$W/split\" 0.2 >/dev/null &&
+		for f in cut/split-*.log; do head -n 1 \"\$f\" >first && cat first >\"\$f\"; done" \
+		>/dev/null 2>err
+	cat err && n=$(ls cut/*.fthm | wc -l) && ls cut/split-*.fthm &&
+	grep -q "^measure: $n thread files in .*cut, where the logs. summaries count $((n - 1)) " err &&
+	grep -q "^measure: $n processes, $n thread files" err &&
+	grep -q "split-.*log: the process wrote no summary" err
+'
 test_done

@@ -31,6 +31,7 @@ test_expect_error 'a truncated file is named' 1 "m/c-truncated.fthm" prof -o db 
 test_expect_success 'each bad file is named, the good ones are used, status 1' '
 	prof -o db2 m >out 2>err; test $? -eq 1 &&
 	grep -q "skipped 4 inputs" err &&
+	grep -q "^prof: 2 of them look unfinished: the run may still be going on" err &&
 	grep -q "m/c-truncated.fthm" err && grep -q "m/d-version.fthm" err &&
 	grep -q "m/e-flipped.fthm" err && grep -q "m/f-empty.fthm" err &&
 	grep -q "^prof: wrote db2: 2 threads" out && fathom-dump db2 >dump &&

@@ -46,6 +46,16 @@ for k in (\"kind\", \"name\", \"file\", \"line\", \"inclusive\", \"exclusive\", 
     assert k in t, k
 " out
 	'
+	test_expect_success 'JSON gives back the exact bytes of a name (ESC, newline, invalid UTF-8)' '
+		view --batch --format json --view bottom-up db >out &&
+		! grep -q "$(printf "\033")" out &&
+		python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [c[\"name\"].encode(\"utf-8\", \"surrogateescape\") for c in d[\"tree\"][\"children\"]]
+assert b\"evil\\x1b[2J\\nname\\xff\\xfe\" in names, names
+" out
+	'
 fi
 test_expect_success 'depth limits the tree' '
 	view --batch --depth 2 db >out && test $(wc -l <out) -eq 4 && grep -q "^    main " out

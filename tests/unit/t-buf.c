@@ -333,10 +333,14 @@ static void test_escaped(void)
 	ok(b.len == 0 && sane(&b), "N = 0 adds nothing");
 	buf_reset(&b);
 	buf_add_escaped(&b, "caf\xc3\xa9 \xff", 7);
-	is_str((const char *)b.data, "caf\xc3\xa9 \xff", "bytes >= 0x80 pass through (UTF-8)");
+	is_str((const char *)b.data, "caf\xc3\xa9 \\xff", "valid UTF-8 passes, other bytes are escaped");
+	buf_reset(&b);
+	buf_add_escaped(&b, "\xc2\x9b" "2J", 4);
+	is_str((const char *)b.data, "\\xc2\\x9b2J", "a C1 control (CSI) is escaped");
 	buf_reset(&b);
 
-	/* Every byte value: printable ASCII other than \ and " is kept, all else escaped. */
+	/* Every byte value: printable ASCII other than \ and " is kept, all else escaped (no byte
+	 * from 0x80 up is valid UTF-8 alone). */
 	char all[256];
 	for (int i = 0; i < 256; i++)
 		all[i] = (char)i;
@@ -354,7 +358,7 @@ static void test_escaped(void)
 			strcpy(tmp, "\\\\");
 		else if (i == '"')
 			strcpy(tmp, "\\\"");
-		else if (i < 0x20 || i == 0x7f)
+		else if (i < 0x20 || i >= 0x7f)
 			snprintf(tmp, sizeof(tmp), "\\x%02x", i);
 		else
 			tmp[0] = (char)i, tmp[1] = '\0';

@@ -8,6 +8,7 @@
  * that changes under the viewer.
  */
 #include "compat.h"
+#include "escape.h"
 #include "tap.h"
 #include "buf.h"
 #include "error.h"
@@ -372,20 +373,20 @@ static void test_escape(void)
 {
 	struct buf b = BUF_INIT;
 	const char hostile[] = "evil\x1b[2J\nname\xff\xfe\x7f\t\xc2\x9b";
-	vm_escape(&b, hostile, sizeof(hostile) - 1, true);
+	esc_terminal(&b, hostile, sizeof(hostile) - 1, ESC_UTF8);
 	buf_addch(&b, '\0');
 	is_str((const char *)b.data, "evil\\e[2J\\nname\\xff\\xfe\\x7f\\t\\u{9b}",
 	       "controls, DEL, C1 and invalid UTF-8 escaped");
 	buf_reset(&b);
-	vm_escape(&b, "caf\xc3\xa9 \xe2\x82\xac", 9, true);
+	esc_terminal(&b, "caf\xc3\xa9 \xe2\x82\xac", 9, ESC_UTF8);
 	buf_addch(&b, '\0');
 	is_str((const char *)b.data, "caf\xc3\xa9 \xe2\x82\xac", "valid UTF-8 passes");
 	buf_reset(&b);
-	vm_escape(&b, "caf\xc3\xa9", 5, false);
+	esc_terminal(&b, "caf\xc3\xa9", 5, 0);
 	buf_addch(&b, '\0');
 	is_str((const char *)b.data, "caf\\u{e9}", "... or not, without UTF-8");
 	buf_reset(&b);
-	vm_escape(&b, "\xc0\xaf\xed\xa0\x80", 5, true);
+	esc_terminal(&b, "\xc0\xaf\xed\xa0\x80", 5, ESC_UTF8);
 	buf_addch(&b, '\0');
 	is_str((const char *)b.data, "\\xc0\\xaf\\xed\\xa0\\x80", "overlong and surrogates");
 	buf_release(&b);
