@@ -5,12 +5,19 @@
  * arriving after exec, before the new image installs its handler, would kill it).  If exec
  * fails, measuring resumes in the calling thread and the program sees the failure unchanged.
  * glibc's execl* and execvp* do not go through execve's PLT entry, so each is wrapped.  The
- * new image appends to the process's log (MCONFIG_ENV_LOG in its environment).
+ * new image appends to the process's log (MCONFIG_ENV_LOG in its environment).  A new image
+ * that LD_PRELOAD cannot measure (32-bit, statically linked, or set-user-ID) is said in the log
+ * by name and reason, and a 32-bit one gets LD_PRELOAD without measure's library, so that its
+ * loader prints no error into the program's output.
  */
 #include "compat.h"
 #include "runtime.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
@@ -47,6 +54,90 @@ static size_t env_count(char *const envp[])
 	return n;
 }
 
+/* The program execvp() would run for FILE (searched in PATH without a slash), into BUF. */
+static const char *program_path(enum exec_kind kind, const char *file, char *buf, size_t size)
+{
+	if (kind != EXEC_VPE || strchr(file, '/'))
+		return file;
+	const char *dirs = getenv("PATH");
+	for (const char *d = dirs ? dirs : "/bin:/usr/bin"; *d;) {
+		size_t len = strcspn(d, ":"), flen = strlen(file);
+		if (len + 1 + flen < size) {
+			memcpy(buf, len ? d : ".", len ? len : 1);
+			size_t at = len ? len : 1;
+			buf[at] = '/';
+			memcpy(buf + at + 1, file, flen + 1);
+			if (access(buf, X_OK) == 0)
+				return buf;
+		}
+		d += len + (d[len] == ':');
+	}
+	return NULL;
+}
+
+/*
+ * Why the program at PATH (or open as FD) will not be measured, or NULL: its loader ignores or
+ * cannot load measure's library.  *FOREIGN: a 32-bit program, whose loader would print an
+ * error about it.  Async-signal-safe (exec may be called in the child of a fork).
+ */
+static const char *unmeasurable(const char *path, int fd, bool *foreign)
+{
+	*foreign = false;
+	int own = path ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+	int f = path ? own : fd;
+	struct stat st;
+	Elf64_Ehdr eh;
+	const char *why = NULL;
+	if (f < 0 || fstat(f, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    pread(f, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
+		/* unreadable, or a script: the kernel runs its interpreter, measured as usual */
+	} else if (eh.e_ident[EI_CLASS] == ELFCLASS32) {
+		*foreign = true;
+		why = "a 32-bit program (measure's library is 64-bit)";
+	} else if (eh.e_machine != EM_X86_64) {
+		why = "not an x86-64 program";
+	} else if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
+		   ((st.st_mode & S_ISGID) && st.st_gid != getegid())) {
+		why = "set-user-ID or set-group-ID (its loader ignores LD_PRELOAD)";
+	} else {
+		bool interp = false;
+		for (int i = 0; i < eh.e_phnum && i < 64 && !interp; i++) {
+			Elf64_Phdr ph;
+			if (pread(f, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
+			    (ssize_t)sizeof(ph))
+				break;
+			interp = ph.p_type == PT_INTERP;
+		}
+		if (!interp)
+			why = "statically linked (no loader to preload measure's library)";
+	}
+	if (own >= 0)
+		close(own);
+	return why;
+}
+
+/* "LD_PRELOAD=" with every entry of VALUE but measure's library, into BUF; false if too long. */
+static bool preload_without_us(const char *value, char *buf, size_t size)
+{
+	size_t n = fth_format(buf, size, "LD_PRELOAD=");
+	for (const char *p = value; *p;) {
+		size_t len = strcspn(p, ": ");
+		bool ours = len >= 13 && !memcmp(p + len - 13, "libmeasure.so", 13);
+		if (len && !ours) {
+			if (n + len + 2 > size)
+				return false;
+			if (n > sizeof("LD_PRELOAD=") - 1)
+				buf[n++] = ':';
+			memcpy(buf + n, p, len);
+			n += len;
+			buf[n] = '\0';
+		}
+		p += len + (p[len] != '\0');
+	}
+	return true;
+}
+
 /*
  * Every exec of a measured process (not of a vfork or posix_spawn child, which shares its
  * parent's memory) stops and writes its measurement first; the new image gets an environment
@@ -59,15 +150,37 @@ static int exec_measured(enum exec_kind kind, const char *path, int fd, char *co
 	bool stopped = rt_before_exec();
 	size_t n = stopped ? env_count(envp) : 0;
 	bool add_log = stopped && n < MAX_ENV_COPY && !(rt.cfg.flags & MCONFIG_NO_FOLLOW);
+	char var[700], program[1024], preload[2048];
+	bool foreign = false;
+	const char *target = kind == EXEC_FD ? NULL : program_path(kind, path, program,
+								      sizeof(program));
+	/* A vfork or posix_spawn child shares its parent's memory (and its log's state, with the
+	 * parent's other threads running): it only gets the environment, which is on its stack. */
+	const char *why = (stopped || rt.active) && (target || kind == EXEC_FD)
+				  ? unmeasurable(target, fd, &foreign) : NULL;
+	if (why && stopped)
+		rt_log("warning: %s: %s: not measured", target ? target : "(fexecve)", why);
+	if (foreign && !stopped && rt.active) {
+		n = env_count(envp);
+		add_log = n < MAX_ENV_COPY;
+	}
 	char *with_log[add_log ? n + 2 : 1];
-	char var[700];
 	char *const *env = envp;
-	if (add_log && rt_log_env(var, sizeof(var))) {
+	if (add_log && (!stopped || rt_log_env(var, sizeof(var)))) {
 		size_t k = 0, prefix = sizeof(MCONFIG_ENV_LOG); /* NAME= */
-		for (size_t i = 0; i < n; i++)
-			if (strncmp(envp[i], MCONFIG_ENV_LOG "=", prefix))
-				with_log[k++] = envp[i];
-		with_log[k++] = var;
+		for (size_t i = 0; i < n; i++) {
+			if (!strncmp(envp[i], MCONFIG_ENV_LOG "=", prefix))
+				continue;
+			if (foreign && !strncmp(envp[i], "LD_PRELOAD=", 11) &&
+			    preload_without_us(envp[i] + 11, preload, sizeof(preload))) {
+				if (preload[11])
+					with_log[k++] = preload;
+				continue;
+			}
+			with_log[k++] = envp[i];
+		}
+		if (stopped)
+			with_log[k++] = var;
 		with_log[k] = NULL;
 		env = with_log;
 	}
