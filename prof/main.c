@@ -31,6 +31,7 @@ struct options {
 	bool no_struct;
 	bool thread_values;
 	bool stats;
+	bool force; /* replace an existing database */
 	int level;	   /* zstd level of summary.fdb */
 	int thread_level; /* and of threads.fdb: faster by default, it is most of the bytes */
 	char **struct_paths;
@@ -158,6 +159,7 @@ static void usage(FILE *f)
 		"      --compression=N    zstd level of the database, 0 (stored) to 19 (default: 3\n"
 		"                         for the summary, 1 for the per-thread values)\n"
 		"      --stats            print time, CPU per stage and peak memory at the end\n"
+		"      --force            replace an existing database at the output directory\n"
 		"  -h, --help             this help;  --version  the version\n"
 		"Exit status: 0 when every input was used, 1 when some was skipped (listed at the\n"
 		"end) or no database could be written, 2 for a usage error.\n");
@@ -338,7 +340,7 @@ static int publish(const char *tmp, const char *final)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_NO_STRUCT = 256, OPT_METRIC_DB, OPT_VERSION, OPT_LEVEL, OPT_STATS };
+	enum { OPT_NO_STRUCT = 256, OPT_METRIC_DB, OPT_VERSION, OPT_LEVEL, OPT_STATS, OPT_FORCE };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "jobs", required_argument, NULL, 'j' },
@@ -347,6 +349,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "metric-db", required_argument, NULL, OPT_METRIC_DB },
 		{ "compression", required_argument, NULL, OPT_LEVEL },
 		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
@@ -378,6 +381,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_NO_STRUCT: o->no_struct = true; break;
 		case OPT_STATS: o->stats = true; break;
+		case OPT_FORCE: o->force = true; break;
 		case OPT_METRIC_DB:
 			if (strcmp(optarg, "threads") == 0) {
 				o->thread_values = true;
@@ -505,6 +509,13 @@ int main(int argc, char **argv)
 				}
 				if (old >= 0)
 					close(old);
+				if (old >= 0 && !o.force) {
+					esc_printf(stderr, "prof: %s: a database is there already; prof "
+							"replaces one only with --force (or give -o "
+							"another name)\n", final);
+					status = 1;
+					break;
+				}
 				size_t n = strlen(final) + 32;
 				tmp = xmalloc(n);
 				snprintf(tmp, n, "%s.tmp-%ld", final, (long)getpid());

@@ -6,11 +6,13 @@
  */
 #include "compat.h"
 #include "batch.h"
+#include "dbfile.h"
 #include "error.h"
 #include "model.h"
 #include "tui.h"
 #include "xalloc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -74,6 +76,23 @@ static long parse_number(const char *opt, const char *s, long max)
 	if (!*s || *end || errno || v < 0 || v > max)
 		die(1, "%s: '%s' is not a number from 0 to %ld", opt, s, max);
 	return v;
+}
+
+/* Whether PATH is a directory of measurement files (measure's output) without a database. */
+static bool is_measurement_directory(const char *path)
+{
+	DIR *d = opendir(path);
+	if (!d)
+		return false;
+	bool database = false, measurements = false;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		database |= !strcmp(de->d_name, DBFILE_SUMMARY);
+		measurements |= n > 5 && !strcmp(de->d_name + n - 5, ".fthm");
+	}
+	closedir(d);
+	return measurements && !database;
 }
 
 int main(int argc, char **argv)
@@ -161,6 +180,9 @@ int main(int argc, char **argv)
 		die(1, optind == argc ? "no database given" : "one database only");
 	}
 	const char *database = argv[optind];
+	if (is_measurement_directory(database))
+		die(1, "%s: a measurement directory, not a database: run 'prof %s' first, then view "
+		       "the database it writes", database, database);
 	struct vm *vm = vm_open(database);
 	if (!vm)
 		die(1, "%s", fth_errmsg());

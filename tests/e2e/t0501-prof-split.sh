@@ -55,11 +55,17 @@ test_expect_success '-j1 and -j2 give identical databases' '
 	prof -j2 -o j2 split-measurements >/dev/null 2>&1 &&
 	cmp j1/summary.fdb j2/summary.fdb && cmp j1/threads.fdb j2/threads.fdb
 '
-test_expect_success 'an old database is replaced, anything else is not' '
-	prof -o db split-measurements >/dev/null 2>&1 && test -f db/summary.fdb &&
+test_expect_success 'an old database is kept and named without --force' '
+	cp db/summary.fdb before.fdb &&
+	! prof -o db split-measurements >/dev/null 2>err && cat err &&
+	grep -q "db: a database is there already; prof replaces one only with --force" err &&
+	cmp before.fdb db/summary.fdb && ! ls -d db.old-* db.tmp-* 2>/dev/null
+'
+test_expect_success '... replaced with --force, anything else is not' '
+	prof --force -o db split-measurements >/dev/null 2>&1 && test -f db/summary.fdb &&
 	! ls -d db.old-* db.tmp-* 2>/dev/null &&
 	mkdir notadb && : >notadb/keep &&
-	! prof -o notadb split-measurements >/dev/null 2>err &&
+	! prof --force -o notadb split-measurements >/dev/null 2>err &&
 	grep -q "notadb exists and is not a fathom database" err && test -f notadb/keep &&
 	! ls -d notadb.tmp-* 2>/dev/null
 '

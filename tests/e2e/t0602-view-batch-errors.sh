@@ -8,6 +8,9 @@
 test_expect_success 'setup' 'make-viewdb small db'
 test_expect_error 'no database' 1 "no database given" view --batch
 test_expect_error 'a missing database is named' 1 "nothere" view --batch nothere
+mkdir mdir && test-tool make-mfile mdir/a-1.fthm
+test_expect_error 'a measurement directory: run prof first' 1 \
+	"mdir: a measurement directory, not a database: run 'prof mdir' first" view --batch mdir
 test_expect_error 'bad --view' 1 "--view: 'sideways'" view --batch --view sideways db
 test_expect_error 'bad --format' 1 "--format: 'xml'" view --batch --format xml db
 test_expect_error 'bad --depth' 1 "--depth: 'x'" view --batch --depth x db
