@@ -39,6 +39,7 @@ static void usage(FILE *f)
 		"  --ascii                 ASCII line drawing and arrows\n"
 		"  --no-color              no colours (also when NO_COLOR is set)\n"
 		"  --no-mouse              do not take the mouse\n"
+		"  --no-demangle           C++ and Rust names as the binaries spell them\n"
 		"  --keys KEYS             keystrokes replayed at start-up (interactive)\n"
 		"  -h, --help              this help\n"
 		"      --version           the version\n");
@@ -46,7 +47,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_BATCH = 256, OPT_VIEW, OPT_FORMAT, OPT_METRIC, OPT_DEPTH, OPT_HOT_PATH, OPT_TOPDOWN,
-	OPT_SOURCE_PATH, OPT_THREAD, OPT_ASCII, OPT_NO_COLOR, OPT_NO_MOUSE, OPT_KEYS, OPT_VERSION
+	OPT_SOURCE_PATH, OPT_THREAD, OPT_ASCII, OPT_NO_COLOR, OPT_NO_MOUSE, OPT_NO_DEMANGLE, OPT_KEYS, OPT_VERSION
 };
 
 static const struct option options[] = {
@@ -62,6 +63,7 @@ static const struct option options[] = {
 	{ "ascii", no_argument, NULL, OPT_ASCII },
 	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 	{ "no-mouse", no_argument, NULL, OPT_NO_MOUSE },
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "keys", required_argument, NULL, OPT_KEYS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -98,7 +100,7 @@ static bool is_measurement_directory(const char *path)
 int main(int argc, char **argv)
 {
 	fth_progname = "view";
-	bool batch = false;
+	bool batch = false, no_demangle = false;
 	struct batch_options bo = { .view = VM_TOPDOWN, .format = BATCH_TEXT, .depth = UINT32_MAX };
 	struct tui_options to = { 0 };
 	const char **metric_names = NULL, **source_paths = NULL;
@@ -157,6 +159,9 @@ int main(int argc, char **argv)
 		case OPT_NO_COLOR:
 			to.no_color = true;
 			break;
+		case OPT_NO_DEMANGLE:
+			no_demangle = true;
+			break;
 		case OPT_NO_MOUSE:
 			to.no_mouse = true;
 			break;
@@ -186,6 +191,7 @@ int main(int argc, char **argv)
 	struct vm *vm = vm_open(database);
 	if (!vm)
 		die(1, "%s", fth_errmsg());
+	vm_set_demangle(vm, !no_demangle);
 	uint32_t *metrics = xcalloc(nmetric_names ? nmetric_names : 1, sizeof(uint32_t));
 	uint32_t nmetrics = 0;
 	for (size_t i = 0; i < nmetric_names; i++) {

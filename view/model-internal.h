@@ -124,6 +124,9 @@ struct vm {
 	uint32_t nvis_cache, avis_cache;
 	struct value_cache vcache;
 	bool *fn_nonzero; /* per function: a non-zero FLAT value */
+	char **fn_shown;  /* per function: its demangled name, made on first use, or NULL */
+	bool *fn_tried;	  /* per function: demangling was tried */
+	bool raw_names;	  /* vm_set_demangle(false): names as the binaries spell them */
 	char *error;	  /* the first reader error of the session, or NULL */
 	/* values */
 	struct vsrc sum;

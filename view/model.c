@@ -11,6 +11,7 @@
 #include "model-internal.h"
 #include "xalloc.h"
 
+#include <libiberty/demangle.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,11 +25,33 @@ const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+/* A C++ or Rust symbol as a person reads it (libiberty's demangler, as binutils uses), or
+ * NULL when NAME is not a mangled name. */
+static char *demangle(const char *name)
+{
+	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
+		return NULL;
+	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+}
+
 const char *fn_name(const struct vm *vm, uint32_t function)
 {
 	if (function >= vm->db.nfunctions)
 		return "";
-	return dbfile_str(&vm->db, vm->db.functions[function].name);
+	const char *name = dbfile_str(&vm->db, vm->db.functions[function].name);
+	if (vm->raw_names || !vm->fn_tried)
+		return name;
+	if (!vm->fn_tried[function]) {
+		vm->fn_tried[function] = true;
+		vm->fn_shown[function] = demangle(name);
+	}
+	return vm->fn_shown[function] ? vm->fn_shown[function] : name;
+}
+
+void vm_set_demangle(struct vm *vm, bool demangle_names)
+{
+	vm->raw_names = !demangle_names;
+	vm->gen++;
 }
 
 /* ---- reader access ---- */
@@ -169,6 +192,8 @@ struct vm *vm_open(const char *dir)
 	/* The functions that the bottom-up and flat views show. */
 	uint32_t nf = vm->db.nfunctions;
 	vm->fn_nonzero = xcalloc((size_t)nf + 1, sizeof(bool));
+	vm->fn_shown = xcalloc((size_t)nf + 1, sizeof(char *));
+	vm->fn_tried = xcalloc((size_t)nf + 1, sizeof(bool));
 	for (uint32_t f = 0; f < nf && f < vm->db.flat.nrows; f++)
 		for (uint32_t j = vm->db.flat.start[f]; j < vm->db.flat.start[f + 1]; j++)
 			if (vm->db.flat.incl[j] != 0 || vm->db.flat.excl[j] != 0)
@@ -203,6 +228,10 @@ void vm_close(struct vm *vm)
 	hmap_release(&vm->vcache.slot);
 	free(vm->vcache.vals);
 	free(vm->fn_nonzero);
+	for (uint32_t f = 0; vm->fn_shown && f < vm->db.nfunctions; f++)
+		free(vm->fn_shown[f]);
+	free(vm->fn_shown);
+	free(vm->fn_tried);
 	free(vm->error);
 	tree_release_aggregates(vm);
 	tree_release(&vm->bu);

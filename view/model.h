@@ -124,6 +124,8 @@ struct vm_sort {
 	bool by_name;
 };
 void vm_set_sort(struct vm *vm, const struct vm_sort *sort);
+/* Show C++ and Rust names demangled (the default) or as the binaries spell them. */
+void vm_set_demangle(struct vm *vm, bool demangle_names);
 struct vm_sort vm_get_sort(const struct vm *vm);
 
 /* Expansion. */
