@@ -11,6 +11,7 @@
  * loader prints no error into the program's output.
  */
 #include "compat.h"
+#include "elfprog.h"
 #include "runtime.h"
 
 #include <dlfcn.h>
@@ -100,17 +101,8 @@ static const char *unmeasurable(const char *path, int fd, bool *foreign)
 	} else if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
 		   ((st.st_mode & S_ISGID) && st.st_gid != getegid())) {
 		why = "set-user-ID or set-group-ID (its loader ignores LD_PRELOAD)";
-	} else {
-		bool interp = false;
-		for (int i = 0; i < eh.e_phnum && i < 64 && !interp; i++) {
-			Elf64_Phdr ph;
-			if (pread(f, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
-			    (ssize_t)sizeof(ph))
-				break;
-			interp = ph.p_type == PT_INTERP;
-		}
-		if (!interp)
-			why = "statically linked (no loader to preload measure's library)";
+	} else if (!elf_has_interp(f, &eh)) {
+		why = "statically linked (no loader to preload measure's library)";
 	}
 	if (own >= 0)
 		close(own);

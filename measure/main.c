@@ -10,6 +10,7 @@
 #include "escape.h"
 #include "buf.h"
 #include "config.h"
+#include "elfprog.h"
 #include "error.h"
 #include "events.h"
 #include "input.h"
@@ -122,19 +123,10 @@ static int check_program(const char *path)
 		rc = fth_error("%s: not an ELF executable or script", path);
 	} else if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
 		rc = fth_error("%s: not an x86-64 program; this measure is built for x86-64", path);
-	} else {
-		bool interp = false;
-		for (int i = 0; i < eh.e_phnum && !interp; i++) {
-			Elf64_Phdr ph;
-			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
-			    (ssize_t)sizeof(ph))
-				break;
-			interp = ph.p_type == PT_INTERP;
-		}
-		if (!interp)
-			rc = fth_error("%s: statically linked; measure injects itself with LD_PRELOAD, "
-				       "which needs a dynamically linked program (relink without "
-				       "-static)", path);
+	} else if (!elf_has_interp(fd, &eh)) {
+		rc = fth_error("%s: statically linked; measure injects itself with LD_PRELOAD, "
+			       "which needs a dynamically linked program (relink without -static)",
+			       path);
 	}
 	close(fd);
 	return rc;
