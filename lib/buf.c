@@ -121,7 +121,7 @@ void buf_add_escaped(struct buf *b, const char *s, size_t n)
 				 * \xNN, each byte, as for the controls below */
 				uint32_t cp;
 				size_t len = utf8_decode((const unsigned char *)s + i, n - i, &cp);
-				if (len && cp >= 0xa0 && cp != 0x2028 && cp != 0x2029 && cp != 0xfeff) {
+				if (len && !utf8_invisible(cp)) {
 					buf_add(b, s + i, len);
 					i += len - 1;
 					break;

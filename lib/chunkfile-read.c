@@ -83,7 +83,7 @@ int cf_open(struct cf_reader *r, const char *path, const char magic[8], const ch
 				 path, r->size ? "too short for its magic number" : "empty",
 				 (unsigned long long)r->size, kind), open_fail(r);
 	if (pread_all(r->fd, h, 8, 0) < 0 || memcmp(h, magic, 8) != 0) {
-		if (r->size >= 8 && memcmp(h, "FTHM", 4) == 0)
+		if (memcmp(h, "FTHM", 4) == 0)
 			return fth_error("%s: not a %s (it is a fathom '%.8s' file)", path, kind,
 					 (const char *)h), open_fail(r);
 		return fth_error("%s: not a %s (wrong magic number)", path, kind), open_fail(r);

@@ -35,11 +35,10 @@ size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 	return len;
 }
 
-/* Code points a terminal may act on or that change how text reads: C1 controls (U+0080 to
- * U+009F act like ESC sequences on some terminals), line and paragraph separators, BOM. */
-static bool invisible(uint32_t cp)
+bool utf8_invisible(uint32_t cp)
 {
-	return cp < 0xa0 || cp == 0x2028 || cp == 0x2029 || cp == 0xfeff;
+	return cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || cp == 0x2028 || cp == 0x2029 ||
+	       cp == 0xfeff;
 }
 
 void esc_terminal(struct buf *out, const char *str, size_t n, unsigned flags)
@@ -59,7 +58,7 @@ void esc_terminal(struct buf *out, const char *str, size_t n, unsigned flags)
 		}
 		uint32_t cp = 0;
 		size_t len = c >= 0x80 ? utf8_decode(s + i, n - i, &cp) : 0;
-		if (len && !invisible(cp) && (flags & ESC_UTF8))
+		if (len && !utf8_invisible(cp) && (flags & ESC_UTF8))
 			buf_add(out, s + i, len);
 		else if (len)
 			buf_printf(out, "\\u{%x}", (unsigned)cp);
@@ -96,7 +95,7 @@ void esc_json(struct buf *out, const char *str, size_t n)
 		if (!len) {
 			buf_printf(out, "\\u%04x", 0xdc00u + c); /* surrogateescape */
 			i++;
-		} else if (invisible(cp)) {
+		} else if (utf8_invisible(cp)) {
 			buf_printf(out, "\\u%04x", (unsigned)cp);
 			i += len;
 		} else {

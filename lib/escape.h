@@ -18,6 +18,11 @@
  * it is not valid (overlong, a surrogate, past U+10FFFF, cut short). */
 size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 
+/* Whether code point CP is one a terminal may act on or that changes how text reads: C0 and C1
+ * controls (U+0080 to U+009F act like ESC sequences on some terminals), DEL, the line and
+ * paragraph separators, the byte-order mark.  Such code points are always escaped. */
+bool utf8_invisible(uint32_t cp);
+
 /* How esc_terminal() writes what it keeps. */
 #define ESC_UTF8 0x1   /* valid UTF-8 (U+00A0 and up) passes; otherwise it becomes \u{...} */
 #define ESC_LAYOUT 0x2 /* newlines and tabs pass (messages); otherwise they become \n, \t */

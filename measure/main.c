@@ -354,16 +354,24 @@ static FILE *open_log(int dirfd, const char *name)
 	return f;
 }
 
-/* Count the measurement files in DIRFD of the processes whose logs read_logs() found (regular
- * files of this user), whatever their logs say: a log may be cut short. */
-static void count_files(int dirfd, struct summary *s)
+/* The entries of DIRFD from the first on, through a descriptor of its own (closedir() closes
+ * it, not DIRFD), or NULL.  Duplicates share DIRFD's offset: each reading rewinds. */
+static DIR *read_dir(int dirfd)
 {
 	int fd = dup(dirfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d && fd >= 0)
 		close(fd);
 	if (d)
-		rewinddir(d); /* the descriptor's offset is shared with read_logs()' */
+		rewinddir(d);
+	return d;
+}
+
+/* Count the measurement files in DIRFD of the processes whose logs read_logs() found (regular
+ * files of this user), whatever their logs say: a log may be cut short. */
+static void count_files(int dirfd, struct summary *s)
+{
+	DIR *d = read_dir(dirfd);
 	buf_addch(&s->pids, '\0');
 	const char *pids = (const char *)s->pids.data;
 	struct dirent *de;
@@ -401,10 +409,7 @@ static void count_files(int dirfd, struct summary *s)
  */
 static void read_logs(int dirfd, const char *host, struct summary *s)
 {
-	int fd = dup(dirfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d && fd >= 0)
-		close(fd);
+	DIR *d = read_dir(dirfd);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		size_t n = strlen(de->d_name);
