@@ -15,12 +15,15 @@ raw_free() {
 
 test_expect_success 'setup: a program named, built and written with control bytes' '
 	cat >evil.c <<-\PROGRAM &&
+	#include <time.h>
 	static volatile double sink;
 	void evil(void) __asm__("\"evil\033]0;pwned\007\302\233" "31m\"");
 	__attribute__((noinline)) void evil(void)
 	{
-		for (long i = 0; i < 40000000; i++)
-			sink += i * 0.5;
+		/* 0.3 s of CPU time, on any machine: it is sampled */
+		while (clock() < CLOCKS_PER_SEC * 3 / 10)
+			for (long i = 0; i < 100000; i++)
+				sink += i * 0.5;
 	}
 	void run_evil(void) { evil(); }
 	PROGRAM

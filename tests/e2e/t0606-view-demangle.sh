@@ -6,6 +6,7 @@
 
 command -v g++ >/dev/null 2>&1 || skip_all "no g++ to build the C++ test program"
 cat >p.cc <<'PROGRAM'
+#include <ctime>
 namespace geo {
 struct Circle {
 	double r;
@@ -20,7 +21,14 @@ double geo::Circle::area(long n) const
 		s += r * r * 3.14159 * (double)(i & 7);
 	return s;
 }
-int main() { geo::Circle c{2.0}; sink = c.area(40000000); return 0; }
+int main()
+{
+	geo::Circle c{2.0};
+	/* 0.3 s of CPU time in area(), whatever the machine's speed: it is sampled */
+	while (std::clock() < CLOCKS_PER_SEC * 3 / 10)
+		sink += c.area(100000);
+	return 0;
+}
 PROGRAM
 # No -g: the names come from the symbol table, mangled.
 test_expect_success 'setup: a C++ program measured' '
