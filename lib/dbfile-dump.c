@@ -328,6 +328,10 @@ int dbfile_dump(struct dbfile *db, struct buf *out, bool threads)
 		buf_addstr(out, " " n);
 	DBFILE_FLAGS(X)
 #undef X
+	for (uint32_t i = 0; i < db->nnotes; i++) {
+		buf_addstr(out, "\nnote ");
+		add_str(out, db->notes[i]);
+	}
 	buf_printf(out, "\nmodules %u\n", db->nmodules);
 	for (uint32_t i = 0; i < db->nmodules; i++) {
 		const struct dbfile_module *m = &db->modules[i];

@@ -23,8 +23,11 @@
 #include <unistd.h>
 #include <zstd.h>
 
+/* Notes in INFO at most (what prof could not do: a handful). */
+#define MAX_NOTES 4096
+
 enum { INFO_PROGRAM = 1, INFO_FLAGS = 2, INFO_GROUP = 3, INFO_BLOCK = 4, INFO_NCONTEXTS = 5,
-       INFO_NSUM = 6, INFO_LIST_BLOCK = 7 };
+       INFO_NSUM = 6, INFO_LIST_BLOCK = 7, INFO_NOTE = 8 };
 enum { MODS_PATH = 1, MODS_BUILD_ID = 2, MODS_FLAGS = 3 };
 enum { METR_NAME = 1, METR_DESCRIPTION, METR_UNIT, METR_RATE_KIND, METR_RATE, METR_FLAGS,
        METR_PARENT, METR_THRESHOLD, METR_FORMULA, METR_KIND, METR_ENABLED, METR_RUNNING,
@@ -165,6 +168,16 @@ static int read_info(struct cf_reader *r, struct dbfile *db, uint32_t *list_bloc
 				db->nsum = v;
 			else
 				*list_block = (uint32_t)v;
+		} else if (f == INFO_NOTE) {
+			char *note = NULL;
+			if (db->nnotes >= MAX_NOTES) {
+				cf_stream_error(&s, "more than %u notes", MAX_NOTES);
+				goto fail;
+			}
+			if (get_str(&s, wire, &note) < 0)
+				goto fail;
+			db->notes = xreallocarray(db->notes, db->nnotes + 1, sizeof(char *));
+			db->notes[db->nnotes++] = note;
 		} else if (cf_skip_field(&s, wire) < 0) {
 			goto fail;
 		}
@@ -1598,6 +1611,9 @@ int dbfile_open(const char *dir, struct dbfile *db)
 void dbfile_close(struct dbfile *db)
 {
 	free(db->program);
+	for (uint32_t i = 0; i < db->nnotes; i++)
+		free(db->notes[i]);
+	free(db->notes);
 	for (uint32_t i = 0; i < db->nstrings; i++)
 		free(db->strings[i]);
 	free(db->strings);

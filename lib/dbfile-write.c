@@ -24,7 +24,7 @@
 
 /* Field numbers of the tagged records (doc/formats.md 8.x). */
 enum { INFO_PROGRAM = 1, INFO_FLAGS = 2, INFO_GROUP = 3, INFO_BLOCK = 4, INFO_NCONTEXTS = 5,
-       INFO_NSUM = 6, INFO_LIST_BLOCK = 7 };
+       INFO_NSUM = 6, INFO_LIST_BLOCK = 7, INFO_NOTE = 8 };
 enum { TINF_NTHREADS = 1, TINF_GROUP = 2, TINF_BLOCK = 3, TINF_NCONTEXTS = 4, TINF_LEVEL = 5 };
 enum { MODS_PATH = 1, MODS_BUILD_ID = 2, MODS_FLAGS = 3 };
 enum { METR_NAME = 1, METR_DESCRIPTION, METR_UNIT, METR_RATE_KIND, METR_RATE, METR_FLAGS,
@@ -524,7 +524,12 @@ static int write_info(struct cf_writer *w, const struct dbfile *db, const struct
 	    cf_field_varint(w, INFO_BLOCK, d->block) < 0 ||
 	    cf_field_varint(w, INFO_NCONTEXTS, d->n) < 0 ||
 	    cf_field_varint(w, INFO_NSUM, d->nsum) < 0 ||
-	    cf_field_varint(w, INFO_LIST_BLOCK, d->list_block) < 0 || cf_record_end(w) < 0)
+	    cf_field_varint(w, INFO_LIST_BLOCK, d->list_block) < 0)
+		return -1;
+	for (uint32_t i = 0; i < db->nnotes; i++)
+		if (cf_field_str(w, INFO_NOTE, db->notes[i]) < 0)
+			return -1;
+	if (cf_record_end(w) < 0)
 		return -1;
 	return cf_chunk_end(w);
 }

@@ -23,7 +23,7 @@
 
 #define DBFILE_MAGIC "FTHMDBSE"
 #define DBFILE_MAJOR 3
-#define DBFILE_MINOR 0
+#define DBFILE_MINOR 1
 #define DBFILE_SUMMARY "summary.fdb"
 #define DBFILE_THREADS "threads.fdb"
 /* The per-thread values as the writer was given them, until summary.fdb is written. */
@@ -209,6 +209,8 @@ struct dbfile {
 	uint16_t major, minor;
 	char *program; /* owned */
 	uint32_t flags; /* enum dbfile_flag */
+	uint32_t nnotes;
+	char **notes; /* owned: what prof could not do ("kernel frames are shown by address...") */
 	uint32_t nstrings;
 	char **strings; /* owned */
 	uint32_t nmodules;

@@ -369,7 +369,7 @@ static void remember_call(struct rt_sync *s, struct recent_call *set, uint64_t r
 	s->recent_mru = (s->recent_mru & ~(1u << which)) | ((uint32_t)(r - set) << which);
 }
 
-uint32_t rt_sync_context(struct mthread *t, const void *callee, uint64_t ra, uint64_t cfa)
+static uint32_t sync_context(struct mthread *t, const void *callee, uint64_t ra, uint64_t cfa)
 {
 	struct rt_sync *s = state_of(t);
 	if (!s)
@@ -399,6 +399,14 @@ uint32_t rt_sync_context(struct mthread *t, const void *callee, uint64_t ra, uin
 		return leaf;
 	}
 	return full_context(t, s, callee, ra, cfa);
+}
+
+uint32_t rt_sync_context(struct mthread *t, const void *callee, uint64_t ra, uint64_t cfa)
+{
+	uint32_t leaf = sync_context(t, callee, ra, cfa);
+	if (leaf != UINT32_MAX)
+		t->calls++; /* for the log's summary: "N calls recorded" */
+	return leaf;
 }
 
 /* The call path unwound in full, from this frame: measure's frames are dropped. */

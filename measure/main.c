@@ -14,6 +14,8 @@
 #include "error.h"
 #include "events.h"
 #include "input.h"
+#include "ksyms.h"
+#include "mfile.h"
 #include "tables.h"
 #include "userdir.h"
 #include "xalloc.h"
@@ -327,10 +329,12 @@ static void forward_signal(int sig)
 
 struct summary {
 	unsigned long long processes, files, taken, recorded, dropped, partial, errors, cpu_ns;
+	unsigned long long calls; /* of the synchronous sources (IO, MEMLEAK) */
 	unsigned long long found; /* measurement files of this run's processes in the directory */
 	struct buf problems;
 	struct buf warnings; /* the distinct warning lines seen */
 	struct buf pids; /* "-HOST-PID\n" of each log of this run (HOST-PID ends its name) */
+	struct buf names; /* the names of those thread files, each ending in '\0' */
 };
 
 /* This launcher's run, as the first line of each of its processes' logs says it. */
@@ -393,6 +397,7 @@ static void count_files(int dirfd, struct summary *s)
 			size_t k = (size_t)(end - p);
 			if (k <= base && !memcmp(de->d_name + base - k, p, k)) {
 				s->found++;
+				buf_add(&s->names, de->d_name, n + 1);
 				break;
 			}
 			p = end + 1;
@@ -434,10 +439,11 @@ static void read_logs(int dirfd, const char *host, struct summary *s)
 			buf_printf(&s->pids, "-%s-%.*s\n", host, (int)digits, pid_at + 1);
 		}
 		while (fgets(line, sizeof(line), f)) {
-			unsigned long long v[7] = { 0 };
+			unsigned long long v[8] = { 0 };
 			if (sscanf(line, "summary: samples taken %llu recorded %llu dropped %llu "
-					 "partial %llu files %llu errors %llu cpu_ns %llu",
-				   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]) >= 6) {
+					 "partial %llu files %llu errors %llu cpu_ns %llu calls %llu",
+				   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) >= 6) {
+				s->calls += v[7];
 				s->taken += v[0];
 				s->recorded += v[1];
 				s->dropped += v[2];
@@ -466,6 +472,67 @@ static void read_logs(int dirfd, const char *host, struct summary *s)
 	}
 	if (d)
 		closedir(d);
+}
+
+/*
+ * Save the /proc/kallsyms entries that cover the kernel addresses this run's thread files
+ * sampled, as DIR/kernel-HOST-PID.ksyms, so that prof can name kernel frames later and
+ * elsewhere (the addresses move with every boot).  Where the kernel hides its addresses, the
+ * file says so and so does this.
+ */
+static void save_kernel_symbols(int dirfd, const char *dir, const char *host,
+				const struct summary *s)
+{
+	uint64_t *addrs = NULL;
+	size_t naddrs = 0, aaddrs = 0;
+	struct ksyms k;
+	memset(&k, 0, sizeof(k));
+	for (const char *name = (const char *)s->names.data;
+	     name < (const char *)s->names.data + s->names.len; name += strlen(name) + 1) {
+		struct buf path = BUF_INIT;
+		buf_printf(&path, "%s/%s", dir, name);
+		struct mfile m;
+		int rc = mfile_read((const char *)path.data, &m);
+		buf_release(&path);
+		if (rc < 0)
+			continue; /* prof will say what is wrong with it */
+		for (uint32_t i = 0; i < m.cct.nnodes; i++) {
+			uint32_t mod = m.cct.module[i];
+			if (mod >= m.nmodules || strcmp(m.modules[mod].path, "[kernel.kallsyms]"))
+				continue;
+			const struct mfile_module *km = &m.modules[mod];
+			if (!k.build_id_len && km->build_id_len <= KSYMS_MAX_BUILD_ID) {
+				memcpy(k.build_id, km->build_id, km->build_id_len);
+				k.build_id_len = km->build_id_len;
+			}
+			ALLOC_GROW(addrs, naddrs + 1, aaddrs);
+			/* a return address (a frame) is in the function of the call before it */
+			addrs[naddrs++] = m.cct.offset[i] - (m.cct.kind[i] == MFILE_NODE_FRAME);
+		}
+		mfile_release(&m);
+	}
+	if (!naddrs)
+		return;
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char why[512] = "";
+	if (!f)
+		fth_format(why, sizeof(why), "/proc/kallsyms: %s", strerror(errno));
+	else if (ksyms_from_kallsyms(f, addrs, naddrs, &k) < 0)
+		fth_format(why, sizeof(why), "%s", fth_errmsg());
+	if (f)
+		fclose(f);
+	if (why[0])
+		k.hidden = xstrdup(why);
+	free(addrs);
+	k.host = xstrdup(host);
+	char name[128];
+	fth_format(name, sizeof(name), "kernel-%s-%d%s", host, (int)getpid(), KSYMS_SUFFIX);
+	if (ksyms_write(dirfd, name, &k) < 0)
+		warn("%s/%s", dir, fth_errmsg());
+	else if (k.hidden)
+		esc_printf(stderr, "measure: kernel frames were sampled, but their functions cannot "
+				"be named: %s; they will be shown by address\n", k.hidden);
+	ksyms_release(&k);
 }
 
 int main(int argc, char **argv)
@@ -677,8 +744,12 @@ int main(int argc, char **argv)
 	buf_init(&s.problems);
 	buf_init(&s.warnings);
 	buf_init(&s.pids);
+	buf_init(&s.names);
 	read_logs(outfd, host, &s);
 	count_files(outfd, &s);
+	if (kernel)
+		save_kernel_symbols(outfd, absdir, host, &s);
+	buf_release(&s.names);
 	esc_write(stderr, s.problems.data, s.problems.len);
 	buf_release(&s.warnings);
 	buf_release(&s.pids);
@@ -689,12 +760,19 @@ int main(int argc, char **argv)
 	s.files = s.found;
 	if (s.files == 0)
 		esc_printf(stderr, "measure: no measurement file was written to %s\n", absdir);
-	else
+	else if (s.taken || !s.calls)
 		esc_printf(stderr, "measure: %llu process%s, %llu thread file%s, %llu samples (%llu "
-				"recorded, %llu dropped, %llu partial call paths) over %.3f s of CPU "
-				"time%s in %s\n",
+				"recorded, %llu dropped, %llu partial call paths)%s%.0llu%s over %.3f "
+				"s of CPU time%s in %s\n",
 			s.processes, s.processes == 1 ? "" : "es", s.files, s.files == 1 ? "" : "s",
-			s.taken, s.recorded, s.dropped, s.partial, (double)s.cpu_ns / 1e9,
+			s.taken, s.recorded, s.dropped, s.partial, s.calls ? " and " : "", s.calls,
+			s.calls ? " calls recorded" : "", (double)s.cpu_ns / 1e9,
+			s.errors ? ", with errors (see the logs)" : "", absdir);
+	else
+		esc_printf(stderr, "measure: %llu process%s, %llu thread file%s, %llu calls recorded "
+				"over %.3f s of CPU time%s in %s\n",
+			s.processes, s.processes == 1 ? "" : "es", s.files, s.files == 1 ? "" : "s",
+			s.calls, (double)s.cpu_ns / 1e9,
 			s.errors ? ", with errors (see the logs)" : "", absdir);
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);

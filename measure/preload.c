@@ -323,12 +323,13 @@ void rt_finish_process(const char *reason)
 	/* The last lines in one write. */
 	rt_log("%sprocess %d ended (%s); unwind tables %zu bytes (%u built, %u shared%s)\n"
 	       "summary: samples taken %llu recorded %llu dropped %llu partial %llu files %llu "
-	       "errors %llu cpu_ns %llu", unwritten, (int)rt.pid, reason, bytes, built, mapped,
-	       from_parent, (unsigned long long)rt.taken, (unsigned long long)rt.recorded,
+	       "errors %llu cpu_ns %llu calls %llu", unwritten, (int)rt.pid, reason, bytes, built,
+	       mapped, from_parent, (unsigned long long)rt.taken, (unsigned long long)rt.recorded,
 	       (unsigned long long)rt.dropped, (unsigned long long)rt.partial,
 	       (unsigned long long)rt.files, (unsigned long long)rt.errors,
-	       (unsigned long long)rt.cpu_ns);
+	       (unsigned long long)rt.cpu_ns, (unsigned long long)rt.calls);
 	rt.files = rt.errors = rt.taken = rt.recorded = rt.dropped = rt.partial = rt.unwritten = 0;
+	rt.calls = 0;
 	rt.cpu_ns = 0;
 	rt.active = false;
 }

@@ -97,6 +97,7 @@ struct mthread {
 	uint32_t walk_n, walk_reusable, walk_modules;
 	/* statistics */
 	uint64_t taken, recorded, partial, drops[RT_DROP_COUNT];
+	uint64_t calls; /* calls of the synchronous sources (IO, MEMLEAK) recorded */
 	/* partial walks that stopped in a table mapped from the run's table directory, and the
 	 * module of the last one */
 	uint64_t partial_shared;
@@ -124,7 +125,7 @@ struct runtime {
 	int cputime_event; /* the CPUTIME event sampled by the task clock (sampler.c), or -1 */
 	struct mthread *_Atomic threads;
 	_Atomic uint32_t next_index;
-	_Atomic uint64_t files, errors, taken, recorded, dropped, partial;
+	_Atomic uint64_t files, errors, taken, recorded, dropped, partial, calls;
 	_Atomic uint64_t partial_shared; /* of the threads written (struct mthread) */
 	_Atomic uint32_t partial_shared_module;
 	_Atomic uint64_t cpu_ns; /* of the threads written */

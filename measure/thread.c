@@ -215,6 +215,7 @@ void rt_thread_end(struct mthread *t, const char *reason)
 	rt.taken += t->taken;
 	rt.recorded += t->recorded;
 	rt.partial += t->partial;
+	rt.calls += t->calls;
 	if (t->partial_shared) {
 		rt.partial_shared += t->partial_shared;
 		rt.partial_shared_module = t->partial_shared_module;

@@ -432,6 +432,11 @@ int main(int argc, char **argv)
 			problem_add(&probs, fth_errmsg());
 
 	struct structs *ss = structs_new(true);
+	for (int i = optind; i < argc; i++) {
+		struct stat st;
+		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
+			structs_add_kernel_symbols(ss, argv[i], &probs);
+	}
 	if (!o.no_struct) {
 		for (int i = optind; i < argc; i++) {
 			struct stat st;
@@ -610,6 +615,10 @@ int main(int argc, char **argv)
 		status = 1;
 	} else if (status == 0) {
 		unifier_finish(u, &db, program);
+		/* What is missing from the database, for view's information too. */
+		db.notes = xcalloc(probs.nnotes + 1, sizeof(char *));
+		for (size_t i = 0; i < probs.nnotes; i++)
+			db.notes[db.nnotes++] = xstrdup(probs.notes[i]);
 		if (!o.thread_values)
 			db.flags |= DBFILE_FLAG_NO_THREADS;
 		db.thread_group = dbfile_thread_group((uint32_t)nfiles);

@@ -34,6 +34,7 @@ struct scope {
 };
 
 struct structs;
+struct ksyms;
 struct structs *structs_new(bool use_dwarf);
 void structs_free(struct structs *ss);
 /* Load every structure file (*.fthst) in DIR; bad files are reported in P and skipped. */
@@ -41,6 +42,10 @@ void structs_add_dir(struct structs *ss, const char *dir, bool quiet_missing,
 		     struct prof_problems *p);
 /* Load one structure file. */
 int structs_add_file(struct structs *ss, const char *path);
+/* Load the kernel symbols files (*.ksyms) that measure saved in measurement directory DIR. */
+void structs_add_kernel_symbols(struct structs *ss, const char *dir, struct prof_problems *p);
+/* The name given to the code of a module that no symbol covers ("<unknown function>"). */
+extern const char structs_unknown_function[];
 
 /* A module of the unified load map, with what is known of its structure. */
 struct module_info {
@@ -51,6 +56,8 @@ struct module_info {
 	void *elf;	  /* fallback symbols and lines, or NULL */
 	bool tried;	  /* the fallback was attempted */
 	bool loops;
+	bool kernel;	  /* "[kernel.kallsyms]": addresses are the kernel's own */
+	const struct ksyms *ksyms; /* its symbols, or NULL */
 };
 /* Attach structure to M: a structure file when one matches, else the fallback. */
 void structs_attach(struct structs *ss, struct module_info *m, struct prof_problems *p);

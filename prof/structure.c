@@ -9,6 +9,7 @@
 #include "prof.h"
 #include "error.h"
 #include "input.h"
+#include "ksyms.h"
 #include "sfile.h"
 #include "xalloc.h"
 
@@ -28,7 +29,12 @@ struct structs {
 	char **paths;
 	size_t n, alloc;
 	bool use_dwarf;
+	struct ksyms *kernels; /* one per kernel (build-id): the symbols measure saved */
+	size_t nkernels, akernels;
 };
+
+/* The name of a function that no symbol or DWARF names: one per module. */
+const char structs_unknown_function[] = "<unknown function>";
 
 struct symbol {
 	uint64_t lo, hi; /* hi == lo: size unknown */
@@ -74,6 +80,9 @@ void structs_free(struct structs *ss)
 	}
 	free(ss->files);
 	free(ss->paths);
+	for (size_t i = 0; i < ss->nkernels; i++)
+		ksyms_release(&ss->kernels[i]);
+	free(ss->kernels);
 	free(ss);
 }
 
@@ -127,6 +136,53 @@ void structs_add_dir(struct structs *ss, const char *dir, bool quiet_missing,
 		snprintf(path, len, "%s/%s", dir, names[i]);
 		if (structs_add_file(ss, path) < 0)
 			problem_add(p, fth_errmsg());
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+}
+
+void structs_add_kernel_symbols(struct structs *ss, const char *dir, struct prof_problems *p)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return; /* said by the reading of its measurement files */
+	char **names = NULL;
+	size_t n = 0, alloc = 0;
+	struct dirent *e;
+	size_t suffix = strlen(KSYMS_SUFFIX);
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len > suffix && strcmp(e->d_name + len - suffix, KSYMS_SUFFIX) == 0) {
+			ALLOC_GROW(names, n + 1, alloc);
+			names[n++] = xstrdup(e->d_name);
+		}
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), cmp_name);
+	for (size_t i = 0; i < n; i++) {
+		char *path = xpath_join(dir, names[i]);
+		struct ksyms k;
+		if (ksyms_read(path, &k) < 0) {
+			problem_add(p, fth_errmsg());
+		} else {
+			size_t j = 0;
+			while (j < ss->nkernels && (ss->kernels[j].build_id_len != k.build_id_len ||
+						    memcmp(ss->kernels[j].build_id, k.build_id,
+							   k.build_id_len)))
+				j++;
+			if (j == ss->nkernels) {
+				ALLOC_GROW(ss->kernels, ss->nkernels + 1, ss->akernels);
+				ss->kernels[ss->nkernels++] = k;
+			} else {
+				ksyms_merge(&ss->kernels[j], &k);
+				if (!k.n && k.hidden && !ss->kernels[j].hidden && !ss->kernels[j].n) {
+					ss->kernels[j].hidden = k.hidden;
+					k.hidden = NULL;
+				}
+				ksyms_release(&k);
+			}
+		}
 		free(path);
 		free(names[i]);
 	}
@@ -284,6 +340,29 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* The kernel's symbols that measure saved, matched by build-id (or the only ones, without). */
+static void attach_kernel(struct structs *ss, struct module_info *m, struct prof_problems *p)
+{
+	const struct ksyms *k = NULL;
+	for (size_t i = 0; i < ss->nkernels && !k; i++)
+		if (ss->kernels[i].build_id_len == m->build_id_len &&
+		    !memcmp(ss->kernels[i].build_id, m->build_id, m->build_id_len))
+			k = &ss->kernels[i];
+	if (!k && !m->build_id_len && ss->nkernels == 1)
+		k = &ss->kernels[0];
+	m->ksyms = k && k->n ? k : NULL;
+	if (m->ksyms)
+		return;
+	char msg[1024];
+	if (k && k->hidden)
+		snprintf(msg, sizeof(msg), "kernel frames are shown by address: when measured, %s",
+			 k->hidden);
+	else
+		snprintf(msg, sizeof(msg), "kernel frames are shown by address: no kernel symbols "
+					   "were saved with the measurements for this kernel");
+	note_add(p, msg);
+}
+
 void structs_attach(struct structs *ss, struct module_info *m, struct prof_problems *p)
 {
 	char msg[1024];
@@ -313,7 +392,11 @@ void structs_attach(struct structs *ss, struct module_info *m, struct prof_probl
 			problem_add(p, msg);
 		}
 	}
-	/* "[kernel.kallsyms]", "[vdso]": not files; their samples are shown by address. */
+	if (m->kernel) {
+		attach_kernel(ss, m, p);
+		return;
+	}
+	/* "[vdso]" and the like: not files; their samples are shown by address. */
 	if (m->path[0] != '[')
 		m->elf = elfinfo_open(ss, m, p);
 }
@@ -342,12 +425,28 @@ static const struct symbol *find_symbol(const struct elfinfo *ei, uint64_t a)
 	return s;
 }
 
-static size_t resolve_elf(struct elfinfo *ei, uint64_t addr, bool is_call, struct scope *out)
+/* ADDR's function from symbols alone (the kernel's, or a binary's): one unknown function per
+ * module where none has it, so that every sample is in some function. */
+static size_t resolve_symbols(const struct module_info *m, uint64_t addr, bool is_call,
+			      struct scope *out)
 {
-	size_t n = 0;
-	const struct symbol *s = ei ? find_symbol(ei, addr) : NULL;
-	if (s)
-		out[n++] = (struct scope){ .kind = DBFILE_FUNCTION, .name = s->name, .addr = s->lo };
+	const struct ksym *k = m && m->ksyms ? ksyms_find(m->ksyms, addr) : NULL;
+	const struct symbol *s = !k && m && m->elf ? find_symbol(m->elf, addr) : NULL;
+	if (k)
+		out[0] = (struct scope){ .kind = DBFILE_FUNCTION, .name = k->name, .addr = k->start };
+	else if (s)
+		out[0] = (struct scope){ .kind = DBFILE_FUNCTION, .name = s->name, .addr = s->lo };
+	else
+		out[0] = (struct scope){ .kind = DBFILE_FUNCTION, .name = structs_unknown_function };
+	out[1] = (struct scope){ .kind = is_call ? DBFILE_CALL : DBFILE_LINE, .addr = addr };
+	return 2;
+}
+
+static size_t resolve_elf(const struct module_info *m, uint64_t addr, bool is_call,
+			  struct scope *out)
+{
+	struct elfinfo *ei = m ? m->elf : NULL;
+	size_t n = resolve_symbols(m, addr, is_call, out) - 1;
 	struct scope leaf = { .kind = is_call ? DBFILE_CALL : DBFILE_LINE, .addr = addr };
 	if (ei && ei->dw) {
 		Dwarf_Die cu;
@@ -370,12 +469,12 @@ size_t structs_resolve(struct structs *ss, struct module_info *m, uint64_t addr,
 		       struct scope *out, size_t cap)
 {
 	(void)ss;
-	const struct sfile *sf = m->sf;
+	const struct sfile *sf = m ? m->sf : NULL;
 	if (!sf || cap < 3)
-		return resolve_elf(m->elf, addr, is_call, out);
+		return resolve_elf(m, addr, is_call, out);
 	uint32_t node = sfile_lookup(sf, addr);
 	if (node == SFILE_NONE)
-		return resolve_elf(NULL, addr, is_call, out);
+		return resolve_symbols(NULL, addr, is_call, out);
 	/* The chain innermost first, then reversed; keep the innermost CAP - 1 levels. */
 	size_t n = 0;
 	uint32_t chain[256];

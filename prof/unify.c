@@ -92,7 +92,13 @@ struct unifier {
 	 */
 	struct edge *pred;
 	size_t apred;
+	/* per measured node: its kinds of children, and where its kernel children go */
+	uint8_t *kids;
+	uint32_t *ktop;
+	size_t akids;
 };
+
+enum { KIDS_USER = 1, KIDS_KERNEL = 2 };
 
 static uint64_t hash_bytes(const void *p, size_t n)
 {
@@ -261,6 +267,8 @@ void unifier_free(struct unifier *u)
 	free(u->lincl);
 	free(u->top);
 	free(u->pred);
+	free(u->kids);
+	free(u->ktop);
 	free(u);
 }
 
@@ -286,6 +294,7 @@ static uint32_t map_module(struct unifier *u, const struct mfile_module *mm)
 	struct module_info *g = &u->mods[id];
 	memset(g, 0, sizeof(*g));
 	g->path = xstrdup(mm->path);
+	g->kernel = strcmp(g->path, "[kernel.kallsyms]") == 0;
 	if (mm->build_id_len) {
 		g->build_id = xmalloc(mm->build_id_len);
 		memcpy(g->build_id, mm->build_id, mm->build_id_len);
@@ -404,9 +413,7 @@ static uint32_t node_context(struct unifier *u, uint32_t parent, uint8_t kind, u
 		struct scope sc[MAX_SCOPES];
 		size_t n;
 		if (gmod == DBFILE_NONE) {
-			sc[0] = (struct scope){ .kind = is_call ? DBFILE_CALL : DBFILE_LINE,
-						.addr = addr };
-			n = 1;
+			n = structs_resolve(u->ss, NULL, addr, is_call, sc, MAX_SCOPES);
 		} else {
 			struct module_info *mi = &u->mods[gmod];
 			if (!mi->tried) {
@@ -546,25 +553,56 @@ int unifier_add(struct unifier *u, const struct mfile *m, const char *name,
 			u->pred[i].ctx = DBFILE_NONE;
 		u->apred = cct->nnodes;
 	}
+	/*
+	 * A user frame that the kernel interrupted (a page fault, a system call) is where the
+	 * thread was, not a call: the kernel's frames hang below its line, as a sample's would.
+	 * KIDS[i] says which kinds of children node I has.
+	 */
+	if (cct->nnodes > u->akids) {
+		u->akids = cct->nnodes;
+		u->kids = xreallocarray(u->kids, u->akids, sizeof(*u->kids));
+		u->ktop = xreallocarray(u->ktop, u->akids, sizeof(*u->ktop));
+	}
+	memset(u->kids, 0, cct->nnodes * sizeof(*u->kids));
+	for (uint32_t i = 1; i < cct->nnodes; i++) {
+		uint32_t mod = cct->module[i];
+		bool kernel = mod != MFILE_NO_MODULE && u->mods[gmod[mod]].kernel;
+		u->kids[cct->parent[i]] |= kernel ? KIDS_KERNEL : KIDS_USER;
+	}
 	/* The stamp of this thread is its sequence number: mark the root first. */
 	uint32_t nlocal = 0;
 	touch(u, 0, seq, &nlocal);
 	u->top[0] = 0;
+	u->ktop[0] = 0;
 	for (uint32_t i = 1; i < cct->nnodes; i++) {
 		uint32_t mod = cct->module[i];
 		uint32_t g = mod == MFILE_NO_MODULE ? DBFILE_NONE : gmod[mod];
-		uint32_t parent = u->top[cct->parent[i]];
-		struct edge *p = &u->pred[i];
-		uint32_t c;
-		if (p->ctx != DBFILE_NONE && p->parent == parent && p->offset == cct->offset[i] &&
-		    p->module == g && p->kind == cct->kind[i]) {
-			c = p->ctx;
-		} else {
-			c = node_context(u, parent, cct->kind[i], g, cct->offset[i]);
-			*p = (struct edge){ cct->offset[i], parent, g, c, cct->kind[i] };
+		bool kernel = g != DBFILE_NONE && u->mods[g].kernel;
+		uint32_t pn = cct->parent[i];
+		uint32_t parent = kernel ? u->ktop[pn] : u->top[pn];
+		uint8_t kind = cct->kind[i];
+		uint32_t c = DBFILE_NONE;
+		u->ktop[i] = DBFILE_NONE;
+		if (kind == MFILE_NODE_FRAME && !kernel && (u->kids[i] & KIDS_KERNEL)) {
+			u->ktop[i] = node_context(u, parent, MFILE_NODE_SAMPLE, g, cct->offset[i]);
+			touch(u, u->ktop[i], seq, &nlocal);
+			if (!(u->kids[i] & KIDS_USER))
+				c = u->ktop[i];
+		}
+		if (c == DBFILE_NONE) {
+			struct edge *p = &u->pred[i];
+			if (p->ctx != DBFILE_NONE && p->parent == parent &&
+			    p->offset == cct->offset[i] && p->module == g && p->kind == kind) {
+				c = p->ctx;
+			} else {
+				c = node_context(u, parent, kind, g, cct->offset[i]);
+				*p = (struct edge){ cct->offset[i], parent, g, c, kind };
+			}
+			touch(u, c, seq, &nlocal);
 		}
 		u->top[i] = c;
-		touch(u, c, seq, &nlocal);
+		if (u->ktop[i] == DBFILE_NONE)
+			u->ktop[i] = c; /* a kernel frame's kernel children hang below it */
 	}
 	uint32_t nm = m->nmetrics;
 	size_t need = (size_t)nlocal * (nm ? nm : 1);

@@ -248,7 +248,9 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, const vm_nod
 	uint32_t *tma_metric = xcalloc(ntma + 1, sizeof(uint32_t));
 	for (uint32_t i = 0; i < ntma; i++)
 		tma_metric[i] = tma[i].metric;
-	buf_addstr(out, "depth,path,kind,name,file,line");
+	/* ID is the row's number, PARENT its parent's: a tree that splits back whatever the names
+	 * hold (PATH, the labels joined with " > ", is for reading) */
+	buf_addstr(out, "id,parent,depth,path,kind,name,file,line");
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
 		const char *name = vm_metric(vm, opt->metrics[k])->name;
 		static const char *const suffix[4] = { " (I)", " (I) %", " (E)", " (E) %" };
@@ -274,8 +276,14 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, const vm_nod
 	for (uint32_t k = 0; k < opt->nmetrics; k++)
 		totals[k] = vm_total(vm, opt->metrics[k]);
 	struct buf *path = xcalloc(nrows + 1, sizeof(struct buf)); /* path per depth */
+	uint32_t *row_at = xcalloc(nrows + 1, sizeof(uint32_t)); /* the last row per depth */
 	for (uint32_t r = 0; r < nrows; r++) {
 		uint32_t d = depth[r];
+		row_at[d] = r;
+		buf_printf(out, "%u,", r);
+		if (d)
+			buf_printf(out, "%u", row_at[d - 1]);
+		buf_addch(out, ',');
 		buf_init(&path[d]);
 		buf_reset(&path[d]);
 		if (d) {
@@ -317,6 +325,7 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, const vm_nod
 	for (uint32_t r = 0; r <= nrows; r++)
 		buf_release(&path[r]);
 	free(path);
+	free(row_at);
 	free(totals);
 	free(tma_metric);
 }

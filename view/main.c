@@ -30,7 +30,8 @@ static void usage(FILE *f)
 		"  --view VIEW             top-down (default), bottom-up or flat\n"
 		"  --format FORMAT         batch output: text (default), csv or json\n"
 		"  --metric NAME           a metric to show (repeatable; exact name, any case, or a\n"
-		"                          unique prefix); default: the first measured metric\n"
+		"                          unique prefix); default: every measured metric that\n"
+		"                          is not zero in the whole program\n"
 		"  --depth N               batch: levels expanded below the root (default: all)\n"
 		"  --hot-path              expand along the hot path from the root\n"
 		"  --topdown               batch: add each node's top-down (TMA) breakdown\n"
@@ -192,7 +193,8 @@ int main(int argc, char **argv)
 	if (!vm)
 		die(1, "%s", fth_errmsg());
 	vm_set_demangle(vm, !no_demangle);
-	uint32_t *metrics = xcalloc(nmetric_names ? nmetric_names : 1, sizeof(uint32_t));
+	uint32_t *metrics = xcalloc(nmetric_names ? nmetric_names : vm_nmetrics(vm) + 1,
+				    sizeof(uint32_t));
 	uint32_t nmetrics = 0;
 	for (size_t i = 0; i < nmetric_names; i++) {
 		int k = vm_metric_by_name(vm, metric_names[i]);
@@ -207,8 +209,8 @@ int main(int argc, char **argv)
 		}
 		metrics[nmetrics++] = (uint32_t)k;
 	}
-	if (!nmetrics && vm_nmetrics(vm))
-		metrics[nmetrics++] = vm_default_metric(vm);
+	if (!nmetrics)
+		nmetrics = vm_default_metrics(vm, metrics, vm_nmetrics(vm));
 	if (!nmetrics) {
 		vm_close(vm);
 		die(1, "%s: the database has no metrics", database);
@@ -235,6 +237,7 @@ int main(int argc, char **argv)
 		to.view = bo.view;
 		to.metrics = metrics;
 		to.nmetrics = nmetrics;
+		to.metrics_chosen = nmetric_names > 0;
 		to.database = database;
 		rc = tui_run(vm, &to);
 		if (rc != 0 && fth_errmsg()[0])

@@ -182,6 +182,7 @@ void src_add_row(struct vm *vm, const struct vsrc *src, uint32_t ctx, double *ou
 double value_with(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 		  bool inclusive, const struct vsrc *src);
 const char *fn_name(const struct vm *vm, uint32_t function);
+bool module_is_kernel(const struct dbfile *db, uint32_t module);
 /* What context CTX (X) is, with CALLEE for a call site (depth, parent, expansion left out). */
 void context_info(struct vm *vm, uint32_t ctx, const struct dbfile_context *x, uint32_t callee,
 		  struct vm_node_info *out);

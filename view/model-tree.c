@@ -376,20 +376,23 @@ static uint64_t static_key(uint32_t parent, const struct dbfile_context *c)
 	return h;
 }
 
-static bool static_same(const struct vnode *n, const struct dbfile_context *c)
+/* A static node is one loop, line or inlined call site of its function, or one (call site,
+ * callee) pair: CALLEE, for a call site. */
+static bool static_same(const struct vnode *n, const struct dbfile_context *c, uint32_t callee)
 {
 	return n->kind == c->kind && n->file == c->file && n->line == c->line &&
 	       n->addr == (c->file == DBFILE_NONE ? c->addr : 0) &&
-	       (c->kind != DBFILE_INLINE || n->function == c->function);
+	       (c->kind != DBFILE_INLINE || n->function == c->function) &&
+	       (c->kind != DBFILE_CALL || n->function == callee);
 }
 
 static uint32_t static_node(struct vm *vm, struct vtree *t, struct hmap *map, uint32_t parent,
 			    uint32_t fnode, const struct dbfile_context *c, uint32_t callee)
 {
-	uint64_t key = static_key(parent, c);
+	uint64_t key = static_key(parent, c) ^ (c->kind == DBFILE_CALL ? hmap_mix(callee) : 0);
 	uint64_t v;
 	while (hmap_get(map, key, &v)) {
-		if (static_same(&t->nodes[v], c) && t->nodes[v].parent == parent)
+		if (static_same(&t->nodes[v], c, callee) && t->nodes[v].parent == parent)
 			return (uint32_t)v;
 		key++;
 	}
@@ -423,6 +426,10 @@ static bool repeats_above(struct vm *vm, const struct dbfile_context *x)
 	return false;
 }
 
+static void add_static_instance(struct vm *vm, struct vtree *t, struct hmap *map, uint32_t parent,
+				uint32_t fnode, const struct dbfile_context *x, uint32_t callee,
+				uint32_t c, bool once);
+
 /* Add context C (X) of function F to the static tree of F's flat node FNODE. */
 static void flat_add_context(struct vm *vm, struct vtree *t, struct hmap *map, uint32_t fnode,
 			     uint32_t f, uint32_t c, const struct dbfile_context *x)
@@ -441,11 +448,27 @@ static void flat_add_context(struct vm *vm, struct vtree *t, struct hmap *map, u
 		nchain--;
 		parent = static_node(vm, t, map, parent, fnode, &chain[nchain], DBFILE_NONE);
 	}
-	uint32_t id = static_node(vm, t, map, parent, fnode, x,
-				  x->kind == DBFILE_CALL ? callee_of(vm, x) : DBFILE_NONE);
 	uint32_t inst = instance_at_or_above(vm, x->kind == DBFILE_INLINE ? x->parent : c);
 	bool once = inst == DBFILE_NONE || x->kind == DBFILE_LINE || outer_of(vm, inst) == inst ||
 		    !repeats_above(vm, x);
+	if (x->kind != DBFILE_CALL || !x->nchildren) {
+		add_static_instance(vm, t, map, parent, fnode, x, DBFILE_NONE, c, once);
+		return;
+	}
+	/* A call site is one row per callee, each with what was measured in that callee. */
+	struct dbfile_context k;
+	for (uint32_t i = 0; i < x->nchildren && ctx_get(vm, x->first_child + i, &k); i++)
+		add_static_instance(vm, t, map, parent, fnode, x,
+				    k.kind == DBFILE_FUNCTION ? k.function : DBFILE_NONE,
+				    x->first_child + i, once);
+}
+
+/* Count context C (whose static node is X's, with CALLEE for a call site) in that node. */
+static void add_static_instance(struct vm *vm, struct vtree *t, struct hmap *map, uint32_t parent,
+				uint32_t fnode, const struct dbfile_context *x, uint32_t callee,
+				uint32_t c, bool once)
+{
+	uint32_t id = static_node(vm, t, map, parent, fnode, x, callee);
 	/* Grown at powers of two: the capacity follows from the count. */
 	struct vnode *n = &t->nodes[id];
 	if ((n->ninst & (n->ninst - 1)) == 0) {

@@ -34,16 +34,41 @@ static char *demangle(const char *name)
 	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
 }
 
+/* Whether module M of DB is the kernel (addresses are the kernel's own). */
+bool module_is_kernel(const struct dbfile *db, uint32_t m)
+{
+	return m < db->nmodules && strcmp(dbfile_str(db, db->modules[m].path), "[kernel.kallsyms]") == 0;
+}
+
+/* FUNCTION's name as shown: demangled unless asked not to; the kernel's as "[kernel] NAME";
+ * a module's unknown code as "<unknown function> [MODULE]". */
+static char *shown_name(const struct vm *vm, uint32_t function, const char *name)
+{
+	const struct dbfile *db = &vm->db;
+	uint32_t m = db->functions[function].module;
+	char *d = vm->raw_names ? NULL : demangle(name);
+	const char *n = d ? d : name;
+	struct buf b = BUF_INIT;
+	if (module_is_kernel(db, m))
+		buf_printf(&b, "[kernel] %s", n);
+	else if (m < db->nmodules && !strcmp(name, "<unknown function>"))
+		buf_printf(&b, "%s [%s]", n, base_name(dbfile_str(db, db->modules[m].path)));
+	else
+		return d;
+	free(d);
+	return (char *)b.data;
+}
+
 const char *fn_name(const struct vm *vm, uint32_t function)
 {
 	if (function >= vm->db.nfunctions)
 		return "";
 	const char *name = dbfile_str(&vm->db, vm->db.functions[function].name);
-	if (vm->raw_names || !vm->fn_tried)
+	if (!vm->fn_tried)
 		return name;
 	if (!vm->fn_tried[function]) {
 		vm->fn_tried[function] = true;
-		vm->fn_shown[function] = demangle(name);
+		vm->fn_shown[function] = shown_name(vm, function, name);
 	}
 	return vm->fn_shown[function] ? vm->fn_shown[function] : name;
 }
@@ -51,6 +76,11 @@ const char *fn_name(const struct vm *vm, uint32_t function)
 void vm_set_demangle(struct vm *vm, bool demangle_names)
 {
 	vm->raw_names = !demangle_names;
+	for (uint32_t f = 0; vm->fn_shown && f < vm->db.nfunctions; f++) {
+		free(vm->fn_shown[f]);
+		vm->fn_shown[f] = NULL;
+		vm->fn_tried[f] = false;
+	}
 	vm->gen++;
 }
 
@@ -314,6 +344,40 @@ uint32_t vm_default_metric(const struct vm *vm)
 	return 0;
 }
 
+/* Whether METRIC is an input of a TMA node's formula ("$METRIC" in it): shown in the pane. */
+static bool tma_input(const struct vm *vm, uint32_t metric)
+{
+	for (uint32_t k = 0; k < vm->nm; k++) {
+		const struct dbfile_metric *m = &vm->db.metrics[k];
+		if (!m->formula || !m->formula[0] || !vm_metric_is_tma(vm, k))
+			continue;
+		for (const char *p = strchr(m->formula, '$'); p; p = strchr(p + 1, '$')) {
+			char *end;
+			unsigned long v = strtoul(p + 1, &end, 10);
+			if (end != p + 1 && v == metric)
+				return true;
+		}
+	}
+	return false;
+}
+
+uint32_t vm_default_metrics(struct vm *vm, uint32_t *out, uint32_t max)
+{
+	uint32_t first = vm_default_metric(vm), n = 0;
+	if (max && first < vm->nm)
+		out[n++] = first;
+	for (uint32_t k = 0; k < vm->nm && n < max; k++) {
+		const struct dbfile_metric *m = &vm->db.metrics[k];
+		if (k == first || m->kind != DBFILE_METRIC_RAW || (m->flags & MFILE_METRIC_TMA) ||
+		    vm_metric_is_tma(vm, k) || tma_input(vm, k))
+			continue;
+		double total = vm_total(vm, k);
+		if (total != 0 && !isnan(total))
+			out[n++] = k;
+	}
+	return n;
+}
+
 /* ---- values ---- */
 
 /* The slot of CTX's values (current source) in the cache, filled on first use. */
@@ -533,13 +597,10 @@ static uint32_t td_depth(struct vm *vm, vm_node node)
 uint32_t callee_of(struct vm *vm, const struct dbfile_context *x)
 {
 	struct dbfile_context k;
-	for (uint32_t i = 0; i < x->nchildren; i++) {
-		if (!ctx_get(vm, x->first_child + i, &k))
-			break;
-		if (k.kind == DBFILE_FUNCTION)
-			return k.function;
-	}
-	return DBFILE_NONE;
+	/* A call site names its callee only when it has one (an indirect call may have many). */
+	if (x->nchildren != 1 || !ctx_get(vm, x->first_child, &k) || k.kind != DBFILE_FUNCTION)
+		return DBFILE_NONE;
+	return k.function;
 }
 
 void context_info(struct vm *vm, uint32_t ctx, const struct dbfile_context *c, uint32_t callee,
@@ -625,6 +686,19 @@ static void add_file_line(struct buf *out, const char *file, uint32_t line)
 		buf_printf(out, ":%u", line);
 }
 
+/* Where a line or a call is: "file.c:12", else "libc.so.6+0x27304" ("[kernel] 0xffff..." in
+ * the kernel, whose addresses are its own). */
+static void add_place(struct buf *out, const struct vm_node_info *in)
+{
+	if (in->file)
+		add_file_line(out, in->file, in->line);
+	else if (in->module && !strcmp(in->module, "[kernel.kallsyms]"))
+		buf_printf(out, "0x%llx", (unsigned long long)in->addr);
+	else
+		buf_printf(out, "%s+0x%llx", in->module ? base_name(in->module) : "?",
+			   (unsigned long long)in->addr);
+}
+
 void vm_node_label(struct vm *vm, enum vm_view view, vm_node node, bool utf8, struct buf *out)
 {
 	struct vm_node_info in;
@@ -669,19 +743,15 @@ void info_label(const struct vm_node_info *info, uint32_t entry, bool utf8, stru
 			buf_printf(out, "0x%llx", (unsigned long long)in.addr);
 		break;
 	case VM_KIND_LINE:
-		if (in.file)
-			add_file_line(out, in.file, in.line);
-		else
-			buf_printf(out, "0x%llx in %s", (unsigned long long)in.addr,
-				   in.module ? base_name(in.module) : "?");
+		add_place(out, &in);
 		break;
 	case VM_KIND_CALL:
-		if (in.file)
-			buf_printf(out, "[%u] %s %s", in.line, right,
-				   in.name[0] ? in.name : "<unknown function>");
-		else
-			buf_printf(out, "[0x%llx] %s %s", (unsigned long long)in.addr, right,
-				   in.name[0] ? in.name : "<unknown function>");
+		/* "matmul.c:14 » dgemm"; "call at pthread_create.c:442" when not one callee */
+		if (!in.name[0])
+			buf_addstr(out, "call at ");
+		add_place(out, &in);
+		if (in.name[0])
+			buf_printf(out, " %s %s", right, in.name);
 		break;
 	case VM_KIND_MODULE:
 		buf_addstr(out, base_name(in.name));
@@ -690,11 +760,11 @@ void info_label(const struct vm_node_info *info, uint32_t entry, bool utf8, stru
 		buf_addstr(out, in.name);
 		break;
 	case VM_KIND_CALLER:
-		if (in.line)
-			buf_printf(out, "%s [%u] %s", left, in.line,
-				   in.name[0] ? in.name : "<unknown function>");
-		else
-			buf_printf(out, "%s %s", left, in.name[0] ? in.name : "<unknown function>");
+		buf_printf(out, "%s %s", left, in.name[0] ? in.name : "<unknown function>");
+		if (in.file) {
+			buf_addstr(out, " at ");
+			add_file_line(out, in.file, in.line);
+		}
 		break;
 	default:
 		buf_addstr(out, "?");

@@ -78,6 +78,9 @@ const struct dbfile_metric *vm_metric(const struct vm *vm, uint32_t metric);
 int vm_metric_by_name(const struct vm *vm, const char *name);
 /* The metric shown by default: the first raw non-TMA metric (time, cycles), or 0. */
 uint32_t vm_default_metric(const struct vm *vm);
+/* The metrics shown by default into OUT (at most MAX): the default metric, then every other
+ * raw non-TMA metric that is not zero in the whole program.  Returns how many. */
+uint32_t vm_default_metrics(struct vm *vm, uint32_t *out, uint32_t max);
 /* Whether METRIC is a TMA node (has a parent, or children, in the TMA hierarchy). */
 bool vm_metric_is_tma(const struct vm *vm, uint32_t metric);
 

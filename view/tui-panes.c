@@ -611,6 +611,11 @@ static void info_lines(struct tui *t, struct popup_lines *p)
 	buf_printf(&b, "contexts   %u   functions %u   modules %u   threads %u", db->ncontexts,
 		   db->nfunctions, db->nmodules, db->nthreads);
 	add_line(p, false, &b);
+	for (uint32_t i = 0; i < db->nnotes; i++) {
+		buf_addstr(&b, i ? "           " : "note       ");
+		tui_escape(t, &b, db->notes[i]);
+		add_line(p, false, &b);
+	}
 	add_line(p, false, &b);
 	buf_addstr(&b, "Metrics");
 	add_line(p, true, &b);

@@ -92,6 +92,9 @@ void tui_message(struct tui *t, bool error, const char *fmt, ...)
 	t->message_error = error;
 }
 
+/* The width of one metric's inclusive and exclusive columns with their percentages. */
+#define DEFAULT_METRIC_W 32
+
 void tui_columns_rebuild(struct tui *t)
 {
 	free(t->cols);
@@ -1422,6 +1425,14 @@ int tui_run(struct vm *vm, const struct tui_options *opt)
 	}
 	t.lines = LINES;
 	t.columns = COLS;
+	if (!opt->metrics_chosen && t.nmetrics > 1) {
+		/* The default metrics that fit beside 40 columns of labels; 'c' adds the rest. */
+		uint32_t fit = COLS > 40 + DEFAULT_METRIC_W ? (uint32_t)(COLS - 40) / DEFAULT_METRIC_W : 1;
+		if (fit < t.nmetrics) {
+			t.nmetrics = fit ? fit : 1;
+			tui_columns_rebuild(&t);
+		}
+	}
 	tui_layout(&t);
 
 	while (!t.quit && !stop_signal && !vm_error(vm)) {

@@ -12,6 +12,7 @@ struct tui_options {
 	enum vm_view view;	  /* the view shown first */
 	uint32_t *metrics;	  /* the metrics shown as columns, in order (nmetrics >= 1) */
 	uint32_t nmetrics;
+	bool metrics_chosen;	  /* the user chose them: else as many as fit the terminal */
 	bool hot_path;		  /* run the hot path from the root at start-up */
 	bool ascii;		  /* ASCII line drawing and bars even in a UTF-8 locale */
 	bool no_color;		  /* also when NO_COLOR is set in the environment */

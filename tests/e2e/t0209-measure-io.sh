@@ -11,6 +11,11 @@ test_expect_success 'a program doing known I/O runs unchanged under -e IO' '
 	measure -o m -e IO "$W/synchronous" io data >out 2>err && cat err &&
 	test "$(stat -c %s data)" -eq 11200
 '
+test_expect_success 'the summary counts the calls recorded, not samples (none were taken)' '
+	calls=$(sed -n "s/^summary: .* calls \([0-9]*\)$/\1/p" m/*.log) && test "$calls" -gt 0 &&
+	grep -q "^measure: 1 process, 1 thread file, $calls calls recorded over" err &&
+	! grep -q "0 samples" err
+'
 test_expect_success 'bytes written: exact at each call site, and nothing else' '
 	test-tool profile -m 1 -r io_write -r io_fwrite -r io_writev -r io_pwrite m/*.fthm >p &&
 	cat p && grep -qx "total 11200" p && grep -qx "complete 11200" p &&
@@ -45,6 +50,7 @@ test_expect_success 'prof keeps the bytes per function' '
 '
 test_expect_success 'IO with a time source: both kinds of metrics' '
 	measure -o mc -e IO -e CPUTIME@1000 "$W/synchronous" io data2 >out 2>err &&
+	grep -Eq "[1-9][0-9]* calls recorded over" err &&
 	test-tool profile -m 1 mc/*.fthm | grep -qx "total 11200"
 '
 test_expect_error 'IO takes no period' 2 "IO takes no period" measure -e IO@100 true

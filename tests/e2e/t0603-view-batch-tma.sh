@@ -23,7 +23,7 @@ test_expect_success 'JSON: fractions, null where not computable' '
 test_expect_success 'CSV: one column per TMA node' '
 	view --batch --topdown --format csv --depth 0 db >out &&
 	head -1 out | grep -q ",topdown Total Slots,topdown Active,topdown Retiring," &&
-	grep -q "^0,<program root>,root,.*,1,0.41000000000000003,0.225,0.185,0.59000000000000008,0.14,0.45$" out
+	grep -q "^0,,0,<program root>,root,.*,1,0.41000000000000003,0.225,0.185,0.59000000000000008,0.14,0.45$" out
 '
 test_expect_success 'without TMA metrics: no breakdown' '
 	view --batch --topdown --format json --depth 0 small | grep -q "\"topdown\": {}"
@@ -39,8 +39,8 @@ head = rows[0]
 cols = {h[len(\"topdown \"):]: i for i, h in enumerate(head) if h.startswith(\"topdown \")}
 got = {}
 for r in rows[1:]:
-    if r[2] == \"line\":
-        addr = int(r[1].split(\" > \")[-1].split()[0], 16)
+    if r[4] == \"line\":
+        addr = int(r[3].split(\" > \")[-1].split(\"+0x\")[-1], 16)
         got[addr] = {k: r[i] for k, i in cols.items()}
 checked = 0
 for line in open(sys.argv[2]):

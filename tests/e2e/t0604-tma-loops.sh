@@ -49,7 +49,7 @@ import csv, sys
 rows = list(csv.reader(open(sys.argv[1])))
 col = {h: i for i, h in enumerate(rows[0])}
 def at(line):
-    r = [r for r in rows[1:] if r[2] == \"loop\" and r[5] == line]
+    r = [r for r in rows[1:] if r[4] == \"loop\" and r[7] == line]
     assert len(r) == 1, (line, len(r))
     return r[0]
 s, b = at(sys.argv[2]), at(sys.argv[3])

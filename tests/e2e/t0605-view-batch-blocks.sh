@@ -25,7 +25,7 @@ check_tree() {
 	BEGIN { top = -1; bad = 0; rows = 0; sum = 0 }
 	NR == 1 { next }
 	{
-		d = $1 + 0
+		d = $3 + 0
 		while (top >= 0 && D[top] >= d)
 			close_top()
 		top++
@@ -72,10 +72,10 @@ test_expect_success 'top-down, another metric and one thread (threads.fdb by blo
 test_expect_success 'flat functions = bottom-up roots; the modules add up to the total' '
 	view --batch --view flat --metric cpu-clock --format csv db >flat.csv &&
 	view --batch --view bottom-up --depth 1 --metric cpu-clock --format csv db >bu.csv &&
-	awk -F, "\$3 == \"function\" { print \$4, \$(NF - 3), \$(NF - 1) }" flat.csv | sort >f &&
-	awk -F, "\$1 == 1 { print \$4, \$(NF - 3), \$(NF - 1) }" bu.csv | sort >b &&
+	awk -F, "\$5 == \"function\" { print \$6, \$(NF - 3), \$(NF - 1) }" flat.csv | sort >f &&
+	awk -F, "\$3 == 1 { print \$6, \$(NF - 3), \$(NF - 1) }" bu.csv | sort >b &&
 	test "$(wc -l <f)" -gt 100 && test_cmp f b &&
-	awk -F, "NR > 1 && \$1 == 1 { e += \$(NF - 1) } \$1 == 0 { t = \$(NF - 3) }
+	awk -F, "NR > 1 && \$3 == 1 { e += \$(NF - 1) } \$3 == 0 { t = \$(NF - 3) }
 		 END { print e, t; exit e != t || t == 0 }" flat.csv
 '
 test_done

@@ -65,25 +65,25 @@ mkdir tma-m && make-tma-mfile -c spr -e topdown:all tma-m/tma.fthm >/dev/null &&
 	prof -o tma-db tma-m >/dev/null 2>&1 || skip_all "cannot build the TMA database"
 test_expect_success 'TMA pane on the right (wide): the tree of a stream context, backend bound' '
 	tui_start 130 40 --keys "E<End>kkt" tma-db &&
-	tui_wait "│─ TMA: 0x1300 in matmul ─" && tui_until "grep -q \"Memory Bound\" screen" &&
+	tui_wait "│─ TMA: matmul\+0x1300 ─" && tui_until "grep -q \"Memory Bound\" screen" &&
 	cat screen && grep -Eq "│»Total Slots +█+ 100\.0%" screen &&
 	grep -Eq "│»    Backend Bound +█+[▏▎▍▌▋▊▉]? + 75\.0% !" screen &&
 	grep -Eq "│»      Memory Bound +█+[▏▎▍▌▋▊▉]? + 60\.0% !" screen
 '
 test_expect_success 'the pane follows the selection: a branchy context, bad speculation' '
-	tui_keys j && tui_wait "TMA: 0x1400 in matmul" &&
+	tui_keys j && tui_wait "TMA: matmul\+0x1400" &&
 	tui_until "grep -Eq \"│»    Bad Speculation .* 35\.[0-9]%\" screen" &&
 	grep -Eq "│»      Misprediction .* 30\.0% !" screen
 '
 test_expect_success 'T cycles the depth: 1 level shows only the top, then 2, 3, 4, all' '
 	tui_keys T && tui_wait "TMA \(1 level\)" && tui_until "! grep -q \" Active \" screen" &&
 	grep -q "Total Slots" screen && tui_keys T && tui_wait "TMA \(2 levels\)" &&
-	tui_wait "│»  Active|│   Stall" && tui_keys T T T && tui_wait "TMA: 0x1400" &&
+	tui_wait "│»  Active|│   Stall" && tui_keys T T T && tui_wait "TMA: matmul\+0x1400" &&
 	tui_wait "Memory Bound"
 '
 test_expect_success 'at 80x24 the TMA pane is below the tree' '
 	tui_tmux resize-window -t t -x 80 -y 24 && tui_wait "80x24" &&
-	tui_wait "^─ TMA: 0x1400 in matmul ─" && tui_until "grep -Eq \"^»Total Slots\" screen"
+	tui_wait "^─ TMA: matmul\+0x1400 ─" && tui_until "grep -Eq \"^»Total Slots\" screen"
 '
 tui_stop
 test_done

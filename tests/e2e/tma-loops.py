@@ -202,8 +202,8 @@ def tree_nodes(fmt, path):
         cols = {h[len("topdown "):]: i for i, h in enumerate(head) if h.startswith("topdown ")}
         stack = []
         for r in rows[1:]:
-            d = int(r[0])
-            node = dict(kind=r[2], name=r[3], line=int(r[5]) if r[5] else 0,
+            d = int(r[2])
+            node = dict(kind=r[4], name=r[5], line=int(r[7]) if r[7] else 0,
                         topdown={k: (float(r[i]) if r[i] else None) for k, i in cols.items()})
             del stack[d:]
             out.append((node, list(stack)))

@@ -174,7 +174,7 @@ static void test_round_trip(void)
 		return;
 	is_str(text[1], text[0], "compressed and stored databases read the same");
 	const char *t = text[0];
-	like(t, "fathom database 3.0\n", "version 3");
+	like(t, "fathom database 3.1\n", "version 3.1");
 	like(t, "m0 \"cycles\" raw unit=count rate=period:1000003", "the metric is described");
 	like(t, "coverage=0.5 scale=2", "multiplexing coverage and scale");
 	like(t, "parent=0 threshold=0.69999999999999996 formula=\"m1 / m0\"",
@@ -671,7 +671,7 @@ static void test_corrupt(void)
 		spit(path, c, n);
 		free(c);
 		char want[64];
-		snprintf(want, sizeof(want), "version %u.0 was written by an older prof", version);
+		snprintf(want, sizeof(want), "version %u.%u was written by an older prof", version, DBFILE_MINOR);
 		ok(dbfile_open(dir, &back) < 0, "version %u: refused", version);
 		like(fth_errmsg(), want, "version %u: %s", version, fth_errmsg());
 	}

@@ -113,22 +113,22 @@ static void test_views_agree(struct vm *vm)
 	uint32_t n = vm_children(vm, VM_BOTTOMUP, comp, &kids);
 	is_int(n, 2, "compute has two call sites in main");
 	if (n == 2) {
-		is_str(label(vm, VM_BOTTOMUP, kids[0], true), "\xc2\xab [14] main", "caller line 14");
+		is_str(label(vm, VM_BOTTOMUP, kids[0], true), "\xc2\xab main at prog.c:14", "caller line 14");
 		ok(vm_value(vm, VM_BOTTOMUP, kids[0], 0, true) == 330 &&
 			   vm_value(vm, VM_BOTTOMUP, kids[0], 0, false) == 150,
 		   "... 330 inclusive, 150 of compute's own");
-		is_str(label(vm, VM_BOTTOMUP, kids[1], false), "<< [20] main",
+		is_str(label(vm, VM_BOTTOMUP, kids[1], false), "<< main at prog.c:20",
 		       "caller line 20 (ASCII)");
 		ok(vm_value(vm, VM_BOTTOMUP, kids[1], 0, true) == 30, "... 30");
 	}
-	vm_node dot = find(vm, VM_BOTTOMUP, "\xc2\xab [32] compute");
+	vm_node dot = find(vm, VM_BOTTOMUP, "\xc2\xab compute at prog.c:32");
 	ok(dot != VM_NONE && vm_value(vm, VM_BOTTOMUP, dot, 0, true) == 120,
 	   "an inlined call's caller: compute at line 32, 120");
 	/* Flat: modules and files are sums; the recursive call site counts once. */
 	vm_node prog = find(vm, VM_FLAT, "prog");
 	ok(vm_value(vm, VM_FLAT, prog, 0, true) == 1005 && vm_value(vm, VM_FLAT, prog, 0, false) == 945,
 	   "flat module prog: 1005 inclusive, 945 exclusive");
-	vm_node rec = find(vm, VM_FLAT, "[52] \xc2\xbb fact");
+	vm_node rec = find(vm, VM_FLAT, "prog.c:52 \xc2\xbb fact");
 	ok(rec != VM_NONE && vm_value(vm, VM_FLAT, rec, 0, true) == 27,
 	   "flat: recursive call site fact:52 counts its outer call once (27)");
 	vm_node l31 = find(vm, VM_FLAT, "prog.c:31");
@@ -148,7 +148,7 @@ static void test_navigation(struct vm *vm, const char *srcdir)
 	is_int(vm_rows(vm, td, &rows), 2, "root expanded: two rows");
 	/* Search finds a node in a collapsed subtree; reveal shows it. */
 	vm_node sq = vm_search(vm, td, VM_NONE, "SQRT", true);
-	is_str(sq != VM_NONE ? label(vm, td, sq, true) : "", "[33] \xc2\xbb sqrt",
+	is_str(sq != VM_NONE ? label(vm, td, sq, true) : "", "prog.c:33 \xc2\xbb sqrt",
 	       "search is case-insensitive, finds the call site first");
 	vm_node sq2 = vm_search(vm, td, sq, "sqrt", true);
 	is_str(sq2 != VM_NONE ? label(vm, td, sq2, true) : "", "sqrt", "... next: the function");
@@ -169,14 +169,15 @@ static void test_navigation(struct vm *vm, const char *srcdir)
 	const vm_node *kids;
 	uint32_t n = vm_children(vm, td, mainf, &kids);
 	ok(n == 4 && !strcmp(label(vm, td, kids[0], true), "loop at prog.c:12") &&
-		   !strcmp(label(vm, td, kids[3], true), "[24] \xc2\xbb evil\x1b[2J\nname\xff\xfe"),
+		   !strcmp(label(vm, td, kids[3], true), "prog.c:24 \xc2\xbb evil\x1b[2J\nname\xff\xfe"),
 	   "children sorted by inclusive value");
 	struct vm_sort s = vm_get_sort(vm);
 	struct vm_sort by_name = { 0, true, false, true };
 	vm_set_sort(vm, &by_name);
 	n = vm_children(vm, td, mainf, &kids);
-	ok(n == 4 && !strcmp(label(vm, td, kids[0], true), "[20] \xc2\xbb compute"),
-	   "sorted by name");
+	ok(n == 4 && !strcmp(label(vm, td, kids[0], true), "loop at prog.c:12") &&
+		   !strcmp(label(vm, td, kids[1], true), "prog.c:20 \xc2\xbb compute"),
+	   "sorted by name (label)");
 	vm_set_sort(vm, &s);
 	/* Zoom. */
 	vm_node loop = find(vm, td, "loop at prog.c:12");
@@ -527,7 +528,7 @@ static void test_blocks_values(struct vm *vm)
 		/* Sorted by value, descending: the last call first. */
 		uint32_t i = in.line - 100, want = WIDE_CALLS - 1 - j;
 		char text[64];
-		snprintf(text, sizeof(text), "[%u] \xc2\xbb worker%u", 100 + want, want % WIDE_WORKERS);
+		snprintf(text, sizeof(text), "wide.c:%u \xc2\xbb worker%u", 100 + want, want % WIDE_WORKERS);
 		bad += i != want || strcmp(label(vm, VM_TOPDOWN, kids[j], true), text) != 0 ||
 		       vm_value(vm, VM_TOPDOWN, kids[j], 0, true) != wide_call(i, -1) ||
 		       vm_value(vm, VM_TOPDOWN, kids[j], 0, false) != 0;
@@ -588,7 +589,7 @@ static void test_blocks_values(struct vm *vm)
 /* Search streams the contexts when the walk is long: the same answers as walking all of it. */
 static void test_blocks_search(struct vm *vm)
 {
-	static const char *const patterns[] = { "worker7", "[4*", "wide.c:13", "nomatch",
+	static const char *const patterns[] = { "worker7", "wide.c:4*", "wide.c:13", "nomatch",
 						"loop at wide.c:4?", "*main", "\xc2\xbb worker3" };
 	vm_node root = vm_root(vm, VM_TOPDOWN);
 	vm_node c_main = only_child(vm, VM_TOPDOWN, only_child(vm, VM_TOPDOWN, root));
