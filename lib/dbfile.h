@@ -48,6 +48,8 @@
 #define DBFILE_CHUNK_THREAD_INFO CF_ID('T', 'I', 'N', 'F')
 
 #define DBFILE_NONE UINT32_MAX
+/* The one function of a module that holds the code no symbol covers (doc/formats.md 8.3). */
+#define DBFILE_UNKNOWN_FUNCTION "<unknown function>"
 /* Thread groups in threads.fdb: at most this many chunks, so nthreads / group <= this. */
 #define DBFILE_MAX_GROUPS 1000
 /*

@@ -303,20 +303,18 @@ void ksyms_merge(struct ksyms *k, const struct ksyms *o)
 	size_t n = k->n + o->n, i = 0, j = 0, out = 0;
 	struct ksym *m = xreallocarray(NULL, n ? n : 1, sizeof(*m));
 	while (i < k->n || j < o->n) {
-		struct ksym s;
-		if (j >= o->n || (i < k->n && k->syms[i].start <= o->syms[j].start))
-			s = k->syms[i++];
-		else
-			s = (struct ksym){ o->syms[j].start, o->syms[j].end, NULL }, j++;
-		if (out && s.start < m[out - 1].end) {
-			free(s.name); /* the same symbol from another process (or an overlap) */
+		bool mine = j >= o->n || (i < k->n && k->syms[i].start <= o->syms[j].start);
+		const struct ksym *s = mine ? &k->syms[i++] : &o->syms[j++];
+		if (out && s->start < m[out - 1].end) {
+			/* the same symbol from another process (or an overlap): the first stays */
+			if (mine)
+				free(s->name);
 			continue;
 		}
-		if (!s.name) {
-			const struct ksym *src = &o->syms[j - 1];
-			s.name = xstrdup(src->name);
-		}
-		m[out++] = s;
+		m[out] = *s;
+		if (!mine)
+			m[out].name = xstrdup(s->name);
+		out++;
 	}
 	free(k->syms);
 	k->syms = m;

@@ -25,6 +25,8 @@
 #define MFILE_CHUNK_STATS CF_ID('S', 'T', 'A', 'T')
 
 #define MFILE_NO_MODULE UINT32_MAX
+/* The load map's pseudo-module of the kernel's addresses (offsets are the addresses). */
+#define MFILE_KERNEL_MODULE "[kernel.kallsyms]"
 #define MFILE_NO_PARENT UINT32_MAX
 #define MFILE_MAX_METRICS 65535
 #define MFILE_MAX_STRING (16u << 20)

@@ -382,7 +382,7 @@ void loadmap_add_kernel(void)
 	struct lm_module *m = n < LOADMAP_MAX_MODULES ? arena_alloc(&rt.shared, sizeof(*m), 16) : NULL;
 	if (m) {
 		m->id = n;
-		m->path = (char *)"[kernel.kallsyms]";
+		m->path = (char *)MFILE_KERNEL_MODULE;
 		m->load_ns = rt_realtime_ns();
 		kernel_build_id(m);
 		modules[n] = m;

@@ -498,7 +498,7 @@ static void save_kernel_symbols(int dirfd, const char *dir, const char *host,
 			continue; /* prof will say what is wrong with it */
 		for (uint32_t i = 0; i < m.cct.nnodes; i++) {
 			uint32_t mod = m.cct.module[i];
-			if (mod >= m.nmodules || strcmp(m.modules[mod].path, "[kernel.kallsyms]"))
+			if (mod >= m.nmodules || strcmp(m.modules[mod].path, MFILE_KERNEL_MODULE))
 				continue;
 			const struct mfile_module *km = &m.modules[mod];
 			if (!k.build_id_len && km->build_id_len <= KSYMS_MAX_BUILD_ID) {
@@ -760,20 +760,21 @@ int main(int argc, char **argv)
 	s.files = s.found;
 	if (s.files == 0)
 		esc_printf(stderr, "measure: no measurement file was written to %s\n", absdir);
-	else if (s.taken || !s.calls)
-		esc_printf(stderr, "measure: %llu process%s, %llu thread file%s, %llu samples (%llu "
-				"recorded, %llu dropped, %llu partial call paths)%s%.0llu%s over %.3f "
-				"s of CPU time%s in %s\n",
+	else {
+		/* Samples, calls of the synchronous sources, or both: what was taken is said. */
+		struct buf what = BUF_INIT;
+		if (s.taken || !s.calls)
+			buf_printf(&what, "%llu samples (%llu recorded, %llu dropped, %llu partial call "
+					  "paths)", s.taken, s.recorded, s.dropped, s.partial);
+		if (s.calls)
+			buf_printf(&what, "%s%llu calls recorded", what.len ? " and " : "", s.calls);
+		esc_printf(stderr, "measure: %llu process%s, %llu thread file%s, %s over %.3f s of CPU "
+				"time%s in %s\n",
 			s.processes, s.processes == 1 ? "" : "es", s.files, s.files == 1 ? "" : "s",
-			s.taken, s.recorded, s.dropped, s.partial, s.calls ? " and " : "", s.calls,
-			s.calls ? " calls recorded" : "", (double)s.cpu_ns / 1e9,
+			(char *)what.data, (double)s.cpu_ns / 1e9,
 			s.errors ? ", with errors (see the logs)" : "", absdir);
-	else
-		esc_printf(stderr, "measure: %llu process%s, %llu thread file%s, %llu calls recorded "
-				"over %.3f s of CPU time%s in %s\n",
-			s.processes, s.processes == 1 ? "" : "es", s.files, s.files == 1 ? "" : "s",
-			s.calls, (double)s.cpu_ns / 1e9,
-			s.errors ? ", with errors (see the logs)" : "", absdir);
+		buf_release(&what);
+	}
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 		struct rlimit no_core = { 0, 0 };

@@ -44,8 +44,6 @@ void structs_add_dir(struct structs *ss, const char *dir, bool quiet_missing,
 int structs_add_file(struct structs *ss, const char *path);
 /* Load the kernel symbols files (*.ksyms) that measure saved in measurement directory DIR. */
 void structs_add_kernel_symbols(struct structs *ss, const char *dir, struct prof_problems *p);
-/* The name given to the code of a module that no symbol covers ("<unknown function>"). */
-extern const char structs_unknown_function[];
 
 /* A module of the unified load map, with what is known of its structure. */
 struct module_info {
@@ -56,7 +54,7 @@ struct module_info {
 	void *elf;	  /* fallback symbols and lines, or NULL */
 	bool tried;	  /* the fallback was attempted */
 	bool loops;
-	bool kernel;	  /* "[kernel.kallsyms]": addresses are the kernel's own */
+	bool kernel;	  /* MFILE_KERNEL_MODULE: addresses are the kernel's own */
 	const struct ksyms *ksyms; /* its symbols, or NULL */
 };
 /* Attach structure to M: a structure file when one matches, else the fallback. */

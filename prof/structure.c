@@ -33,9 +33,6 @@ struct structs {
 	size_t nkernels, akernels;
 };
 
-/* The name of a function that no symbol or DWARF names: one per module. */
-const char structs_unknown_function[] = "<unknown function>";
-
 struct symbol {
 	uint64_t lo, hi; /* hi == lo: size unknown */
 	char *name;
@@ -107,33 +104,42 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The names of DIR's entries that end in SUFFIX, sorted, in *NAMES (the caller frees them);
+ * returns how many, or -1 with errno when DIR cannot be opened. */
+static ssize_t list_dir(const char *dir, const char *suffix, char ***names)
+{
+	*names = NULL;
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	size_t n = 0, alloc = 0, want = strlen(suffix);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len > want && strcmp(e->d_name + len - want, suffix) == 0) {
+			ALLOC_GROW(*names, n + 1, alloc);
+			(*names)[n++] = xstrdup(e->d_name);
+		}
+	}
+	closedir(d);
+	qsort(*names, n, sizeof(**names), cmp_name);
+	return (ssize_t)n;
+}
+
 void structs_add_dir(struct structs *ss, const char *dir, bool quiet_missing,
 		     struct prof_problems *p)
 {
-	DIR *d = opendir(dir);
-	if (!d) {
+	char **names;
+	ssize_t n = list_dir(dir, ".fthst", &names);
+	if (n < 0) {
 		if (!quiet_missing || errno != ENOENT) {
 			fth_error_errno(errno, "%s: cannot open structure directory", dir);
 			problem_add(p, fth_errmsg());
 		}
 		return;
 	}
-	char **names = NULL;
-	size_t n = 0, alloc = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		if (len > 6 && strcmp(e->d_name + len - 6, ".fthst") == 0) {
-			ALLOC_GROW(names, n + 1, alloc);
-			names[n++] = xstrdup(e->d_name);
-		}
-	}
-	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_name);
-	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(dir) + strlen(names[i]) + 2;
-		char *path = xmalloc(len);
-		snprintf(path, len, "%s/%s", dir, names[i]);
+	for (ssize_t i = 0; i < n; i++) {
+		char *path = xpath_join(dir, names[i]);
 		if (structs_add_file(ss, path) < 0)
 			problem_add(p, fth_errmsg());
 		free(path);
@@ -142,46 +148,36 @@ void structs_add_dir(struct structs *ss, const char *dir, bool quiet_missing,
 	free(names);
 }
 
+/* The kernel symbols loaded for the kernel with build-id ID (LEN bytes), or NULL. */
+static struct ksyms *kernel_by_id(struct structs *ss, const uint8_t *id, uint32_t len)
+{
+	for (size_t i = 0; i < ss->nkernels; i++)
+		if (ss->kernels[i].build_id_len == len && !memcmp(ss->kernels[i].build_id, id, len))
+			return &ss->kernels[i];
+	return NULL;
+}
+
 void structs_add_kernel_symbols(struct structs *ss, const char *dir, struct prof_problems *p)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return; /* said by the reading of its measurement files */
-	char **names = NULL;
-	size_t n = 0, alloc = 0;
-	struct dirent *e;
-	size_t suffix = strlen(KSYMS_SUFFIX);
-	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		if (len > suffix && strcmp(e->d_name + len - suffix, KSYMS_SUFFIX) == 0) {
-			ALLOC_GROW(names, n + 1, alloc);
-			names[n++] = xstrdup(e->d_name);
-		}
-	}
-	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_name);
-	for (size_t i = 0; i < n; i++) {
+	char **names;
+	ssize_t n = list_dir(dir, KSYMS_SUFFIX, &names);
+	/* A directory that cannot be read is said by the reading of its measurement files. */
+	for (ssize_t i = 0; i < n; i++) {
 		char *path = xpath_join(dir, names[i]);
 		struct ksyms k;
+		struct ksyms *have;
 		if (ksyms_read(path, &k) < 0) {
 			problem_add(p, fth_errmsg());
+		} else if (!(have = kernel_by_id(ss, k.build_id, k.build_id_len))) {
+			ALLOC_GROW(ss->kernels, ss->nkernels + 1, ss->akernels);
+			ss->kernels[ss->nkernels++] = k;
 		} else {
-			size_t j = 0;
-			while (j < ss->nkernels && (ss->kernels[j].build_id_len != k.build_id_len ||
-						    memcmp(ss->kernels[j].build_id, k.build_id,
-							   k.build_id_len)))
-				j++;
-			if (j == ss->nkernels) {
-				ALLOC_GROW(ss->kernels, ss->nkernels + 1, ss->akernels);
-				ss->kernels[ss->nkernels++] = k;
-			} else {
-				ksyms_merge(&ss->kernels[j], &k);
-				if (!k.n && k.hidden && !ss->kernels[j].hidden && !ss->kernels[j].n) {
-					ss->kernels[j].hidden = k.hidden;
-					k.hidden = NULL;
-				}
-				ksyms_release(&k);
+			ksyms_merge(have, &k);
+			if (!k.n && k.hidden && !have->hidden && !have->n) {
+				have->hidden = k.hidden;
+				k.hidden = NULL;
 			}
+			ksyms_release(&k);
 		}
 		free(path);
 		free(names[i]);
@@ -343,11 +339,7 @@ static const char *base_name(const char *path)
 /* The kernel's symbols that measure saved, matched by build-id (or the only ones, without). */
 static void attach_kernel(struct structs *ss, struct module_info *m, struct prof_problems *p)
 {
-	const struct ksyms *k = NULL;
-	for (size_t i = 0; i < ss->nkernels && !k; i++)
-		if (ss->kernels[i].build_id_len == m->build_id_len &&
-		    !memcmp(ss->kernels[i].build_id, m->build_id, m->build_id_len))
-			k = &ss->kernels[i];
+	const struct ksyms *k = kernel_by_id(ss, m->build_id, m->build_id_len);
 	if (!k && !m->build_id_len && ss->nkernels == 1)
 		k = &ss->kernels[0];
 	m->ksyms = k && k->n ? k : NULL;
@@ -437,7 +429,7 @@ static size_t resolve_symbols(const struct module_info *m, uint64_t addr, bool i
 	else if (s)
 		out[0] = (struct scope){ .kind = DBFILE_FUNCTION, .name = s->name, .addr = s->lo };
 	else
-		out[0] = (struct scope){ .kind = DBFILE_FUNCTION, .name = structs_unknown_function };
+		out[0] = (struct scope){ .kind = DBFILE_FUNCTION, .name = DBFILE_UNKNOWN_FUNCTION };
 	out[1] = (struct scope){ .kind = is_call ? DBFILE_CALL : DBFILE_LINE, .addr = addr };
 	return 2;
 }

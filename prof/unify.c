@@ -294,7 +294,7 @@ static uint32_t map_module(struct unifier *u, const struct mfile_module *mm)
 	struct module_info *g = &u->mods[id];
 	memset(g, 0, sizeof(*g));
 	g->path = xstrdup(mm->path);
-	g->kernel = strcmp(g->path, "[kernel.kallsyms]") == 0;
+	g->kernel = strcmp(g->path, MFILE_KERNEL_MODULE) == 0;
 	if (mm->build_id_len) {
 		g->build_id = xmalloc(mm->build_id_len);
 		memcpy(g->build_id, mm->build_id, mm->build_id_len);

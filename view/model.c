@@ -37,7 +37,7 @@ static char *demangle(const char *name)
 /* Whether module M of DB is the kernel (addresses are the kernel's own). */
 bool module_is_kernel(const struct dbfile *db, uint32_t m)
 {
-	return m < db->nmodules && strcmp(dbfile_str(db, db->modules[m].path), "[kernel.kallsyms]") == 0;
+	return m < db->nmodules && strcmp(dbfile_str(db, db->modules[m].path), MFILE_KERNEL_MODULE) == 0;
 }
 
 /* FUNCTION's name as shown: demangled unless asked not to; the kernel's as "[kernel] NAME";
@@ -51,7 +51,7 @@ static char *shown_name(const struct vm *vm, uint32_t function, const char *name
 	struct buf b = BUF_INIT;
 	if (module_is_kernel(db, m))
 		buf_printf(&b, "[kernel] %s", n);
-	else if (m < db->nmodules && !strcmp(name, "<unknown function>"))
+	else if (m < db->nmodules && !strcmp(name, DBFILE_UNKNOWN_FUNCTION))
 		buf_printf(&b, "%s [%s]", n, base_name(dbfile_str(db, db->modules[m].path)));
 	else
 		return d;
@@ -692,7 +692,7 @@ static void add_place(struct buf *out, const struct vm_node_info *in)
 {
 	if (in->file)
 		add_file_line(out, in->file, in->line);
-	else if (in->module && !strcmp(in->module, "[kernel.kallsyms]"))
+	else if (in->module && !strcmp(in->module, MFILE_KERNEL_MODULE))
 		buf_printf(out, "0x%llx", (unsigned long long)in->addr);
 	else
 		buf_printf(out, "%s+0x%llx", in->module ? base_name(in->module) : "?",
