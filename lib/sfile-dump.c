@@ -168,6 +168,10 @@ static void dump_node(struct dump_ctx *c, uint32_t node, unsigned depth)
 		add_name(out, sfile_str(sf, n->name));
 		buf_addstr(out, " called at ");
 		add_where(c, n->file, n->line, n->column);
+		if (n->decl_file != SFILE_NONE) {
+			buf_addstr(out, " declared at ");
+			add_where(c, n->decl_file, n->decl_line, 0);
+		}
 	} else {
 		buf_addstr(out, " at ");
 		add_where(c, n->file, n->line, n->column);

@@ -227,6 +227,44 @@ static int get_interval(struct cf_stream *s, uint64_t *prev, uint64_t *lo, uint6
 	return 0;
 }
 
+/* The declarations of inlined functions: a chunk since 1.1, absent before (none known). */
+static int read_decls(struct cf_reader *r, struct sfile *sf)
+{
+	for (uint32_t i = 0; i < sf->nnodes; i++)
+		sf->nodes[i].decl_file = SFILE_NONE;
+	if (!cf_find(r, SFILE_CHUNK_DECLS, 0))
+		return 0;
+	struct cf_stream s;
+	if (open_chunk(r, SFILE_CHUNK_DECLS, &s) < 0)
+		return -1;
+	uint64_t n;
+	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, sf->nnodes, 3, "declarations") < 0)
+		goto fail;
+	for (uint64_t k = 0; k < n; k++) {
+		uint32_t node = 0, file = 0, line = 0;
+		if (get_u32(&s, &node, sf->nnodes ? sf->nnodes - 1 : 0, "node") < 0 ||
+		    get_u32(&s, &file, UINT32_MAX, "file") < 0 ||
+		    get_u32(&s, &line, UINT32_MAX, "line") < 0)
+			goto fail;
+		if (file >= sf->nstrings) {
+			cf_stream_error(&s, "declaration %llu: file %u out of range",
+					(unsigned long long)k, file);
+			goto fail;
+		}
+		if (sf->nodes[node].kind != SFILE_INLINE) {
+			cf_stream_error(&s, "declaration %llu: node %u is not an inlined call",
+					(unsigned long long)k, node);
+			goto fail;
+		}
+		sf->nodes[node].decl_file = file;
+		sf->nodes[node].decl_line = line;
+	}
+	return cf_stream_finish(&s);
+fail:
+	cf_stream_free(&s);
+	return -1;
+}
+
 static int read_ranges(struct cf_reader *r, struct sfile *sf)
 {
 	struct cf_stream s;
@@ -291,7 +329,7 @@ int sfile_read(const char *path, struct sfile *sf)
 	sf->minor = r.minor;
 	int rc = 0;
 	if (read_module(&r, sf) < 0 || read_strings(&r, sf) < 0 || read_nodes(&r, sf) < 0 ||
-	    read_ranges(&r, sf) < 0 || read_lines(&r, sf) < 0)
+	    read_decls(&r, sf) < 0 || read_ranges(&r, sf) < 0 || read_lines(&r, sf) < 0)
 		rc = -1;
 	cf_close(&r);
 	if (rc < 0)

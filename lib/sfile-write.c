@@ -62,6 +62,25 @@ static int write_nodes(struct cf_writer *w, const struct sfile *sf)
 	return cf_chunk_end(w);
 }
 
+/* The declarations of inlined functions (since 1.1): the nodes that have one. */
+static int write_decls(struct cf_writer *w, const struct sfile *sf)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < sf->nnodes; i++)
+		n += sf->nodes[i].kind == SFILE_INLINE && sf->nodes[i].decl_file != SFILE_NONE;
+	if (cf_chunk_begin(w, SFILE_CHUNK_DECLS) < 0 || cf_put_varint(w, n) < 0)
+		return -1;
+	for (uint32_t i = 0; i < sf->nnodes; i++) {
+		const struct sfile_node *x = &sf->nodes[i];
+		if (x->kind != SFILE_INLINE || x->decl_file == SFILE_NONE)
+			continue;
+		if (cf_put_varint(w, i) < 0 || cf_put_varint(w, x->decl_file) < 0 ||
+		    cf_put_varint(w, x->decl_line) < 0)
+			return -1;
+	}
+	return cf_chunk_end(w);
+}
+
 static int write_ranges(struct cf_writer *w, const struct sfile *sf)
 {
 	if (cf_chunk_begin(w, SFILE_CHUNK_RANGES) < 0 || cf_put_varint(w, sf->nranges) < 0)
@@ -117,7 +136,8 @@ int sfile_write_at(int dirfd, const char *name, const char *path, const struct s
 				ws_size);
 	if (rc == 0)
 		rc = write_module(&w, sf) < 0 || write_strings(&w, sf) < 0 ||
-				     write_nodes(&w, sf) < 0 || write_ranges(&w, sf) < 0 ||
+				     write_nodes(&w, sf) < 0 || write_decls(&w, sf) < 0 ||
+				     write_ranges(&w, sf) < 0 ||
 				     write_lines(&w, sf) < 0 || cf_writer_finish(&w) < 0
 			     ? -1
 			     : 0;

@@ -16,13 +16,14 @@
 
 #define SFILE_MAGIC "FTHMSTRC"
 #define SFILE_MAJOR 1
-#define SFILE_MINOR 0
+#define SFILE_MINOR 1
 
 #define SFILE_CHUNK_MODULE CF_ID('M', 'O', 'D', 'L')
 #define SFILE_CHUNK_STRINGS CF_ID('S', 'T', 'R', 'S')
 #define SFILE_CHUNK_NODES CF_ID('N', 'O', 'D', 'E')
 #define SFILE_CHUNK_RANGES CF_ID('R', 'N', 'G', 'S')
 #define SFILE_CHUNK_LINES CF_ID('L', 'I', 'N', 'E')
+#define SFILE_CHUNK_DECLS CF_ID('D', 'E', 'C', 'L')
 
 #define SFILE_NONE UINT32_MAX
 #define SFILE_MAX_STRING (1u << 20)
@@ -76,6 +77,7 @@ struct sfile_node {
 	uint64_t addr;	 /* FUNCTION: entry; LOOP: first instruction of the header block */
 	uint32_t origin; /* FUNCTION: the function this is a clone or part of, or SFILE_NONE */
 	uint32_t entries; /* LOOP: number of entry blocks (more than 1: irreducible) */
+	uint32_t decl_file, decl_line; /* INLINE: the inlined function's declaration (DECL) */
 };
 
 /* [LO, HI) belongs to NODE and to none of its descendants. */

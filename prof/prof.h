@@ -28,7 +28,7 @@ struct scope {
 	const char *name;  /* FUNCTION, INLINE: the function's name */
 	const char *file;  /* call site (INLINE), header (LOOP), statement (LINE, CALL); or NULL */
 	uint32_t line;
-	const char *decl_file; /* FUNCTION: declaration */
+	const char *decl_file; /* FUNCTION and INLINE: the declaration */
 	uint32_t decl_line;
 	uint64_t addr; /* FUNCTION: entry; LOOP: header; LINE/CALL: address when no line */
 };

@@ -457,6 +457,22 @@ static size_t resolve_elf(const struct module_info *m, uint64_t addr, bool is_ca
 	return n;
 }
 
+/*
+ * A function's name as the views show it: the ELF symbol at its entry where that says more
+ * than DWARF's name, which is a clone's symbol (helper.constprop.0, _ZL6helperi.part.0: clones
+ * stay apart and say what they are) and a mangled symbol where DWARF gives no linkage name (a
+ * static C++ function: its parameters); else the DWARF name.
+ */
+static const char *function_label(const struct sfile *sf, const struct sfile_node *sn)
+{
+	const char *name = sfile_str(sf, sn->name);
+	if (sn->symbol == SFILE_NONE)
+		return name;
+	const char *sym = sfile_str(sf, sn->symbol);
+	bool mangled = strncmp(sym, "_Z", 2) == 0 && strncmp(name, "_Z", 2) != 0;
+	return (sn->flags & SFILE_NODE_CLONE) || mangled ? sym : name;
+}
+
 size_t structs_resolve(struct structs *ss, struct module_info *m, uint64_t addr, bool is_call,
 		       struct scope *out, size_t cap)
 {
@@ -482,7 +498,7 @@ size_t structs_resolve(struct structs *ss, struct module_info *m, uint64_t addr,
 		switch (sn->kind) {
 		case SFILE_FUNCTION:
 			s->kind = DBFILE_FUNCTION;
-			s->name = sfile_str(sf, sn->name);
+			s->name = function_label(sf, sn);
 			s->decl_file = sn->file == SFILE_NONE ? NULL : sfile_str(sf, sn->file);
 			s->decl_line = sn->line;
 			s->addr = sn->addr;
@@ -492,6 +508,9 @@ size_t structs_resolve(struct structs *ss, struct module_info *m, uint64_t addr,
 			s->name = sfile_str(sf, sn->name);
 			s->file = sn->file == SFILE_NONE ? NULL : sfile_str(sf, sn->file);
 			s->line = sn->line;
+			s->decl_file = sn->decl_file == SFILE_NONE ? NULL
+								   : sfile_str(sf, sn->decl_file);
+			s->decl_line = sn->decl_line;
 			break;
 		default:
 			s->kind = DBFILE_LOOP;

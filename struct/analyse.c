@@ -517,7 +517,7 @@ static void analyse_function(const struct job *job, const struct decoder *dec, u
 	/* Fill in the nodes. */
 	for (uint32_t n = 0; n < t.n; n++) {
 		struct sfile_node *x = &t.nodes[n];
-		x->name = x->symbol = x->file = x->origin = SFILE_NONE;
+		x->name = x->symbol = x->file = x->origin = x->decl_file = SFILE_NONE;
 		if (x->kind == SFILE_FUNCTION) {
 			x->name = f->name;
 			x->symbol = f->symbol;
@@ -534,6 +534,8 @@ static void analyse_function(const struct job *job, const struct decoder *dec, u
 			x->file = ds->file;
 			x->line = ds->line;
 			x->column = ds->column;
+			x->decl_file = ds->decl_file;
+			x->decl_line = ds->decl_line;
 		} else {
 			const struct loop_info *l = &li[t.ref[n]];
 			x->file = l->file;
@@ -987,6 +989,7 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 		sf->nodes[i].name = RANK(sf->nodes[i].name);
 		sf->nodes[i].symbol = RANK(sf->nodes[i].symbol);
 		sf->nodes[i].file = RANK(sf->nodes[i].file);
+		sf->nodes[i].decl_file = RANK(sf->nodes[i].decl_file);
 	}
 	for (uint64_t i = 0; i < sf->nlines; i++)
 		sf->lines[i].file = RANK(sf->lines[i].file);

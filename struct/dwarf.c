@@ -13,6 +13,7 @@
  */
 #include "compat.h"
 #include "struct.h"
+#include "buf.h"
 #include "error.h"
 #include "xalloc.h"
 
@@ -91,6 +92,101 @@ static void fail_image(struct dw_thread *t)
 	t->rc = -1;
 }
 
+/* The DIE that declares DIE's function: the end of its DW_AT_abstract_origin and
+ * DW_AT_specification chain (bounded: a corrupt file may loop). */
+static Dwarf_Die *declaring_die(Dwarf_Die *die, Dwarf_Die *mem)
+{
+	Dwarf_Die *d = die;
+	for (int hops = 0; hops < 8; hops++) {
+		Dwarf_Attribute a;
+		if (!dwarf_attr(d, DW_AT_abstract_origin, &a) &&
+		    !dwarf_attr(d, DW_AT_specification, &a))
+			break;
+		if (!dwarf_formref_die(&a, mem))
+			break;
+		d = mem;
+	}
+	return d;
+}
+
+static bool is_cplusplus(Dwarf_Die *die)
+{
+	Dwarf_Die cu;
+	if (!dwarf_diecu(die, &cu, NULL, NULL))
+		return false;
+	int lang = dwarf_srclang(&cu);
+	return lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
+	       lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14;
+}
+
+/*
+ * NAME qualified by the scopes that enclose DECL (namespaces, classes, functions), as a C++
+ * reader writes it: main::{lambda@18}::operator() for a lambda at line 18 of main, whose
+ * closure type has no name.  NULL when there is nothing to add.  The result is malloc'ed.
+ */
+static char *qualified_name(Dwarf_Die *decl, const char *name)
+{
+	Dwarf_Die *scopes = NULL;
+	int n = dwarf_getscopes_die(decl, &scopes);
+	struct buf b = BUF_INIT;
+	for (int i = n - 1; i >= 1; i--) {
+		int tag = dwarf_tag(&scopes[i]);
+		const char *part = dwarf_diename(&scopes[i]);
+		if (tag == DW_TAG_namespace || tag == DW_TAG_subprogram ||
+		    tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+		    tag == DW_TAG_union_type) {
+			int line = 0;
+			if (part)
+				buf_addstr(&b, part);
+			else if (tag == DW_TAG_namespace)
+				buf_addstr(&b, "(anonymous namespace)");
+			else if (dwarf_decl_line(&scopes[i], &line) == 0 && line > 0)
+				buf_printf(&b, "{lambda@%d}", line);
+			else
+				buf_addstr(&b, "{unnamed}");
+			buf_addstr(&b, "::");
+		}
+	}
+	free(scopes);
+	if (!b.len) {
+		buf_release(&b);
+		return NULL;
+	}
+	buf_addstr(&b, name);
+	return buf_detach(&b, NULL);
+}
+
+/*
+ * The name that identifies DIE's function: its linkage name (mangled, so qualified by its
+ * namespaces and classes, and distinct for each overload, template instance and lambda) where
+ * DWARF gives one, through DW_AT_abstract_origin and DW_AT_specification; in C++ without one
+ * (main, extern "C", a lambda's operator()), its name qualified by the enclosing scopes; else
+ * its plain name (C).
+ */
+static uint32_t function_name(struct dw_info *d, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *linkage = NULL;
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
+		linkage = dwarf_formstring(&a);
+	if (linkage && *linkage)
+		return strtab_intern_stable(&d->strings, linkage);
+	const char *name = dwarf_diename(die);
+	if (!name)
+		return strtab_intern(&d->strings, "<unnamed>");
+	if (is_cplusplus(die)) {
+		Dwarf_Die mem;
+		char *q = qualified_name(declaring_die(die, &mem), name);
+		if (q) {
+			uint32_t id = strtab_intern(&d->strings, q);
+			free(q);
+			return id;
+		}
+	}
+	return strtab_intern_stable(&d->strings, name);
+}
+
 static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, uint8_t kind)
 {
 	struct dw_info *d = &t->part;
@@ -126,10 +222,8 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 	s->die = dwarf_dieoffset(die);
 	s->range_start = range_start;
 	s->nranges = d->nranges - range_start;
-	const char *name = dwarf_diename(die);
-	s->name = name ? strtab_intern_stable(&d->strings, name)
-		       : strtab_intern(&d->strings, "<unnamed>");
-	s->file = NONE32;
+	s->name = function_name(d, die);
+	s->file = s->decl_file = NONE32;
 	if (kind == SFILE_FUNCTION) {
 		s->func = id;
 		s->depth = 0;
@@ -153,6 +247,12 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 	} else {
 		const struct dw_scope *p = &d->scopes[parent];
 		s->func = p->func;
+		const char *decl = dwarf_decl_file(die);
+		int line = 0;
+		if (decl)
+			s->decl_file = strtab_intern_stable(&d->strings, decl);
+		if (dwarf_decl_line(die, &line) == 0 && line > 0)
+			s->decl_line = (uint32_t)line;
 		s->depth = (uint16_t)(p->depth + 1);
 		s->entry = lowest;
 		Dwarf_Attribute a;
@@ -604,6 +704,7 @@ static void merge_scopes(struct dw_info *out, struct dw_shared *sh)
 			for (uint32_t i = 0; i < out->nscopes; i++) {
 				out->scopes[i].name = REMAP(out->scopes[i].name);
 				out->scopes[i].file = REMAP(out->scopes[i].file);
+				out->scopes[i].decl_file = REMAP(out->scopes[i].decl_file);
 			}
 			continue;
 		}
@@ -615,6 +716,7 @@ static void merge_scopes(struct dw_info *out, struct dw_shared *sh)
 			sc.func += scope0;
 			sc.name = REMAP(sc.name);
 			sc.file = REMAP(sc.file);
+			sc.decl_file = REMAP(sc.decl_file);
 			sc.range_start += range0;
 			out->scopes[out->nscopes++] = sc;
 		}

@@ -180,15 +180,17 @@ static int write_atomically(const struct sfile *sf, const struct out_dir *dir, c
 	return rc;
 }
 
-static bool valid_structure_file(const char *path)
+static bool current_structure_file(const char *path)
 {
 	struct cf_reader r;
 	if (cf_open(&r, path, SFILE_MAGIC, "fathom structure file", SFILE_MAJOR) < 0) {
 		fth_error_clear();
 		return false;
 	}
+	/* An older struct's file lacks what this one records (names, declarations). */
+	bool current = r.major == SFILE_MAJOR && r.minor == SFILE_MINOR;
 	cf_close(&r);
-	return true;
+	return current;
 }
 
 static void print_dump(const struct sfile *sf)
@@ -302,7 +304,7 @@ static int process_binary(const struct options *o, const char *path, const uint8
 	int rc = 0;
 	struct sfile sf;
 	struct analyse_stats st;
-	if (cached && valid_structure_file(cached)) {
+	if (cached && current_structure_file(cached)) {
 		image_close(&img);
 		if (o->dump)
 			rc = dump_structure_file(cached);

@@ -127,6 +127,7 @@ struct dw_scope {
 	uint8_t kind;	 /* SFILE_FUNCTION or SFILE_INLINE */
 	uint16_t depth;	 /* 0 for functions */
 	uint32_t name, file, line, column; /* strings of the strtab; declaration or call site */
+	uint32_t decl_file, decl_line;	   /* INLINE: the inlined function's declaration */
 	uint64_t entry;
 	uint32_t range_start, nranges; /* in dw_info.ranges */
 	bool noreturn;		       /* DW_AT_noreturn */
