@@ -112,7 +112,10 @@ static void describe_context(const struct dbfile *db, const struct dbfile_contex
 	case DBFILE_ENTRY:
 		buf_addstr(out, c->line == DBFILE_ENTRY_PARTIAL	    ? " partial"
 				: c->line == DBFILE_ENTRY_SYNTHETIC ? " synthetic"
+				: c->line == DBFILE_ENTRY_PROGRAM   ? " program"
 								    : " root");
+		if (c->line == DBFILE_ENTRY_PROGRAM && c->module != DBFILE_NONE)
+			buf_printf(out, " [%u]", c->module);
 		if (c->line == DBFILE_ENTRY_SYNTHETIC)
 			buf_printf(out, " %llu", (unsigned long long)c->addr);
 		return;
@@ -349,6 +352,20 @@ int dbfile_dump(struct dbfile *db, struct buf *out, bool threads)
 				"end=%llu\n",
 			   i, t->file, t->host, t->pid, t->tid, t->thread_index, t->rank,
 			   (unsigned long long)t->start_ns, (unsigned long long)t->end_ns);
+		buf_printf(out, "    ppid=%u", t->ppid);
+		if (t->name[0]) {
+			buf_addstr(out, " name=");
+			buf_add_escaped(out, t->name, strlen(t->name));
+		}
+		if (t->entry[0]) {
+			buf_addstr(out, " entry=");
+			buf_add_escaped(out, t->entry, strlen(t->entry));
+		}
+		for (uint32_t a = 0; a < t->argc; a++) {
+			buf_addstr(out, a ? " " : " args=");
+			buf_add_escaped(out, t->argv[a], strlen(t->argv[a]));
+		}
+		buf_addch(out, '\n');
 	}
 	if (dump_contexts(db, out) < 0 || dump_flat(db, out) < 0)
 		return -1;

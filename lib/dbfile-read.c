@@ -9,6 +9,7 @@
 #include "compat.h"
 #include "crc32c.h"
 #include "dbfile.h"
+#include "dbfile-fields.h"
 #include "error.h"
 #include "le.h"
 #include "mfile.h"
@@ -26,16 +27,10 @@
 /* Notes in INFO at most (what prof could not do: a handful). */
 #define MAX_NOTES 4096
 
-enum { INFO_PROGRAM = 1, INFO_FLAGS = 2, INFO_GROUP = 3, INFO_BLOCK = 4, INFO_NCONTEXTS = 5,
-       INFO_NSUM = 6, INFO_LIST_BLOCK = 7, INFO_NOTE = 8 };
-enum { MODS_PATH = 1, MODS_BUILD_ID = 2, MODS_FLAGS = 3 };
-enum { METR_NAME = 1, METR_DESCRIPTION, METR_UNIT, METR_RATE_KIND, METR_RATE, METR_FLAGS,
-       METR_PARENT, METR_THRESHOLD, METR_FORMULA, METR_KIND, METR_ENABLED, METR_RUNNING,
-       METR_SAMPLES, METR_NTHREADS, METR_SCALE };
-enum { THRD_FILE = 1, THRD_HOST, THRD_PROGRAM, THRD_PID, THRD_TID, THRD_INDEX, THRD_RANK,
-       THRD_START, THRD_END };
 
 #define MAX_STRING (16u << 20)
+/* Arguments of a thread's command line at most. */
+#define MAX_ARGS (1u << 20)
 #define MAX_BUILD_ID 256
 
 static inline int next_u8(struct cf_stream *s, uint8_t *v)
@@ -427,9 +422,21 @@ static int thread_field(struct cf_stream *s, struct dbfile_thread *t, unsigned f
 	case THRD_FILE: return get_str(s, wire, &t->file);
 	case THRD_HOST: return get_str(s, wire, &t->host);
 	case THRD_PROGRAM: return get_str(s, wire, &t->program);
+	case THRD_NAME: return get_str(s, wire, &t->name);
+	case THRD_ENTRY: return get_str(s, wire, &t->entry);
+	case THRD_ARG: {
+		char *arg = NULL;
+		if (t->argc >= MAX_ARGS)
+			return cf_stream_error(s, "more than %u arguments", MAX_ARGS);
+		if (get_str(s, wire, &arg) < 0)
+			return -1;
+		t->argv = xreallocarray(t->argv, t->argc + 1, sizeof(*t->argv));
+		t->argv[t->argc++] = arg;
+		return 0;
+	}
 	default: break;
 	}
-	if (f > THRD_END)
+	if (f > THRD_PPID)
 		return cf_skip_field(s, wire);
 	if (get_varint(s, wire, &v) < 0)
 		return -1;
@@ -437,11 +444,14 @@ static int thread_field(struct cf_stream *s, struct dbfile_thread *t, unsigned f
 	case THRD_PID:
 	case THRD_TID:
 	case THRD_INDEX:
+	case THRD_PPID:
 		if (v > UINT32_MAX)
 			return cf_stream_error(s, "field %u: %llu out of range", f,
 					       (unsigned long long)v);
-		*(f == THRD_PID ? &t->pid : f == THRD_TID ? &t->tid : &t->thread_index) =
-			(uint32_t)v;
+		*(f == THRD_PID	  ? &t->pid
+		  : f == THRD_TID ? &t->tid
+		  : f == THRD_PPID ? &t->ppid
+				   : &t->thread_index) = (uint32_t)v;
 		break;
 	case THRD_RANK: {
 		int64_t rank = le_unzigzag(v);
@@ -485,6 +495,10 @@ static int read_threads(struct cf_reader *r, struct dbfile *db)
 			t->host = xstrdup("");
 		if (!t->program)
 			t->program = xstrdup("");
+		if (!t->name)
+			t->name = xstrdup("");
+		if (!t->entry)
+			t->entry = xstrdup("");
 	}
 	return finish(&s);
 fail:
@@ -1189,8 +1203,6 @@ int dbfile_inlined_contexts(struct dbfile *db, uint32_t f, uint32_t **list, uint
 
 /* ---- threads.fdb ---- */
 
-enum { TINF_NTHREADS = 1, TINF_GROUP = 2, TINF_BLOCK = 3, TINF_NCONTEXTS = 4 };
-
 static int open_threads_file(struct dbfile *db)
 {
 	if (db->threads_open)
@@ -1632,6 +1644,11 @@ void dbfile_close(struct dbfile *db)
 		free(db->threads[i].file);
 		free(db->threads[i].host);
 		free(db->threads[i].program);
+		free(db->threads[i].name);
+		free(db->threads[i].entry);
+		for (uint32_t a = 0; a < db->threads[i].argc; a++)
+			free(db->threads[i].argv[a]);
+		free(db->threads[i].argv);
 	}
 	free(db->threads);
 	free(db->contexts);

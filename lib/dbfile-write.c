@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "crc32c.h"
 #include "dbfile.h"
+#include "dbfile-fields.h"
 #include "error.h"
 #include "le.h"
 #include "xalloc.h"
@@ -22,16 +23,6 @@
 #include <unistd.h>
 #include <zstd.h>
 
-/* Field numbers of the tagged records (doc/formats.md 8.x). */
-enum { INFO_PROGRAM = 1, INFO_FLAGS = 2, INFO_GROUP = 3, INFO_BLOCK = 4, INFO_NCONTEXTS = 5,
-       INFO_NSUM = 6, INFO_LIST_BLOCK = 7, INFO_NOTE = 8 };
-enum { TINF_NTHREADS = 1, TINF_GROUP = 2, TINF_BLOCK = 3, TINF_NCONTEXTS = 4, TINF_LEVEL = 5 };
-enum { MODS_PATH = 1, MODS_BUILD_ID = 2, MODS_FLAGS = 3 };
-enum { METR_NAME = 1, METR_DESCRIPTION, METR_UNIT, METR_RATE_KIND, METR_RATE, METR_FLAGS,
-       METR_PARENT, METR_THRESHOLD, METR_FORMULA, METR_KIND, METR_ENABLED, METR_RUNNING,
-       METR_SAMPLES, METR_NTHREADS, METR_SCALE };
-enum { THRD_FILE = 1, THRD_HOST, THRD_PROGRAM, THRD_PID, THRD_TID, THRD_INDEX, THRD_RANK,
-       THRD_START, THRD_END };
 
 static uint64_t ref(uint32_t v)
 {
@@ -131,7 +122,15 @@ static int write_threads(struct cf_writer *w, const struct dbfile *db)
 		    cf_field_varint(w, THRD_INDEX, t->thread_index) < 0 ||
 		    cf_field_varint(w, THRD_RANK, le_zigzag(t->rank)) < 0 ||
 		    cf_field_varint(w, THRD_START, t->start_ns) < 0 ||
-		    cf_field_varint(w, THRD_END, t->end_ns) < 0 || cf_record_end(w) < 0)
+		    cf_field_varint(w, THRD_END, t->end_ns) < 0 ||
+		    cf_field_varint(w, THRD_PPID, t->ppid) < 0)
+			return -1;
+		for (uint32_t a = 0; a < t->argc; a++)
+			if (cf_field_str(w, THRD_ARG, t->argv[a]) < 0)
+				return -1;
+		if ((t->name && t->name[0] && cf_field_str(w, THRD_NAME, t->name) < 0) ||
+		    (t->entry && t->entry[0] && cf_field_str(w, THRD_ENTRY, t->entry) < 0) ||
+		    cf_record_end(w) < 0)
 			return -1;
 	}
 	return cf_chunk_end(w);

@@ -23,7 +23,7 @@
 
 #define DBFILE_MAGIC "FTHMDBSE"
 #define DBFILE_MAJOR 3
-#define DBFILE_MINOR 1
+#define DBFILE_MINOR 2
 #define DBFILE_SUMMARY "summary.fdb"
 #define DBFILE_THREADS "threads.fdb"
 /* The per-thread values as the writer was given them, until summary.fdb is written. */
@@ -83,7 +83,8 @@ enum dbfile_kind {
 };
 
 /* Entry kinds (LINE of an ENTRY context). */
-enum { DBFILE_ENTRY_ROOT = 0, DBFILE_ENTRY_PARTIAL = 1, DBFILE_ENTRY_SYNTHETIC = 2 };
+enum { DBFILE_ENTRY_ROOT = 0, DBFILE_ENTRY_PARTIAL = 1, DBFILE_ENTRY_SYNTHETIC = 2,
+       DBFILE_ENTRY_PROGRAM = 3 /* the processes of one program (MODULE): runs of several */ };
 
 /* Database flags (INFO). */
 #define DBFILE_FLAGS(X)                                                                       \
@@ -147,8 +148,13 @@ struct dbfile_thread {
 	char *host; /* owned */
 	char *program; /* owned */
 	uint32_t pid, tid, thread_index;
-	int32_t rank;
+	int32_t rank; /* MPI rank, or -1 (not MPI) */
 	uint64_t start_ns, end_ns;
+	uint32_t ppid;
+	uint32_t argc;
+	char **argv; /* owned: the process's command line */
+	char *name;  /* owned: the name the program gave the thread, or "" */
+	char *entry; /* owned: the function the thread started in ("main" ...), or "" */
 };
 
 /*

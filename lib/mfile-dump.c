@@ -100,6 +100,12 @@ void mfile_dump(const struct mfile *m, struct buf *out)
 		buf_addch(out, ' ');
 		dump_where(out, id->creation[i].module, id->creation[i].offset);
 	}
+	buf_addstr(out, "\n  name: ");
+	dump_str(out, id->name ? id->name : "");
+	if (id->has_entry) {
+		buf_addstr(out, "\n  entry: ");
+		dump_where(out, id->entry.module, id->entry.offset);
+	}
 	buf_printf(out, "\nmodules: %u\n", m->nmodules);
 	for (uint32_t i = 0; i < m->nmodules; i++) {
 		const struct mfile_module *mod = &m->modules[i];

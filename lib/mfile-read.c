@@ -203,6 +203,17 @@ static int read_identity(struct cf_reader *r, struct mfile *m)
 					id->creation[id->ncreation++].offset = v[1];
 				}
 				break;
+			case ID_NAME: rc = get_str_field(&s, wire, &id->name); break;
+			case ID_ENTRY_FRAME:
+				rc = get_embedded_varints(&s, wire, v, 2, "entry frame");
+				if (rc == 0 && v[0] > UINT32_MAX)
+					rc = cf_stream_error(&s, "entry frame module out of range");
+				if (rc == 0) {
+					id->has_entry = true;
+					id->entry.module = v[0] ? (uint32_t)(v[0] - 1) : MFILE_NO_MODULE;
+					id->entry.offset = v[1];
+				}
+				break;
 			default: rc = cf_skip_field(&s, wire); break;
 			}
 		}
@@ -211,6 +222,8 @@ static int read_identity(struct cf_reader *r, struct mfile *m)
 			return -1;
 		}
 	}
+	if (!id->name)
+		id->name = xstrdup("");
 	if (!id->host)
 		id->host = xstrdup("");
 	if (!id->program)
@@ -636,6 +649,10 @@ int mfile_read(const char *path, struct mfile *m)
 	if (read_identity(&r, m) < 0 || read_loadmap(&r, m) < 0 || read_metrics(&r, m) < 0 ||
 	    read_cct(&r, m) < 0 || read_trace(&r, m) < 0 || read_stats(&r, m) < 0)
 		rc = -1;
+	if (rc == 0 && m->id.has_entry && m->id.entry.module != MFILE_NO_MODULE &&
+	    m->id.entry.module >= m->nmodules)
+		rc = fth_error("%s: chunk IDEN: the entry frame names module %u, not in the load map "
+			       "(%u modules)", path, m->id.entry.module, m->nmodules);
 	for (uint32_t i = 0; rc == 0 && i < m->id.ncreation; i++)
 		if (m->id.creation[i].module != MFILE_NO_MODULE &&
 		    m->id.creation[i].module >= m->nmodules)
@@ -648,17 +665,42 @@ int mfile_read(const char *path, struct mfile *m)
 	return rc;
 }
 
-void mfile_release(struct mfile *m)
+int mfile_read_identity(const char *path, struct mfile_identity *id)
 {
-	struct mfile_identity *id = &m->id;
+	struct mfile m;
+	memset(&m, 0, sizeof(m));
+	m.id.rank = m.id.parent_thread = -1;
+	struct cf_reader r;
+	if (cf_open(&r, path, MFILE_MAGIC, "fathom measurement file", MFILE_MAJOR) < 0)
+		return -1;
+	int rc = read_identity(&r, &m);
+	cf_close(&r);
+	if (rc < 0) {
+		mfile_identity_release(&m.id);
+		return -1;
+	}
+	*id = m.id;
+	return 0;
+}
+
+void mfile_identity_release(struct mfile_identity *id)
+{
 	free(id->host);
 	free(id->program);
 	free(id->cwd);
 	free(id->end_reason);
+	free(id->name);
 	for (uint32_t i = 0; i < id->argc; i++)
 		free(id->argv[i]);
 	free(id->argv);
 	free(id->creation);
+	memset(id, 0, sizeof(*id));
+	id->rank = id->parent_thread = -1;
+}
+
+void mfile_release(struct mfile *m)
+{
+	mfile_identity_release(&m->id);
 	for (uint32_t i = 0; i < m->nmodules; i++) {
 		free(m->modules[i].path);
 		free(m->modules[i].build_id);

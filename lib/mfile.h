@@ -15,7 +15,7 @@
 
 #define MFILE_MAGIC "FTHMMEAS"
 #define MFILE_MAJOR 1
-#define MFILE_MINOR 0
+#define MFILE_MINOR 1
 
 #define MFILE_CHUNK_IDENTITY CF_ID('I', 'D', 'E', 'N')
 #define MFILE_CHUNK_LOADMAP CF_ID('L', 'M', 'A', 'P')
@@ -96,6 +96,9 @@ struct mfile_identity {
 	char *end_reason;	  /* owned: "exit", "exec", "signal 11", "thread exit", ... */
 	uint32_t ncreation;
 	struct mfile_frame *creation; /* owned: call path that created the thread, leaf first */
+	char *name;		  /* owned: the thread's name at its end (Linux's comm), or "" */
+	bool has_entry;
+	struct mfile_frame entry; /* the function the thread was started with (pthread_create) */
 };
 
 struct mfile_range {
@@ -208,6 +211,9 @@ int mfile_write(const char *path, const struct mfile *m, int level);
 /* Read and validate PATH into M.  On failure M is empty and the message names the file. */
 int mfile_read(const char *path, struct mfile *m);
 void mfile_release(struct mfile *m);
+/* Read PATH's identity alone (a cheap look before the whole file is read). */
+int mfile_read_identity(const char *path, struct mfile_identity *id);
+void mfile_identity_release(struct mfile_identity *id);
 /* Append a textual dump of M (every field) to OUT. */
 struct buf;
 void mfile_dump(const struct mfile *m, struct buf *out);

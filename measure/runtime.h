@@ -108,6 +108,9 @@ struct mthread {
 	char end_reason[32];
 	uint32_t ncreation;
 	struct rt_frame creation[32];
+	bool has_entry;
+	struct rt_frame entry; /* the function pthread_create was given */
+	char name[16];	       /* the thread's name (comm) when it ended */
 	struct rt_sync *sync; /* the synchronous sources' state (callsite.c), made on first use */
 };
 

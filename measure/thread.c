@@ -6,10 +6,12 @@
  * return and on pthread_exit), and at process exit every thread still running is written.
  */
 #include "compat.h"
+#include "loadmap.h"
 #include "runtime.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <threads.h>
 #include <string.h>
@@ -174,6 +176,26 @@ struct mthread *rt_thread_begin(struct mthread *parent, const struct rt_frame *c
 	return t;
 }
 
+/* The name the program gave the thread (prctl, pthread_setname_np), or the program's. */
+static void read_thread_name(struct mthread *t)
+{
+	char path[64];
+	fth_format(path, sizeof(path), "/proc/self/task/%d/comm", (int)t->tid);
+	int saved = errno;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	t->name[0] = '\0';
+	if (fd >= 0) {
+		ssize_t n = read(fd, t->name, sizeof(t->name) - 1);
+		close(fd);
+		if (n < 0)
+			n = 0;
+		while (n > 0 && t->name[n - 1] == '\n')
+			n--;
+		t->name[n] = '\0';
+	}
+	errno = saved;
+}
+
 void rt_thread_end(struct mthread *t, const char *reason)
 {
 	/* Claim the thread: only one caller stops and writes it. */
@@ -191,6 +213,7 @@ void rt_thread_end(struct mthread *t, const char *reason)
 	for (int spin = 0; t->busy && spin < 1000000; spin++)
 		__builtin_ia32_pause();
 	t->end_ns = rt_realtime_ns();
+	read_thread_name(t);
 	t->cpu_ns = rt_thread_cpu_ns(t == self ? 0 : t->tid);
 	fth_format(t->end_reason, sizeof(t->end_reason), "%s", reason);
 	if (strcmp(reason, "exec") == 0 && t->cct.nnodes <= 1 && t->taken == 0 && t->ntrace == 0) {
@@ -261,13 +284,38 @@ struct start_record {
 	struct mthread *parent;
 	uint32_t ncreation;
 	struct rt_frame creation[32];
+	bool has_entry;
+	struct rt_frame entry;
 };
 
 static void *thread_start(void *p)
 {
 	struct start_record r = *(struct start_record *)p;
-	rt_thread_begin(r.parent, r.creation, r.ncreation);
+	struct mthread *t = rt_thread_begin(r.parent, r.creation, r.ncreation);
+	if (t && r.has_entry) {
+		t->entry = r.entry;
+		t->has_entry = true;
+	}
 	return r.fn(r.arg);
+}
+
+struct c11_start {
+	thrd_start_t fn;
+	void *arg;
+};
+
+static void *c11_trampoline(void *p);
+
+/* Where the thread starts: FN, or the C11 function a trampoline of ours calls. */
+static void entry_frame(struct start_record *r, void *(*fn)(void *), void *arg)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)fn;
+	if (fn == c11_trampoline)
+		addr = (uint64_t)(uintptr_t)((struct c11_start *)arg)->fn;
+	const struct lm_module *m = loadmap_find(addr);
+	r->has_entry = m != NULL;
+	if (m)
+		r->entry = (struct rt_frame){ m->id, addr - m->bias };
 }
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -297,15 +345,11 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *thread,
 	r->ncreation = 0;
 	for (uint32_t i = skip; i < n && r->ncreation < ARRAY_SIZE(r->creation); i++)
 		r->creation[r->ncreation++] = frames[i];
+	entry_frame(r, fn, arg);
 	return real(thread, attr, thread_start, r);
 }
 
 /* ---- C11 threads: glibc's thrd_create does not go through pthread_create's PLT entry ---- */
-
-struct c11_start {
-	thrd_start_t fn;
-	void *arg;
-};
 
 static void *c11_trampoline(void *p)
 {

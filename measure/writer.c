@@ -65,6 +65,9 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 	}
 	id.ncreation = t->ncreation;
 	id.creation = creation;
+	id.name = t->name;
+	id.has_entry = t->has_entry;
+	id.entry = (struct mfile_frame){ t->entry.module, t->entry.offset };
 	if (mfile_write_identity(w, &id) < 0)
 		return -1;
 

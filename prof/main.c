@@ -276,6 +276,30 @@ static int open_old_database(const char *final, int *fd, struct stat *st)
 	return 0;
 }
 
+/*
+ * Whether the threads of FILES ran more than one program (a pipeline, a fork and exec): their
+ * trees are then kept apart below each program.  Reads the identities alone; a file that
+ * cannot be read is said later, when it is merged.
+ */
+static bool several_programs(char **files, size_t nfiles)
+{
+	char *first = NULL;
+	bool several = false;
+	for (size_t i = 0; i < nfiles && !several; i++) {
+		struct mfile_identity id;
+		if (mfile_read_identity(files[i], &id) < 0)
+			continue;
+		if (!first)
+			first = xstrdup(id.program);
+		else
+			several = strcmp(first, id.program) != 0;
+		mfile_identity_release(&id);
+	}
+	free(first);
+	fth_error_clear();
+	return several;
+}
+
 static char *default_output(const char *first_arg, const char *program)
 {
 	char *base = xstrdup(first_arg);
@@ -474,6 +498,8 @@ int main(int argc, char **argv)
 			die(1, "cannot start a reader thread");
 
 	struct unifier *u = unifier_new(ss, &probs);
+	if (several_programs(files, nfiles))
+		unifier_by_program(u);
 	struct dbfile_values vals = { 0 };
 	struct writer wr = { 0 };
 	pthread_t writer_thread;

@@ -78,6 +78,12 @@ void unifier_free(struct unifier *u);
  */
 int unifier_add(struct unifier *u, const struct mfile *m, const char *name,
 		struct dbfile_values *out);
+/*
+ * Keep the processes of each program apart: every thread's tree hangs below an ENTRY context
+ * of its program (the executable's module), as when a run has several programs.  Before the
+ * first unifier_add.
+ */
+void unifier_by_program(struct unifier *u);
 /* Fill DB (released with dbfile_close) with everything merged so far. */
 void unifier_finish(struct unifier *u, struct dbfile *db, const char *program);
 uint32_t unifier_nthreads(const struct unifier *u);

@@ -96,6 +96,7 @@ struct unifier {
 	uint8_t *kids;
 	uint32_t *ktop;
 	size_t akids;
+	bool by_program; /* each thread's tree below its program's ENTRY context */
 };
 
 enum { KIDS_USER = 1, KIDS_KERNEL = 2 };
@@ -259,6 +260,11 @@ void unifier_free(struct unifier *u)
 		free(u->threads[t].file);
 		free(u->threads[t].host);
 		free(u->threads[t].program);
+		free(u->threads[t].name);
+		free(u->threads[t].entry);
+		for (uint32_t a = 0; a < u->threads[t].argc; a++)
+			free(u->threads[t].argv[a]);
+		free(u->threads[t].argv);
 	}
 	free(u->threads);
 	free(u->lctx);
@@ -383,6 +389,18 @@ static void edges_grow(struct unifier *u)
 	u->edge_mask = cap - 1;
 }
 
+/* Module GMOD with its structure, attached on first use. */
+static struct module_info *attach_module(struct unifier *u, uint32_t gmod)
+{
+	struct module_info *mi = &u->mods[gmod];
+	if (!mi->tried) {
+		structs_attach(u->ss, mi, u->problems);
+		u->mod_flags[gmod] |= (mi->sf ? DBFILE_MODULE_STRUCT : 0) |
+				      (mi->loops ? DBFILE_MODULE_LOOPS : 0);
+	}
+	return mi;
+}
+
 /* The context where a measured node's children and values go, given its parent's. */
 static uint32_t node_context(struct unifier *u, uint32_t parent, uint8_t kind, uint32_t gmod,
 			     uint64_t offset)
@@ -415,13 +433,8 @@ static uint32_t node_context(struct unifier *u, uint32_t parent, uint8_t kind, u
 		if (gmod == DBFILE_NONE) {
 			n = structs_resolve(u->ss, NULL, addr, is_call, sc, MAX_SCOPES);
 		} else {
-			struct module_info *mi = &u->mods[gmod];
-			if (!mi->tried) {
-				structs_attach(u->ss, mi, u->problems);
-				u->mod_flags[gmod] = (mi->sf ? DBFILE_MODULE_STRUCT : 0) |
-						     (mi->loops ? DBFILE_MODULE_LOOPS : 0) |
-						     DBFILE_MODULE_SAMPLED;
-			}
+			struct module_info *mi = attach_module(u, gmod);
+			u->mod_flags[gmod] |= DBFILE_MODULE_SAMPLED;
 			n = structs_resolve(u->ss, mi, addr, is_call, sc, MAX_SCOPES);
 		}
 		uint32_t func = DBFILE_NONE;
@@ -507,6 +520,40 @@ static char *remap_formula(const char *formula, const uint32_t *gm, uint32_t n)
 	return out;
 }
 
+void unifier_by_program(struct unifier *u)
+{
+	u->by_program = true;
+}
+
+/* The ENTRY context of M's program: its executable's module (by path), or the first. */
+static uint32_t program_context(struct unifier *u, const struct mfile *m, const uint32_t *gmod)
+{
+	uint32_t exe = DBFILE_NONE;
+	for (uint32_t i = 0; i < m->nmodules && exe == DBFILE_NONE; i++)
+		if (strcmp(m->modules[i].path, m->id.program) == 0)
+			exe = gmod[i];
+	if (exe == DBFILE_NONE && m->nmodules)
+		exe = gmod[0];
+	struct dbfile_context c = { .parent = 0, .kind = DBFILE_ENTRY,
+				    .line = DBFILE_ENTRY_PROGRAM, .module = exe,
+				    .function = DBFILE_NONE, .file = DBFILE_NONE };
+	return intern_ctx(u, &c);
+}
+
+/* The name of the function at OFFSET of module GMOD (a thread's start), or "". */
+static char *function_at(struct unifier *u, uint32_t gmod, uint64_t offset)
+{
+	if (gmod == DBFILE_NONE || gmod >= u->nmods)
+		return xstrdup("");
+	struct module_info *mi = attach_module(u, gmod);
+	struct scope sc[MAX_SCOPES];
+	size_t n = structs_resolve(u->ss, mi, offset, false, sc, MAX_SCOPES);
+	for (size_t i = 0; i < n; i++)
+		if (sc[i].kind == DBFILE_FUNCTION && sc[i].name)
+			return xstrdup(sc[i].name);
+	return xstrdup("");
+}
+
 int unifier_add(struct unifier *u, const struct mfile *m, const char *name,
 		struct dbfile_values *out)
 {
@@ -573,7 +620,11 @@ int unifier_add(struct unifier *u, const struct mfile *m, const char *name,
 	uint32_t nlocal = 0;
 	touch(u, 0, seq, &nlocal);
 	u->top[0] = 0;
-	u->ktop[0] = 0;
+	if (u->by_program) {
+		u->top[0] = program_context(u, m, gmod);
+		touch(u, u->top[0], seq, &nlocal);
+	}
+	u->ktop[0] = u->top[0];
 	for (uint32_t i = 1; i < cct->nnodes; i++) {
 		uint32_t mod = cct->module[i];
 		uint32_t g = mod == MFILE_NO_MODULE ? DBFILE_NONE : gmod[mod];
@@ -642,6 +693,9 @@ int unifier_add(struct unifier *u, const struct mfile *m, const char *name,
 				dbfile_values_push(out, c, (uint16_t)gm[k], in, ex);
 		}
 	}
+	char *entry = m->id.has_entry && m->id.entry.module < m->nmodules
+			      ? function_at(u, gmod[m->id.entry.module], m->id.entry.offset)
+			      : xstrdup("");
 	free(gmod);
 	free(gm);
 	free(scale);
@@ -660,6 +714,18 @@ int unifier_add(struct unifier *u, const struct mfile *m, const char *name,
 	t->rank = m->id.rank;
 	t->start_ns = m->id.start_ns;
 	t->end_ns = m->id.end_ns;
+	t->ppid = m->id.ppid;
+	t->argc = m->id.argc;
+	t->argv = xcalloc(m->id.argc ? m->id.argc : 1, sizeof(*t->argv));
+	for (uint32_t a = 0; a < m->id.argc; a++)
+		t->argv[a] = xstrdup(m->id.argv[a]);
+	/* A name the program gave: not the one every thread inherits from the executable. */
+	const char *exe = strrchr(m->id.program, '/');
+	exe = exe ? exe + 1 : m->id.program;
+	t->name = xstrdup(m->id.name && m->id.name[0] && strncmp(m->id.name, exe, 15) != 0
+				  ? m->id.name
+				  : "");
+	t->entry = entry;
 	return 0;
 }
 
@@ -742,6 +808,11 @@ void unifier_finish(struct unifier *u, struct dbfile *db, const char *program)
 		db->threads[t].file = xstrdup(u->threads[t].file);
 		db->threads[t].host = xstrdup(u->threads[t].host);
 		db->threads[t].program = xstrdup(u->threads[t].program);
+		db->threads[t].name = xstrdup(u->threads[t].name);
+		db->threads[t].entry = xstrdup(u->threads[t].entry);
+		db->threads[t].argv = xcalloc(u->threads[t].argc + 1, sizeof(char *));
+		for (uint32_t a = 0; a < u->threads[t].argc; a++)
+			db->threads[t].argv[a] = xstrdup(u->threads[t].argv[a]);
 	}
 	db->ncontexts = u->nctx;
 	db->contexts = xcalloc(u->nctx, sizeof(*db->contexts));

@@ -362,6 +362,11 @@ static void run_json(struct vm *vm, const struct batch_options *opt, const vm_no
 		buf_printf(out, "%d", vm_selected_thread(vm));
 	else
 		buf_addstr(out, "null");
+	buf_addstr(out, ", \"process\": ");
+	if (vm_selected_process(vm) >= 0)
+		buf_printf(out, "%lld", (long long)vm_selected_process(vm));
+	else
+		buf_addstr(out, "null");
 	buf_addstr(out, ", \"metrics\": [");
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
 		if (k)

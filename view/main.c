@@ -37,6 +37,7 @@ static void usage(FILE *f)
 		"  --topdown               batch: add each node's top-down (TMA) breakdown\n"
 		"  --source-path DIR       look for source files in DIR too (repeatable)\n"
 		"  --thread N              show thread N's values instead of the sum over threads\n"
+		"  --process PID           show the sums over process PID's threads\n"
 		"  --ascii                 ASCII line drawing and arrows\n"
 		"  --no-color              no colours (also when NO_COLOR is set)\n"
 		"  --no-mouse              do not take the mouse\n"
@@ -48,7 +49,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_BATCH = 256, OPT_VIEW, OPT_FORMAT, OPT_METRIC, OPT_DEPTH, OPT_HOT_PATH, OPT_TOPDOWN,
-	OPT_SOURCE_PATH, OPT_THREAD, OPT_ASCII, OPT_NO_COLOR, OPT_NO_MOUSE, OPT_NO_DEMANGLE, OPT_KEYS, OPT_VERSION
+	OPT_SOURCE_PATH, OPT_THREAD, OPT_PROCESS, OPT_ASCII, OPT_NO_COLOR, OPT_NO_MOUSE, OPT_NO_DEMANGLE, OPT_KEYS, OPT_VERSION
 };
 
 static const struct option options[] = {
@@ -61,6 +62,7 @@ static const struct option options[] = {
 	{ "topdown", no_argument, NULL, OPT_TOPDOWN },
 	{ "source-path", required_argument, NULL, OPT_SOURCE_PATH },
 	{ "thread", required_argument, NULL, OPT_THREAD },
+	{ "process", required_argument, NULL, OPT_PROCESS },
 	{ "ascii", no_argument, NULL, OPT_ASCII },
 	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 	{ "no-mouse", no_argument, NULL, OPT_NO_MOUSE },
@@ -106,7 +108,7 @@ int main(int argc, char **argv)
 	struct tui_options to = { 0 };
 	const char **metric_names = NULL, **source_paths = NULL;
 	size_t nmetric_names = 0, nsource_paths = 0;
-	long thread = -1;
+	long thread = -1, process = -1;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
@@ -153,6 +155,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_THREAD:
 			thread = parse_number("--thread", optarg, INT32_MAX);
+			break;
+		case OPT_PROCESS:
+			process = parse_number("--process", optarg, UINT32_MAX);
 			break;
 		case OPT_ASCII:
 			bo.ascii = to.ascii = true;
@@ -217,7 +222,12 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < nsource_paths; i++)
 		vm_add_source_path(vm, source_paths[i]);
-	if (thread >= 0 && vm_select_thread(vm, (int32_t)thread) < 0) {
+	if (thread >= 0 && process >= 0) {
+		vm_close(vm);
+		die(1, "--thread and --process: one or the other");
+	}
+	if ((thread >= 0 && vm_select_thread(vm, (int32_t)thread) < 0) ||
+	    (process >= 0 && vm_select_process(vm, (uint32_t)process) < 0)) {
 		fprintf(stderr, "view: %s\n", fth_errmsg());
 		vm_close(vm);
 		return 1;

@@ -32,7 +32,13 @@ void formula_release(struct formula *f);
 
 /* Values per (context, metric): the sums over threads, or one thread's (dbfile_*_row). */
 struct vsrc {
-	int32_t thread; /* -1: the summary */
+	int32_t thread; /* -1: the summary, or the threads of a process (NSET > 0) */
+	/* A process: its threads, and their sums of every context, read whole when selected */
+	uint32_t pid, nset;
+	uint32_t *set;
+	uint32_t *row_start; /* ncontexts + 1 */
+	uint16_t *row_metric;
+	double *row_val; /* 2 per entry: inclusive, exclusive */
 };
 
 /* ---- bottom-up and flat nodes ---- */
@@ -131,6 +137,7 @@ struct vm {
 	/* values */
 	struct vsrc sum;
 	struct vsrc thread_src;
+	struct vsrc process_src;
 	struct vsrc *cur;
 	uint32_t gen;  /* bumps on anything that changes visible children: sort, filter, values */
 	uint32_t vgen; /* bumps when the values change (thread selection) */

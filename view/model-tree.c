@@ -40,6 +40,43 @@ static void release_aggregates(struct aggregates *a)
 	memset(a, 0, sizeof(*a));
 }
 
+/* ACC += ADD, row by row (metrics ascending in both); FIRST: ACC is empty, ADD moves in. */
+static void flat_add(struct dbfile_flat *acc, struct dbfile_flat *add, bool first)
+{
+	if (first) {
+		*acc = *add;
+		memset(add, 0, sizeof(*add));
+		return;
+	}
+	uint32_t nrows = FTH_MAX(acc->nrows, add->nrows);
+	struct dbfile_flat out = { .nrows = nrows };
+	out.start = xcalloc((size_t)nrows + 1, sizeof(*out.start));
+	size_t cap = acc->nvalues + add->nvalues;
+	out.metric = xcalloc(cap ? cap : 1, sizeof(*out.metric));
+	out.incl = xcalloc(cap ? cap : 1, sizeof(*out.incl));
+	out.excl = xcalloc(cap ? cap : 1, sizeof(*out.excl));
+	uint64_t n = 0;
+	for (uint32_t r = 0; r < nrows; r++) {
+		uint32_t i = r < acc->nrows ? acc->start[r] : 0, ie = r < acc->nrows ? acc->start[r + 1] : 0;
+		uint32_t j = r < add->nrows ? add->start[r] : 0, je = r < add->nrows ? add->start[r + 1] : 0;
+		while (i < ie || j < je) {
+			bool take_i = j >= je || (i < ie && acc->metric[i] <= add->metric[j]);
+			bool take_j = i >= ie || (j < je && add->metric[j] <= acc->metric[i]);
+			out.metric[n] = take_i ? acc->metric[i] : add->metric[j];
+			out.incl[n] = (take_i ? acc->incl[i] : 0) + (take_j ? add->incl[j] : 0);
+			out.excl[n] = (take_i ? acc->excl[i] : 0) + (take_j ? add->excl[j] : 0);
+			n++;
+			i += take_i;
+			j += take_j;
+		}
+		out.start[r + 1] = (uint32_t)n;
+	}
+	out.nvalues = n;
+	dbfile_flat_release(acc);
+	dbfile_flat_release(add);
+	*acc = out;
+}
+
 /*
  * The profiles of SRC into A: the database's for the sums over threads, read from the
  * database for a thread (-1 when that fails).
@@ -47,7 +84,25 @@ static void release_aggregates(struct aggregates *a)
 static int load_aggregates(struct vm *vm, const struct vsrc *src, struct aggregates *a)
 {
 	memset(a, 0, sizeof(*a));
-	if (src->thread >= 0) {
+	if (src->nset) {
+		for (uint32_t i = 0; i < src->nset; i++) {
+			struct dbfile_flat fn, grp, mod;
+			if (dbfile_thread_flats(&vm->db, src->set[i], &fn, &grp, &mod) < 0) {
+				dbfile_flat_release(&fn);
+				dbfile_flat_release(&grp);
+				dbfile_flat_release(&mod);
+				release_aggregates(a);
+				return -1;
+			}
+			flat_add(&a->own_fn, &fn, i == 0);
+			flat_add(&a->own_grp, &grp, i == 0);
+			flat_add(&a->own_mod, &mod, i == 0);
+			a->owned = true;
+		}
+		a->fn = &a->own_fn;
+		a->grp = &a->own_grp;
+		a->mod = &a->own_mod;
+	} else if (src->thread >= 0) {
 		if (vm->error)
 			return fth_error("%s", vm->error);
 		if (dbfile_thread_flats(&vm->db, (uint32_t)src->thread, &a->own_fn, &a->own_grp,

@@ -97,6 +97,8 @@ const char *vm_error(const struct vm *vm)
 	return vm->error;
 }
 
+static void release_process(struct vsrc *p);
+
 bool ctx_get(struct vm *vm, uint32_t ctx, struct dbfile_context *out)
 {
 	if (!vm->error && dbfile_context(&vm->db, ctx, out) == 0)
@@ -111,6 +113,12 @@ bool ctx_get(struct vm *vm, uint32_t ctx, struct dbfile_context *out)
 
 bool row_get(struct vm *vm, const struct vsrc *src, uint32_t ctx, struct dbfile_row *out)
 {
+	if (src->nset && ctx < vm->db.ncontexts) {
+		uint32_t a = src->row_start[ctx];
+		*out = (struct dbfile_row){ src->row_start[ctx + 1] - a, src->row_metric + a,
+					    src->row_val + 2 * (size_t)a };
+		return true;
+	}
 	if (!vm->error && (src->thread < 0 ? dbfile_summary_row(&vm->db, ctx, out)
 					   : dbfile_thread_row(&vm->db, (uint32_t)src->thread, ctx,
 							       out)) == 0)
@@ -233,6 +241,7 @@ struct vm *vm_open(const char *dir)
 	hmap_init(&vm->vcache.slot);
 	vm->sum = (struct vsrc){ .thread = -1 };
 	vm->thread_src = (struct vsrc){ .thread = -1 };
+	vm->process_src = (struct vsrc){ .thread = -1 };
 	vm->cur = &vm->sum;
 	vm->bu.root = vm->flat.root = VM_NONE;
 	vm->sort = (struct vm_sort){ vm_default_metric(vm), true, true, false };
@@ -250,6 +259,7 @@ void vm_close(struct vm *vm)
 	free(vm->formulas);
 	free(vm->multiplexed);
 	free(vm->sample_metric);
+	release_process(&vm->process_src);
 	hmap_release(&vm->td_expanded);
 	for (uint32_t i = 0; i < vm->nvis_cache; i++)
 		free(vm->vis_cache[i].kids);
@@ -503,6 +513,8 @@ unsigned vm_value_marks(struct vm *vm, enum vm_view view, vm_node node, uint32_t
 		double samples = (double)vm->db.metrics[sm].samples;
 		if (vm->cur->thread >= 0 && vm->db.metrics[sm].nthreads)
 			samples /= vm->db.metrics[sm].nthreads;
+		else if (vm->cur->nset && vm->db.metrics[sm].nthreads)
+			samples = samples * vm->cur->nset / vm->db.metrics[sm].nthreads;
 		if (total > 0 && here > 0 && samples * here / total < 10)
 			marks |= VM_MARK_LOW_SAMPLES;
 	}
@@ -524,13 +536,121 @@ static int check_thread(struct vm *vm, uint32_t thread)
 	return 0;
 }
 
+static void release_process(struct vsrc *p)
+{
+	free(p->set);
+	free(p->row_start);
+	free(p->row_metric);
+	free(p->row_val);
+	*p = (struct vsrc){ .thread = -1 };
+}
+
+struct set_value {
+	uint32_t ctx;
+	uint16_t metric;
+	double incl, excl;
+};
+
+static int by_ctx_metric(const void *a, const void *b)
+{
+	const struct set_value *x = a, *y = b;
+	if (x->ctx != y->ctx)
+		return x->ctx < y->ctx ? -1 : 1;
+	return (x->metric > y->metric) - (x->metric < y->metric);
+}
+
+/* The sums of every context over the threads of P (P->set), into P's rows. */
+static int read_process_rows(struct vm *vm, struct vsrc *p)
+{
+	struct dbfile_values v = { 0 };
+	struct set_value *all = NULL;
+	size_t n = 0, cap = 0;
+	for (uint32_t i = 0; i < p->nset; i++) {
+		if (dbfile_read_thread(&vm->db, p->set[i], &v) < 0) {
+			free(v.ctx), free(v.metric), free(v.incl), free(v.excl);
+			free(all);
+			return -1;
+		}
+		for (uint64_t k = 0; k < v.nvalues; k++) {
+			if (v.ctx[k] >= vm->db.ncontexts)
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 4096;
+				all = xreallocarray(all, cap, sizeof(*all));
+			}
+			all[n++] = (struct set_value){ v.ctx[k], v.metric[k], v.incl[k], v.excl[k] };
+		}
+	}
+	free(v.ctx), free(v.metric), free(v.incl), free(v.excl);
+	qsort(all, n, sizeof(*all), by_ctx_metric);
+	uint32_t nc = vm->db.ncontexts;
+	p->row_start = xcalloc((size_t)nc + 1, sizeof(*p->row_start));
+	p->row_metric = xcalloc(n ? n : 1, sizeof(*p->row_metric));
+	p->row_val = xcalloc(2 * (n ? n : 1), sizeof(*p->row_val));
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m && p->row_metric[m - 1] == all[i].metric && all[i].ctx == all[i - 1].ctx) {
+			p->row_val[2 * (m - 1)] += all[i].incl;
+			p->row_val[2 * (m - 1) + 1] += all[i].excl;
+			continue;
+		}
+		p->row_start[all[i].ctx + 1]++;
+		p->row_metric[m] = all[i].metric;
+		p->row_val[2 * m] = all[i].incl;
+		p->row_val[2 * m + 1] = all[i].excl;
+		m++;
+	}
+	for (uint32_t c = 0; c < nc; c++)
+		p->row_start[c + 1] += p->row_start[c];
+	free(all);
+	return 0;
+}
+
+int vm_select_process(struct vm *vm, uint32_t pid)
+{
+	const struct dbfile *db = &vm->db;
+	if (vm->cur == &vm->process_src && vm->process_src.pid == pid)
+		return 0;
+	if (vm_select_thread(vm, -1) < 0)
+		return -1;
+	struct vsrc p = { .thread = -1, .pid = pid };
+	p.set = xcalloc(db->nthreads ? db->nthreads : 1, sizeof(*p.set));
+	for (uint32_t t = 0; t < db->nthreads; t++)
+		if (db->threads[t].pid == pid) {
+			if (check_thread(vm, t) < 0) {
+				release_process(&p);
+				return -1;
+			}
+			p.set[p.nset++] = t;
+		}
+	if (p.nset == 0) {
+		release_process(&p);
+		return fth_error("%s: no process %u (the threads pane lists them)", db->dir, pid);
+	}
+	if (read_process_rows(vm, &p) < 0 || tree_load_aggregates(vm, &p) < 0) {
+		release_process(&p);
+		return -1;
+	}
+	vm->process_src = p;
+	vm->cur = &vm->process_src;
+	vm->vgen++;
+	nav_invalidate(vm);
+	return 0;
+}
+
+int64_t vm_selected_process(const struct vm *vm)
+{
+	return vm->cur == &vm->process_src ? (int64_t)vm->process_src.pid : -1;
+}
+
 int vm_select_thread(struct vm *vm, int32_t thread)
 {
-	if (thread == vm->cur->thread)
+	if (thread == vm->cur->thread && vm->cur != &vm->process_src)
 		return 0;
 	tree_release_aggregates(vm);
 	vm->cur = &vm->sum;
 	vm->thread_src.thread = -1;
+	release_process(&vm->process_src);
 	vm->vgen++;
 	nav_invalidate(vm);
 	if (thread < 0)
@@ -615,6 +735,9 @@ void context_info(struct vm *vm, uint32_t ctx, const struct dbfile_context *c, u
 		out->name = fn_name(vm, c->function);
 	else if (c->kind == DBFILE_CALL)
 		out->name = callee != DBFILE_NONE ? fn_name(vm, callee) : "";
+	else if (c->kind == DBFILE_ENTRY && c->line == DBFILE_ENTRY_PROGRAM &&
+		 c->module != DBFILE_NONE && c->module < db->nmodules)
+		out->name = dbfile_str(db, db->modules[c->module].path);
 	out->file = c->file != DBFILE_NONE ? dbfile_str(db, c->file) : NULL;
 	out->line = c->kind == DBFILE_ENTRY ? 0 : c->line;
 	out->module = c->module != DBFILE_NONE && c->module < db->nmodules
@@ -724,9 +847,12 @@ void info_label(const struct vm_node_info *info, uint32_t entry, bool utf8, stru
 		buf_addstr(out, "<program root>");
 		break;
 	case VM_KIND_ENTRY:
-		buf_addstr(out, entry == DBFILE_ENTRY_PARTIAL	  ? "<partial call paths>"
-				: entry == DBFILE_ENTRY_SYNTHETIC ? "<synthetic>"
-								  : "<thread root>");
+		if (entry == DBFILE_ENTRY_PROGRAM)
+			buf_printf(out, "program %s", in.module ? base_name(in.module) : "?");
+		else
+			buf_addstr(out, entry == DBFILE_ENTRY_PARTIAL	  ? "<partial call paths>"
+					: entry == DBFILE_ENTRY_SYNTHETIC ? "<synthetic>"
+									  : "<thread root>");
 		break;
 	case VM_KIND_FUNCTION:
 		buf_addstr(out, in.name[0] ? in.name : "<unknown function>");

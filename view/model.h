@@ -184,6 +184,13 @@ void vm_set_filter(struct vm *vm, const char *pattern, enum vm_filter_mode mode)
 int vm_select_thread(struct vm *vm, int32_t thread);
 int32_t vm_selected_thread(const struct vm *vm);
 /*
+ * Show the sums over the threads of process PID (every program it ran: an exec keeps the pid),
+ * read whole now; vm_select_thread(vm, -1) goes back to the sums over all threads.
+ */
+int vm_select_process(struct vm *vm, uint32_t pid);
+/* The process shown, or -1. */
+int64_t vm_selected_process(const struct vm *vm);
+/*
  * The statistics over threads (count of threads with a non-zero value, sum, min, max, standard
  * deviation) of METRIC at top-down context NODE, inclusive and exclusive; read from the
  * database a block of contexts at a time, so they cost memory only when asked for.  Zero

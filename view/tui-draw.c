@@ -390,15 +390,19 @@ static void draw_title(struct tui *t)
 			   t->sort.descending ? (t->utf8_glyph ? "▼" : "v")
 					      : (t->utf8_glyph ? "▲" : "^"));
 	}
-	if (thread < 0) {
+	if (vm_selected_process(t->vm) >= 0) {
+		buf_printf(&b, "  process %lld", (long long)vm_selected_process(t->vm));
+	} else if (thread < 0) {
 		buf_addstr(&b, "  all threads");
 	} else {
 		const struct dbfile *db = vm_db(t->vm);
 		const struct dbfile_thread *th = (uint32_t)thread < db->nthreads ? &db->threads[thread]
 										: NULL;
 		buf_printf(&b, "  thread %d", thread);
-		if (th)
+		if (th && th->rank >= 0)
 			buf_printf(&b, " (rank %d tid %u)", th->rank, th->tid);
+		else if (th)
+			buf_printf(&b, " (tid %u)", th->tid);
 	}
 	x += tui_put(0, x, t->columns - x, (const char *)b.data, false);
 	if (x < t->columns) {

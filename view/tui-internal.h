@@ -100,7 +100,17 @@ struct tui_threads_cache {
 	char *error;
 	double *values;	   /* nthreads */
 	uint32_t *order;   /* thread indices, largest value first */
+	/* The pane's rows: all threads, then each process (largest first) and its threads */
+	uint32_t nrows;
+	struct tui_thread_row *rows;
 };
+
+struct tui_thread_row {
+	int32_t thread; /* a thread, or TUI_ROW_ALL, or TUI_ROW_PROCESS */
+	uint32_t pid, first; /* PROCESS: its pid, and its first thread (for the command line) */
+	double value;
+};
+enum { TUI_ROW_ALL = -2, TUI_ROW_PROCESS = -1 };
 
 struct tui {
 	struct vm *vm;

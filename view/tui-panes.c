@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SOURCE_MAX_BYTES (64u << 20)
@@ -400,6 +401,8 @@ static int by_value_desc(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+static void thread_rows(const struct dbfile *db, struct tui_threads_cache *c);
+
 int tui_threads_update(struct tui *t)
 {
 	struct tui_threads_cache *c = &t->threads;
@@ -435,14 +438,150 @@ int tui_threads_update(struct tui *t)
 		c->order[i] = i;
 	threads_sort_values = c;
 	qsort(c->order, db->nthreads, sizeof(*c->order), by_value_desc);
+	thread_rows(db, c);
 	return 0;
 }
 
-static void thread_identity(struct tui *t, uint32_t i, struct buf *out)
+static int by_row_value_desc(const void *a, const void *b)
+{
+	const struct tui_thread_row *x = a, *y = b;
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static const struct dbfile *rows_db;
+static const uint32_t *rows_rank;
+
+/* Threads by pid, then by their place in the order by value. */
+static int by_pid_then_rank(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint32_t px = rows_db->threads[x].pid, py = rows_db->threads[y].pid;
+	if (px != py)
+		return px < py ? -1 : 1;
+	return rows_rank[x] < rows_rank[y] ? -1 : rows_rank[x] > rows_rank[y];
+}
+
+/* The rows of the pane: processes by their sum, each followed by its threads by value. */
+static void thread_rows(const struct dbfile *db, struct tui_threads_cache *c)
+{
+	uint32_t n = db->nthreads, np = 0;
+	uint32_t *rank = xcalloc(n ? n : 1, sizeof(*rank)), *by_pid = xcalloc(n ? n : 1, sizeof(*by_pid));
+	struct tui_thread_row *procs = xcalloc(n ? n : 1, sizeof(*procs));
+	uint32_t *proc_start = xcalloc((size_t)n + 1, sizeof(*proc_start));
+	for (uint32_t k = 0; k < n; k++) {
+		rank[c->order[k]] = k;
+		by_pid[k] = k;
+	}
+	rows_db = db;
+	rows_rank = rank;
+	qsort(by_pid, n, sizeof(*by_pid), by_pid_then_rank);
+	for (uint32_t k = 0; k < n; k++) {
+		const struct dbfile_thread *th = &db->threads[by_pid[k]];
+		if (k == 0 || th->pid != db->threads[by_pid[k - 1]].pid) {
+			proc_start[np] = k;
+			procs[np++] = (struct tui_thread_row){ TUI_ROW_PROCESS, th->pid, by_pid[k], 0 };
+		}
+		struct tui_thread_row *pr = &procs[np - 1];
+		pr->value += c->values[by_pid[k]];
+		/* The command line of the last image the process ran (after its execs). */
+		if (th->start_ns > db->threads[pr->first].start_ns)
+			pr->first = by_pid[k];
+	}
+	proc_start[np] = n;
+	/* PROCS[i].thread holds its group's index while sorting; restored below. */
+	for (uint32_t p = 0; p < np; p++)
+		procs[p].thread = (int32_t)p;
+	qsort(procs, np, sizeof(*procs), by_row_value_desc);
+	free(c->rows);
+	c->rows = xcalloc((size_t)n + np + 1, sizeof(*c->rows));
+	c->nrows = 0;
+	c->rows[c->nrows++] = (struct tui_thread_row){ TUI_ROW_ALL, 0, 0, 0 };
+	for (uint32_t p = 0; p < np; p++) {
+		uint32_t g = (uint32_t)procs[p].thread;
+		procs[p].thread = TUI_ROW_PROCESS;
+		c->rows[c->nrows++] = procs[p];
+		for (uint32_t k = proc_start[g]; k < proc_start[g + 1]; k++) {
+			uint32_t i = by_pid[k];
+			c->rows[c->nrows++] =
+				(struct tui_thread_row){ (int32_t)i, procs[p].pid, 0, c->values[i] };
+		}
+	}
+	free(procs);
+	free(proc_start);
+	free(by_pid);
+	free(rank);
+}
+
+/* Cut LINE to WIDTH columns, the last one an ellipsis. */
+static void cut_to_width(struct tui *t, struct buf *line, int width)
+{
+	const char *dots = t->utf8_glyph ? "\xe2\x80\xa6" : "~";
+	while (line->len > 0 && tui_text_width((const char *)line->data) > width - 1) {
+		do
+			line->len--;
+		while (line->len > 0 && (line->data[line->len] & 0xc0) == 0x80);
+		line->data[line->len] = '\0';
+	}
+	buf_addstr(line, dots);
+}
+
+/* "rank 3 " for an MPI rank, nothing otherwise. */
+static void add_rank(const struct dbfile_thread *th, struct buf *out)
+{
+	if (th->rank >= 0)
+		buf_printf(out, "rank %d ", th->rank);
+}
+
+/* A thread: its number, tid, where it started and the name the program gave it (PROC: the
+ * thread whose command line its process row shows). */
+static void thread_identity(struct tui *t, uint32_t i, const struct dbfile_thread *proc,
+			    struct buf *out)
 {
 	const struct dbfile_thread *th = &vm_db(t->vm)->threads[i];
-	buf_printf(out, "#%-3u rank %-3d tid %-7u ", i, th->rank, th->tid);
-	tui_escape(t, out, th->host);
+	buf_printf(out, "  #%-3u ", i);
+	add_rank(th, out);
+	buf_printf(out, "tid %-7u ", th->tid);
+	if (th->entry[0])
+		tui_escape(t, out, th->entry);
+	else
+		buf_addstr(out, th->thread_index == 0 ? "main thread" : "?");
+	if (th->name[0]) {
+		buf_addstr(out, " \"");
+		tui_escape(t, out, th->name);
+		buf_addch(out, '"');
+	}
+	if (strcmp(th->program, proc->program) != 0) {
+		/* An image the process ran before its exec */
+		buf_addstr(out, " [");
+		const char *slash = strrchr(th->program, '/');
+		tui_escape(t, out, slash ? slash + 1 : th->program);
+		buf_addstr(out, ", before exec]");
+	}
+}
+
+/* A process: its pid, host (when the run has several) and command line. */
+static void process_identity(struct tui *t, const struct tui_thread_row *row, struct buf *out)
+{
+	const struct dbfile *db = vm_db(t->vm);
+	const struct dbfile_thread *th = &db->threads[row->first];
+	bool hosts = false;
+	for (uint32_t i = 1; i < db->nthreads && !hosts; i++)
+		hosts = strcmp(db->threads[i].host, db->threads[0].host) != 0;
+	buf_printf(out, "process %-7u ", row->pid);
+	add_rank(th, out);
+	if (hosts) {
+		tui_escape(t, out, th->host);
+		buf_addch(out, ' ');
+	}
+	if (th->argc == 0)
+		tui_escape(t, out, th->program);
+	for (uint32_t a = 0; a < th->argc; a++) {
+		if (a)
+			buf_addch(out, ' ');
+		tui_escape(t, out, th->argv[a]);
+	}
 }
 
 void tui_draw_threads(struct tui *t, struct tui_rect r)
@@ -453,6 +592,8 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 	int row = 1, body;
 	uint32_t n = db->nthreads;
 	int32_t current = vm_selected_thread(t->vm);
+	int64_t process = vm_selected_process(t->vm);
+	uint32_t proc_first = 0;
 	double sum = 0, max = 0, min = 0, median = 0;
 	const struct dbfile_metric *m;
 	char a[32], b[32], d[32], e[32];
@@ -492,35 +633,48 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 		   d, e);
 	pane_line(t, r, row++, (const char *)line.data, A_BOLD);
 	body = r.h - row;
-	if (t->thr_cursor > n)
-		t->thr_cursor = n;
+	if (c->nrows && t->thr_cursor >= c->nrows)
+		t->thr_cursor = c->nrows - 1;
 	if (t->thr_cursor < t->thr_scroll)
 		t->thr_scroll = t->thr_cursor;
 	if (body > 0 && t->thr_cursor >= t->thr_scroll + (uint32_t)body)
 		t->thr_scroll = t->thr_cursor - (uint32_t)body + 1;
-	for (uint32_t k = t->thr_scroll; k <= n && row < r.h; k++) {
+	for (uint32_t k = t->thr_scroll; k < c->nrows && row < r.h; k++) {
+		const struct tui_thread_row *tr = &c->rows[k];
 		attr_t attr = A_NORMAL;
 		bool focused = t->focus == TUI_PANE_THREADS && k == t->thr_cursor;
+		bool shown = tr->thread == TUI_ROW_PROCESS ? process == (int64_t)tr->pid
+			     : tr->thread == TUI_ROW_ALL   ? current < 0 && process < 0
+							   : current == tr->thread;
 		buf_reset(&line);
-		if (k == 0) {
-			buf_printf(&line, "%s all threads (the sum)", current < 0 ? "=" : " ");
+		buf_addstr(&line, shown ? "=" : " ");
+		if (tr->thread == TUI_ROW_ALL) {
+			buf_addstr(&line, " all threads (the sum)");
 		} else {
-			uint32_t i = c->order[k - 1];
-			double v = c->values[i];
 			int idw, pad;
-			vm_format_value(v, m ? m->unit : 0, a, sizeof(a));
-			buf_addstr(&line, current == (int32_t)i ? "=" : " ");
-			thread_identity(t, i, &line);
+			vm_format_value(tr->value, m ? m->unit : 0, a, sizeof(a));
+			if (tr->thread == TUI_ROW_PROCESS) {
+				process_identity(t, tr, &line);
+				proc_first = tr->first;
+			}
+			else
+				thread_identity(t, (uint32_t)tr->thread,
+						&db->threads[proc_first], &line);
 			idw = tui_text_width((const char *)line.data);
 			pad = (r.w > 70 ? 40 : r.w / 2) - idw;
+			if (pad < 1 && tr->thread == TUI_ROW_PROCESS) {
+				/* A long command line: cut, the values stay in their column. */
+				cut_to_width(t, &line, (r.w > 70 ? 40 : r.w / 2) - 1);
+				pad = (r.w > 70 ? 40 : r.w / 2) - tui_text_width((const char *)line.data);
+			}
 			for (; pad > 0; pad--)
 				buf_addch(&line, ' ');
-			buf_printf(&line, " %10s %5.1f%% ", a, sum > 0 ? 100 * v / sum : 0.0);
-			tui_bar(t, &line, max > 0 ? v / max : 0, r.w > 90 ? 20 : 10);
+			buf_printf(&line, " %10s %5.1f%% ", a, sum > 0 ? 100 * tr->value / sum : 0.0);
+			tui_bar(t, &line, max > 0 ? tr->value / max : 0, r.w > 90 ? 20 : 10);
 		}
 		if (focused)
 			attr = tui_attr(t, TUI_STYLE_SELECTED);
-		else if (k > 0 && current == (int32_t)c->order[k - 1])
+		else if (shown || tr->thread == TUI_ROW_PROCESS)
 			attr = A_BOLD;
 		pane_line(t, r, row++, (const char *)line.data, attr);
 	}
@@ -537,6 +691,8 @@ void tui_caches_release(struct tui *t)
 	FREE_AND_NULL(t->threads.error);
 	FREE_AND_NULL(t->threads.values);
 	FREE_AND_NULL(t->threads.order);
+	FREE_AND_NULL(t->threads.rows);
+	t->threads.nrows = 0;
 	t->threads.valid = false;
 }
 
@@ -590,6 +746,99 @@ static void help_lines(struct popup_lines *p)
 	buf_release(&b);
 }
 
+static int by_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int by_string(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* How the run went, as `perf report --header` says it: command, host, date, length, events. */
+static void run_lines(struct tui *t, struct popup_lines *p, struct buf *b)
+{
+	const struct dbfile *db = vm_db(t->vm);
+	uint64_t start = UINT64_MAX, end = 0;
+	uint32_t first = 0, nproc = 0;
+	if (db->nthreads == 0)
+		return;
+	uint32_t *pids = xcalloc(db->nthreads, sizeof(*pids));
+	const char **hosts = xcalloc(db->nthreads, sizeof(*hosts));
+	for (uint32_t i = 0; i < db->nthreads; i++) {
+		pids[i] = db->threads[i].pid;
+		hosts[i] = db->threads[i].host;
+	}
+	qsort(pids, db->nthreads, sizeof(*pids), by_u32);
+	qsort(hosts, db->nthreads, sizeof(*hosts), by_string);
+	for (uint32_t i = 0; i < db->nthreads; i++)
+		nproc += i == 0 || pids[i] != pids[i - 1];
+	free(pids);
+	for (uint32_t i = 0; i < db->nthreads; i++) {
+		const struct dbfile_thread *th = &db->threads[i];
+		if (th->start_ns < start) {
+			start = th->start_ns;
+			first = i;
+		}
+		if (th->end_ns > end)
+			end = th->end_ns;
+	}
+	const struct dbfile_thread *top = &db->threads[first];
+	buf_addstr(b, "command    ");
+	for (uint32_t a = 0; a < top->argc; a++) {
+		if (a)
+			buf_addch(b, ' ');
+		tui_escape(t, b, top->argv[a]);
+	}
+	if (top->argc == 0)
+		tui_escape(t, b, top->program);
+	add_line(p, false, b);
+	buf_addstr(b, "host       ");
+	tui_escape(t, b, top->host);
+	uint32_t nhosts = 0;
+	for (uint32_t i = 0; i < db->nthreads; i++) {
+		if (i && strcmp(hosts[i], hosts[i - 1]) == 0)
+			continue;
+		nhosts++;
+		if (strcmp(hosts[i], top->host) != 0 && nhosts <= 8) {
+			buf_addstr(b, ", ");
+			tui_escape(t, b, hosts[i]);
+		}
+	}
+	if (nhosts > 8)
+		buf_printf(b, " ... (%u hosts)", nhosts);
+	free(hosts);
+	add_line(p, false, b);
+	time_t when = (time_t)(start / 1000000000u);
+	struct tm tm;
+	char date[64] = "?";
+	if (localtime_r(&when, &tm))
+		strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z", &tm);
+	buf_printf(b, "date       %s   duration %.3f s   processes %u", date,
+		   end > start ? (double)(end - start) / 1e9 : 0.0, nproc);
+	add_line(p, false, b);
+	buf_addstr(b, "events     ");
+	bool any = false;
+	for (uint32_t i = 0; i < db->nmetrics; i++) {
+		const struct dbfile_metric *m = &db->metrics[i];
+		if (m->kind != DBFILE_METRIC_RAW || (m->flags & MFILE_METRIC_TMA && m->parent >= 0))
+			continue;
+		if (any)
+			buf_addstr(b, ", ");
+		any = true;
+		tui_escape(t, b, m->name);
+		if (m->rate_kind == MFILE_RATE_PERIOD)
+			buf_printf(b, " every %llu", (unsigned long long)m->rate);
+		else if (m->rate_kind == MFILE_RATE_FREQUENCY)
+			buf_printf(b, " at %llu Hz", (unsigned long long)m->rate);
+		else
+			buf_addstr(b, " (every call)");
+	}
+	add_line(p, false, b);
+}
+
 static void info_lines(struct tui *t, struct popup_lines *p)
 {
 	const struct dbfile *db = vm_db(t->vm);
@@ -611,6 +860,7 @@ static void info_lines(struct tui *t, struct popup_lines *p)
 	buf_printf(&b, "contexts   %u   functions %u   modules %u   threads %u", db->ncontexts,
 		   db->nfunctions, db->nmodules, db->nthreads);
 	add_line(p, false, &b);
+	run_lines(t, p, &b);
 	for (uint32_t i = 0; i < db->nnotes; i++) {
 		buf_addstr(&b, i ? "           " : "note       ");
 		tui_escape(t, &b, db->notes[i]);
@@ -646,7 +896,10 @@ static void info_lines(struct tui *t, struct popup_lines *p)
 	add_line(p, true, &b);
 	for (uint32_t i = 0; i < db->nthreads; i++) {
 		const struct dbfile_thread *th = &db->threads[i];
-		buf_printf(&b, "%3u rank %d pid %u tid %u host ", i, th->rank, th->pid, th->tid);
+		buf_printf(&b, "%3u ", i);
+		if (th->rank >= 0)
+			buf_printf(&b, "rank %d ", th->rank);
+		buf_printf(&b, "pid %u tid %u host ", th->pid, th->tid);
 		tui_escape(t, &b, th->host);
 		buf_addstr(&b, "  ");
 		tui_escape(t, &b, th->file);

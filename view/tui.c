@@ -331,7 +331,7 @@ static vm_node path_find(struct tui *t, enum vm_view view, const struct tui_path
 	return node;
 }
 
-enum rebuild_op { REBUILD_THREAD, REBUILD_FILTER };
+enum rebuild_op { REBUILD_THREAD, REBUILD_PROCESS, REBUILD_FILTER };
 
 /* Apply an operation that rebuilds the trees, keeping each view's zoom and selection. */
 static int rebuild(struct tui *t, enum rebuild_op op, int32_t thread, const char *pattern,
@@ -353,6 +353,8 @@ static int rebuild(struct tui *t, enum rebuild_op op, int32_t thread, const char
 	}
 	if (op == REBUILD_THREAD)
 		rc = vm_select_thread(t->vm, thread);
+	else if (op == REBUILD_PROCESS)
+		rc = vm_select_process(t->vm, (uint32_t)thread);
 	else
 		vm_set_filter(t->vm, pattern, mode);
 	for (int v = 0; v < VM_NVIEWS; v++) {
@@ -691,21 +693,28 @@ static void show_callers(struct tui *t)
 
 static void select_thread(struct tui *t)
 {
-	const struct dbfile *db = vm_db(t->vm);
-	int32_t thread = -1;
+	const struct tui_thread_row *row;
 
-	if (tui_threads_update(t))
+	if (tui_threads_update(t) || t->thr_cursor >= t->threads.nrows)
 		return;
-	if (t->thr_cursor > 0 && t->thr_cursor <= db->nthreads)
-		thread = (int32_t)t->threads.order[t->thr_cursor - 1];
-	if (thread == vm_selected_thread(t->vm))
+	row = &t->threads.rows[t->thr_cursor];
+	if (row->thread == TUI_ROW_PROCESS ? vm_selected_process(t->vm) == (int64_t)row->pid
+	    : row->thread == TUI_ROW_ALL
+		    ? vm_selected_thread(t->vm) < 0 && vm_selected_process(t->vm) < 0
+		    : row->thread == vm_selected_thread(t->vm))
 		return;
-	if (rebuild(t, REBUILD_THREAD, thread, NULL, VM_FILTER_SUBTREE)) {
+	int32_t thread = row->thread == TUI_ROW_ALL ? -1 : row->thread;
+	uint32_t pid = row->pid;
+	if (rebuild(t, row->thread == TUI_ROW_PROCESS ? REBUILD_PROCESS : REBUILD_THREAD,
+		    row->thread == TUI_ROW_PROCESS ? (int32_t)pid : thread, NULL,
+		    VM_FILTER_SUBTREE)) {
 		tui_message(t, true, "%s", fth_errmsg());
 		return;
 	}
 	t->thr_cursor = 0;
-	if (thread < 0)
+	if (vm_selected_process(t->vm) >= 0)
+		tui_message(t, false, "showing process %u only", pid);
+	else if (thread < 0)
 		tui_message(t, false, "showing the sum over all threads");
 	else
 		tui_message(t, false, "showing thread %d only", thread);
@@ -988,7 +997,7 @@ static bool pane_key(struct tui *t, int key)
 	}
 	if (t->focus == TUI_PANE_THREADS) {
 		int64_t c = (int64_t)t->thr_cursor + delta;
-		int64_t n = vm_db(t->vm)->nthreads;
+		int64_t n = t->threads.nrows ? (int64_t)t->threads.nrows - 1 : 0;
 		t->thr_cursor = (uint32_t)(c < 0 ? 0 : c > n ? n : c);
 	} else if (t->focus == TUI_PANE_SOURCE) {
 		int64_t s = (int64_t)(t->src_scroll < 0 ? 0 : t->src_scroll) + delta;

@@ -31,6 +31,9 @@ static void set_identity(struct mfile *m)
 	id->creation = xcalloc(2, sizeof(*id->creation));
 	id->creation[0] = (struct mfile_frame){ 1, 0x9d3c4 };
 	id->creation[1] = (struct mfile_frame){ 0, 0x1234 };
+	id->name = xstrdup("matmul-worker");
+	id->has_entry = true;
+	id->entry = (struct mfile_frame){ 0, 0x1180 };
 }
 
 static void set_modules(struct mfile *m)

@@ -36,9 +36,10 @@ void viewdb_init(struct viewdb *b, const char *program, uint32_t nthreads)
 	for (uint32_t t = 0; t < nthreads; t++) {
 		char name[64];
 		snprintf(name, sizeof(name), "prog-%u-%u.fthm", 1000u, 1000u + t);
-		db->threads[t] = (struct dbfile_thread){ xstrdup(name), xstrdup("host"),
-							 xstrdup(program), 1000, 1000 + t, t, -1,
-							 1000000000, 2000000000 };
+		db->threads[t] = (struct dbfile_thread){ .file = xstrdup(name), .host = xstrdup("host"),
+							 .program = xstrdup(program), .pid = 1000,
+							 .tid = 1000 + t, .thread_index = t, .rank = -1,
+							 .start_ns = 1000000000, .end_ns = 2000000000 };
 	}
 	viewdb_context(b, DBFILE_NONE, DBFILE_ROOT, DBFILE_NONE, DBFILE_NONE, 0, DBFILE_NONE, 0);
 }

@@ -65,9 +65,21 @@ static void make_db(struct dbfile *db, uint32_t nthreads)
 	for (uint32_t t = 0; t < nthreads; t++) {
 		char name[32];
 		snprintf(name, sizeof(name), "prog-%u.fthm", t);
-		db->threads[t] = (struct dbfile_thread){ xstrdup(name), xstrdup("host"),
-							 xstrdup("/bin/prog"), 10, 10 + t, t, -1,
-							 1000, 2000 };
+		db->threads[t] = (struct dbfile_thread){ .file = xstrdup(name),
+							 .host = xstrdup("host"),
+							 .program = xstrdup("/bin/prog"), .pid = 10,
+							 .tid = 10 + t, .thread_index = t, .rank = -1,
+							 .start_ns = 1000, .end_ns = 2000, .ppid = 9 };
+		if (t == 1) {
+			/* What the threads pane shows: the command line, entry and name. */
+			struct dbfile_thread *th = &db->threads[t];
+			th->argc = 2;
+			th->argv = xcalloc(2, sizeof(char *));
+			th->argv[0] = xstrdup("prog");
+			th->argv[1] = xstrdup("-n 3");
+			th->name = xstrdup("worker");
+			th->entry = xstrdup("work_loop");
+		}
 	}
 	db->ncontexts = 3;
 	db->contexts = xcalloc(3, sizeof(*db->contexts));
@@ -174,7 +186,11 @@ static void test_round_trip(void)
 		return;
 	is_str(text[1], text[0], "compressed and stored databases read the same");
 	const char *t = text[0];
-	like(t, "fathom database 3.1\n", "version 3.1");
+	like(t, "fathom database 3.2\n", "version 3.2");
+	like(t, "tid=11 thread=1 rank=-1 start=1000 end=2000\n    ppid=9 name=worker entry=work_loop "
+		"args=prog -n 3\n", "a thread's parent, name, entry and command line");
+	like(t, "tid=12 thread=2 rank=-1 start=1000 end=2000\n    ppid=9\n",
+	     "a thread without them");
 	like(t, "m0 \"cycles\" raw unit=count rate=period:1000003", "the metric is described");
 	like(t, "coverage=0.5 scale=2", "multiplexing coverage and scale");
 	like(t, "parent=0 threshold=0.69999999999999996 formula=\"m1 / m0\"",
@@ -271,8 +287,10 @@ static void make_tree(struct dbfile *db, uint32_t block)
 	db->thread_group = 1;
 	db->threads = xcalloc(2, sizeof(*db->threads));
 	for (uint32_t t = 0; t < 2; t++)
-		db->threads[t] = (struct dbfile_thread){ xstrdup("t.fthm"), xstrdup("h"),
-							 xstrdup("tree"), 1, 1 + t, t, -1, 0, 1 };
+		db->threads[t] = (struct dbfile_thread){ .file = xstrdup("t.fthm"), .host = xstrdup("h"),
+							 .program = xstrdup("tree"), .pid = 1,
+							 .tid = 1 + t, .thread_index = t, .rank = -1,
+							 .end_ns = 1 };
 	db->ncontexts = TREE_N;
 	db->block = block;
 	db->contexts = xcalloc(TREE_N, sizeof(*db->contexts));
