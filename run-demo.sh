@@ -12,7 +12,7 @@ B=$PWD/_build
 mkdir -p _demo && cd _demo || exit 1
 cc -O2 -g -o matmul ../examples/matmul.c || exit 1
 echo "run-demo.sh: the program alone:"
-./matmul 400 || exit 1
+./matmul 1000 || exit 1
 
 # Each stage: run it from the build tree; a stage that fails stops the pipeline.
 stage() {
@@ -24,7 +24,7 @@ stage() {
 	[ $rc -eq 0 ] || { echo "run-demo.sh: $name failed (exit $rc)"; exit $rc; }
 }
 rm -rf matmul-measurements matmul-database
-stage measure -o matmul-measurements ./matmul 400
+stage measure -o matmul-measurements ./matmul 1000
 stage struct matmul-measurements
 stage prof -o matmul-database matmul-measurements
 # view: interactive on a terminal; otherwise the same trees in batch mode.

@@ -16,7 +16,7 @@
 
 #define SFILE_MAGIC "FTHMSTRC"
 #define SFILE_MAJOR 1
-#define SFILE_MINOR 1
+#define SFILE_MINOR 2
 
 #define SFILE_CHUNK_MODULE CF_ID('M', 'O', 'D', 'L')
 #define SFILE_CHUNK_STRINGS CF_ID('S', 'T', 'R', 'S')

@@ -8,12 +8,15 @@
 #include "compat.h"
 #include "prof.h"
 #include "error.h"
+#include "hmap.h"
 #include "input.h"
 #include "ksyms.h"
 #include "sfile.h"
+#include "srcpath.h"
 #include "xalloc.h"
 
 #include <dirent.h>
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +48,7 @@ struct elfinfo {
 	Dwarf *dw;
 	struct symbol *syms;
 	size_t nsyms;
+	struct hmap paths; /* libdw's file name pointer -> the name made absolute (owned), or 0 */
 };
 
 void problem_add(struct prof_problems *p, const char *msg)
@@ -283,6 +287,11 @@ static void elfinfo_free(struct elfinfo *ei)
 	for (size_t i = 0; i < ei->nsyms; i++)
 		free(ei->syms[i].name);
 	free(ei->syms);
+	size_t pos = 0;
+	uint64_t key, path;
+	while (hmap_next(&ei->paths, &pos, &key, &path))
+		free((char *)(uintptr_t)path);
+	hmap_release(&ei->paths);
 	if (ei->dw)
 		dwarf_end(ei->dw);
 	if (ei->elf)
@@ -297,6 +306,7 @@ static struct elfinfo *elfinfo_open(struct structs *ss, struct module_info *m,
 {
 	char msg[1024];
 	struct elfinfo *ei = xcalloc(1, sizeof(*ei));
+	hmap_init(&ei->paths);
 	ei->fd = input_open(m->path, NULL);
 	if (ei->fd < 0) {
 		snprintf(msg, sizeof(msg), "%s: its samples are shown by address", fth_errmsg());
@@ -434,6 +444,19 @@ static size_t resolve_symbols(const struct module_info *m, uint64_t addr, bool i
 	return 2;
 }
 
+/* FILE of unit CU, relative to its compilation directory, as an absolute name (as struct). */
+static const char *absolute_source(struct elfinfo *ei, Dwarf_Die *cu, const char *file)
+{
+	uint64_t path;
+	if (!hmap_get(&ei->paths, (uintptr_t)file, &path)) {
+		Dwarf_Attribute a;
+		path = (uintptr_t)source_path(dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a)),
+					      file);
+		hmap_put(&ei->paths, (uintptr_t)file, path);
+	}
+	return path ? (const char *)(uintptr_t)path : file;
+}
+
 static size_t resolve_elf(const struct module_info *m, uint64_t addr, bool is_call,
 			  struct scope *out)
 {
@@ -447,7 +470,7 @@ static size_t resolve_elf(const struct module_info *m, uint64_t addr, bool is_ca
 			int line;
 			const char *file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
 			if (file && dwarf_lineno(l, &line) == 0 && line > 0) {
-				leaf.file = file;
+				leaf.file = absolute_source(ei, &cu, file);
 				leaf.line = (uint32_t)line;
 				leaf.addr = 0;
 			}

@@ -15,6 +15,8 @@
 #include "struct.h"
 #include "buf.h"
 #include "error.h"
+#include "hmap.h"
+#include "srcpath.h"
 #include "xalloc.h"
 
 #include <elfutils/libdw.h>
@@ -66,7 +68,27 @@ struct dw_thread {
 	/* Current unit. */
 	Dwarf_Files *files;
 	size_t nfiles;
+	const char *comp_dir; /* DW_AT_comp_dir, or NULL */
+	struct hmap file_ids; /* libdw's name pointer -> string id, for this unit */
 };
+
+/*
+ * A source file's name as the string table keeps it: a relative NAME (as the compiler was
+ * given it: "../src/a.c") is resolved against the unit's compilation directory, so that a
+ * viewer run from elsewhere finds it, and addr2line's users recognise it.
+ */
+static uint32_t intern_file(struct dw_thread *t, const char *name)
+{
+	uint64_t id;
+	if (hmap_get(&t->file_ids, (uintptr_t)name, &id))
+		return (uint32_t)id;
+	char *path = source_path(t->comp_dir, name);
+	id = path ? strtab_intern(&t->part.strings, path)
+		  : strtab_intern_stable(&t->part.strings, name);
+	free(path);
+	hmap_put(&t->file_ids, (uintptr_t)name, id);
+	return (uint32_t)id;
+}
 
 static bool in_text(const struct image *img, uint64_t addr)
 {
@@ -230,7 +252,7 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 		const char *file = dwarf_decl_file(die);
 		int line = 0;
 		if (file)
-			s->file = strtab_intern_stable(&d->strings, file);
+			s->file = intern_file(t, file);
 		if (dwarf_decl_line(die, &line) == 0 && line > 0)
 			s->line = (uint32_t)line;
 		s->noreturn = dwarf_hasattr_integrate(die, DW_AT_noreturn);
@@ -250,7 +272,7 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 		const char *decl = dwarf_decl_file(die);
 		int line = 0;
 		if (decl)
-			s->decl_file = strtab_intern_stable(&d->strings, decl);
+			s->decl_file = intern_file(t, decl);
 		if (dwarf_decl_line(die, &line) == 0 && line > 0)
 			s->decl_line = (uint32_t)line;
 		s->depth = (uint16_t)(p->depth + 1);
@@ -261,7 +283,7 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 		    v < t->nfiles) {
 			const char *file = dwarf_filesrc(t->files, v, NULL, NULL);
 			if (file)
-				s->file = strtab_intern_stable(&d->strings, file);
+				s->file = intern_file(t, file);
 		}
 		if (dwarf_attr(die, DW_AT_call_line, &a) && dwarf_formudata(&a, &v) == 0)
 			s->line = (uint32_t)FTH_MIN(v, UINT32_MAX);
@@ -386,7 +408,7 @@ static void read_lines(struct dw_thread *t, Dwarf_Die *cudie)
 		dwarf_linecol(l, &col);
 		const char *name = dwarf_linesrc(l, NULL, NULL);
 		if (name != prev_name) {
-			prev_file = name ? strtab_intern_stable(&d->strings, name) : NONE32;
+			prev_file = name ? intern_file(t, name) : NONE32;
 			prev_name = name;
 		}
 		prev_addr = addr;
@@ -617,6 +639,10 @@ static void walk_units(struct dw_thread *t)
 			die = &subdie;
 		t->files = NULL;
 		t->nfiles = 0;
+		Dwarf_Attribute cd;
+		t->comp_dir = dwarf_formstring(dwarf_attr(die, DW_AT_comp_dir, &cd));
+		hmap_release(&t->file_ids);
+		hmap_init(&t->file_ids);
 		if (dwarf_getsrcfiles(die, &t->files, &t->nfiles) != 0) {
 			t->files = NULL;
 			t->nfiles = 0;
@@ -848,6 +874,7 @@ int dw_read(const struct image *img, unsigned nthreads, struct dw_info *out)
 	unsigned nallocated = nthreads;
 	for (unsigned i = 0; i < nthreads; i++) {
 		th[i].sh = &sh;
+		hmap_init(&th[i].file_ids);
 		strtab_init(&th[i].part.strings);
 	}
 	sh.threads = th;
@@ -913,8 +940,10 @@ int dw_read(const struct image *img, unsigned nthreads, struct dw_info *out)
 		if (th[i].rc < 0 && rc == 0)
 			rc = fth_error("%s", th[i].err);
 	merge_lines(out, &sh);
-	for (unsigned i = 0; i < nallocated; i++)
+	for (unsigned i = 0; i < nallocated; i++) {
 		dw_release(&th[i].part);
+		hmap_release(&th[i].file_ids);
+	}
 	free(th);
 	free(sh.runs);
 	hmap_release(&sh.seen_lines);
