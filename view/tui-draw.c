@@ -424,7 +424,7 @@ static void title_parts(struct tui *t, int level, struct buf *db, struct buf vie
 		if (v == (int)t->view)
 			buf_printf(&views[v], "[%d %s]", v + 1, names[v]);
 		else if (level >= 2) /* the other views by their keys only */
-			buf_printf(&views[v], " %d", v + 1);
+			buf_printf(&views[v], v < (int)t->view ? "%d " : " %d", v + 1);
 		else
 			buf_printf(&views[v], " %d %s ", v + 1, names[v]);
 	}
@@ -656,14 +656,15 @@ static void draw_footer(struct tui *t)
 
 	if (t->zooms[t->view])
 		buf_addstr(&right, " [zoom]");
-	footer_filters(t, &right, t->columns / 3 > 16 ? t->columns / 3 : 16);
+	if (t->prompt != TUI_PROMPT_FILTER) /* which lists them */
+		footer_filters(t, &right, t->columns / 3 > 16 ? t->columns / 3 : 16);
 	buf_printf(&right, " %u/%u  %dx%d ", t->nrows ? t->selidx + 1 : 0, t->nrows, t->columns,
 		   t->lines);
 	rw = tui_text_width((const char *)right.data);
 	if (t->prompt != TUI_PROMPT_NONE) {
 		static const char *const prompts[] = {
 			[TUI_PROMPT_SEARCH] = "/",
-			[TUI_PROMPT_FILTER] = "filter, hide a glob (-N drops filter N, - all): ",
+			[TUI_PROMPT_FILTER] = "filter: hide a glob (-N drops filter N, - all): ",
 			[TUI_PROMPT_FILTER_MODE] = "hide matches: s = the scope only (its children "
 						   "stay), t = with its subtree? ",
 			[TUI_PROMPT_THRESHOLD] = "hot-path threshold (percent of the parent): ",

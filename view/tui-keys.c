@@ -209,7 +209,8 @@ const struct tui_help_entry tui_help[] = {
 	{ "?  F1", "this help" },
 	{ "C-l", "redraw the screen" },
 	{ "Esc", "cancel a prompt, close a popup, give the keys back to the tree" },
-	{ "q  F10", "close the popup or pane, else quit" },
+	{ "q", "close the popup or pane, else quit" },
+	{ "F10", "quit (also from a popup or pane)" },
 	{ "mouse", "click selects, double-click expands, wheel scrolls, a header sorts"
 		   " (--no-mouse: off)" },
 };
