@@ -778,7 +778,7 @@ static void filters_remove(struct tui *t, uint32_t first, uint32_t n)
 static void filter_accept(struct tui *t)
 {
 	const char *in = t->input;
-	size_t digits = strspn(in + 1, "0123456789");
+	size_t digits = in[0] ? strspn(in + 1, "0123456789") : 0;
 
 	if (!in[0]) {
 		tui_message(t, false, "no filter added");
