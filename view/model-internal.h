@@ -117,6 +117,11 @@ struct value_cache {
 
 struct sort_key;
 
+struct vm_filter {
+	char *pattern;
+	enum vm_filter_mode mode;
+};
+
 struct vm {
 	struct dbfile db;
 	uint32_t nm;		 /* metrics */
@@ -148,8 +153,8 @@ struct vm {
 	int flatten;
 	struct view_state vs[VM_NVIEWS];
 	struct vm_sort sort;
-	char *filter;
-	enum vm_filter_mode filter_mode;
+	struct vm_filter *filters; /* all apply (see vm_add_filter) */
+	uint32_t nfilters;
 	/* source search path */
 	char **src_dirs;
 	uint32_t nsrc_dirs;
@@ -220,7 +225,8 @@ uint32_t tree_function_of(struct vm *vm, enum vm_view view, vm_node node);
 
 /* model-nav.c */
 void nav_invalidate(struct vm *vm);
-bool node_hidden_by_filter(struct vm *vm, enum vm_view view, vm_node node);
+/* How the filters hide NODE: -1 not at all, else the mode (VM_FILTER_SUBTREE wins). */
+int node_filtered(struct vm *vm, enum vm_view view, vm_node node);
 /* NODE's children (unfiltered, unsorted) into a new array *OUT (NULL when none). */
 uint32_t raw_children(struct vm *vm, enum vm_view view, vm_node node, uint32_t **out);
 vm_node node_parent(struct vm *vm, enum vm_view view, vm_node node);

@@ -84,16 +84,25 @@ static void filter_subject(struct vm *vm, enum vm_view view, vm_node node, const
 		*module = dbfile_str(db, db->modules[m].path);
 }
 
-bool node_hidden_by_filter(struct vm *vm, enum vm_view view, vm_node node)
+static bool filter_matches(const char *pattern, const char *name, const char *module)
 {
-	if (!vm->filter || node == tree_root_of_view(vm, view))
-		return false;
+	if (name[0] && fnmatch(pattern, name, 0) == 0)
+		return true;
+	return module && (fnmatch(pattern, module, 0) == 0 ||
+			  fnmatch(pattern, base_name(module), 0) == 0);
+}
+
+int node_filtered(struct vm *vm, enum vm_view view, vm_node node)
+{
+	int how = -1;
+	if (!vm->nfilters || node == tree_root_of_view(vm, view))
+		return -1;
 	const char *name, *module;
 	filter_subject(vm, view, node, &name, &module);
-	if (name[0] && fnmatch(vm->filter, name, 0) == 0)
-		return true;
-	return module && (fnmatch(vm->filter, module, 0) == 0 ||
-			  fnmatch(vm->filter, base_name(module), 0) == 0);
+	for (uint32_t i = 0; i < vm->nfilters && how != VM_FILTER_SUBTREE; i++)
+		if (filter_matches(vm->filters[i].pattern, name, module))
+			how = (int)vm->filters[i].mode;
+	return how;
 }
 
 /* ---- visible children ---- */
@@ -121,9 +130,10 @@ static void collect_visible(struct vm *vm, enum vm_view view, vm_node node, bool
 	n = raw_children(vm, view, node, &copy);
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t k = copy[i];
-		if (!node_hidden_by_filter(vm, view, k)) {
+		int how = node_filtered(vm, view, k);
+		if (how < 0) {
 			ids_push(out, k);
-		} else if (vm->filter_mode == VM_FILTER_SELF && depth < 4096) {
+		} else if (how == VM_FILTER_SELF && depth < 4096) {
 			collect_visible(vm, view, k, build, out, depth + 1);
 		}
 	}
@@ -585,9 +595,19 @@ int vm_unflatten(struct vm *vm)
 
 void vm_set_filter(struct vm *vm, const char *pattern, enum vm_filter_mode mode)
 {
-	free(vm->filter);
-	vm->filter = pattern && pattern[0] ? xstrdup(pattern) : NULL;
-	vm->filter_mode = mode;
+	for (uint32_t i = 0; i < vm->nfilters; i++)
+		free(vm->filters[i].pattern);
+	vm->nfilters = 0;
+	vm_add_filter(vm, pattern, mode);
+	nav_invalidate(vm);
+}
+
+void vm_add_filter(struct vm *vm, const char *pattern, enum vm_filter_mode mode)
+{
+	if (!pattern || !pattern[0])
+		return;
+	vm->filters = xreallocarray(vm->filters, vm->nfilters + 1, sizeof(*vm->filters));
+	vm->filters[vm->nfilters++] = (struct vm_filter){ xstrdup(pattern), mode };
 	nav_invalidate(vm);
 }
 

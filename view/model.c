@@ -281,7 +281,9 @@ void vm_close(struct vm *vm)
 		free(vm->vs[v].rows);
 		free(vm->vs[v].row_depth);
 	}
-	free(vm->filter);
+	for (uint32_t i = 0; i < vm->nfilters; i++)
+		free(vm->filters[i].pattern);
+	free(vm->filters);
 	for (uint32_t i = 0; i < vm->nsrc_dirs; i++)
 		free(vm->src_dirs[i]);
 	free(vm->src_dirs);

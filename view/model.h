@@ -169,10 +169,13 @@ vm_node vm_search(struct vm *vm, enum vm_view view, vm_node from, const char *pa
 
 /* Filter: nodes whose name or module matches the glob PATTERN are hidden with their subtree
  * (VM_FILTER_SUBTREE) or elided, their children taking their place (VM_FILTER_SELF).
- * NULL pattern removes the filter.  Costs of hidden nodes stay in their ancestors' inclusive
- * values, so percentages do not change. */
+ * vm_set_filter replaces all filters with this one (NULL pattern: none); vm_add_filter adds
+ * one more.  With several, a node is shown only when every filter keeps it: hidden when any
+ * pattern matches it (with its subtree when any of those says so).  Costs of hidden nodes stay
+ * in their ancestors' inclusive values, so percentages do not change. */
 enum vm_filter_mode { VM_FILTER_SELF, VM_FILTER_SUBTREE };
 void vm_set_filter(struct vm *vm, const char *pattern, enum vm_filter_mode mode);
+void vm_add_filter(struct vm *vm, const char *pattern, enum vm_filter_mode mode);
 
 /* ---- threads ---- */
 

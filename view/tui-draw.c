@@ -128,6 +128,53 @@ int tui_text_width(const char *s)
 	return used;
 }
 
+const char *tui_ellipsis(const struct tui *t)
+{
+	return t->utf8_glyph ? "…" : "~";
+}
+
+void tui_fit(const struct tui *t, struct buf *out, const char *s, int width)
+{
+	mbstate_t st;
+	int used = 0;
+
+	if (tui_text_width(s) <= width) {
+		buf_addstr(out, s);
+		return;
+	}
+	if (width <= 0)
+		return;
+	memset(&st, 0, sizeof(st));
+	while (*s) {
+		wchar_t wc;
+		size_t n = mbrtowc(&wc, s, MB_CUR_MAX, &st);
+		int w = 1;
+		if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+			memset(&st, 0, sizeof(st));
+			n = 1;
+		} else if (wcwidth(wc) >= 0) {
+			w = wcwidth(wc);
+		}
+		if (used + w > width - 1)
+			break;
+		buf_add(out, s, n);
+		used += w;
+		s += n;
+	}
+	buf_addstr(out, tui_ellipsis(t));
+}
+
+int tui_put_fit(const struct tui *t, int y, int x, int width, const char *s, bool pad)
+{
+	struct buf b = BUF_INIT;
+	int used;
+
+	tui_fit(t, &b, s, width);
+	used = tui_put(y, x, width, (const char *)b.data, pad);
+	buf_release(&b);
+	return used;
+}
+
 void tui_bar(const struct tui *t, struct buf *out, double fraction, int width)
 {
 	static const char *const eighths[] = { "", "▏", "▎", "▍", "▌", "▋", "▊", "▉" };
@@ -359,61 +406,100 @@ static uint32_t fit_columns(struct tui *t, int width, uint32_t *shown, int *used
 	return n;
 }
 
-static void draw_title(struct tui *t)
+/* The title's parts at LEVEL of shortening (0: all of it): DB before the views, VIEWS[], REST
+ * after them. */
+static void title_parts(struct tui *t, int level, struct buf *db, struct buf views[VM_NVIEWS],
+			struct buf *rest)
 {
 	static const char *const names[VM_NVIEWS] = { "Top-down", "Bottom-up", "Flat" };
-	struct buf b = BUF_INIT;
-	attr_t title = tui_attr(t, TUI_STYLE_TITLE);
-	int x;
 	int32_t thread = vm_selected_thread(t->vm);
 
-	attrset(title);
-	buf_addstr(&b, " view ");
-	tui_escape(t, &b, t->opt->database ? t->opt->database : "");
-	buf_addstr(&b, "  ");
-	x = tui_put(0, 0, t->columns, (const char *)b.data, false);
-	for (int v = 0; v < VM_NVIEWS && x < t->columns; v++) {
-		char s[32];
-		snprintf(s, sizeof(s), v == (int)t->view ? "[%d %s]" : " %d %s ", v + 1, names[v]);
-		attrset(title | (v == (int)t->view ? A_BOLD : 0));
-		x += tui_put(0, x, t->columns - x, s, false);
+	buf_reset(db);
+	buf_reset(rest);
+	buf_addstr(db, level >= 3 ? " " : " view ");
+	tui_escape(t, db, t->opt->database ? t->opt->database : "");
+	buf_addstr(db, "  ");
+	for (int v = 0; v < VM_NVIEWS; v++) {
+		buf_reset(&views[v]);
+		if (v == (int)t->view)
+			buf_printf(&views[v], "[%d %s]", v + 1, names[v]);
+		else if (level >= 2) /* the other views by their keys only */
+			buf_printf(&views[v], v < (int)t->view ? "%d " : " %d", v + 1);
+		else
+			buf_printf(&views[v], " %d %s ", v + 1, names[v]);
 	}
-	attrset(title);
-	buf_reset(&b);
 	if (t->sort.by_name) {
-		buf_printf(&b, "  sort: name %s", t->sort.descending ? "Z-A" : "A-Z");
+		buf_printf(rest, "  %sname %s", level >= 3 ? "" : "sort: ",
+			   t->sort.descending ? "Z-A" : "A-Z");
 	} else {
 		const struct dbfile_metric *m = vm_metric(t->vm, t->sort.metric);
-		buf_addstr(&b, "  sort: ");
-		tui_escape(t, &b, m ? m->name : "?");
-		buf_printf(&b, "(%s) %s", t->sort.inclusive ? "I" : "E",
+		buf_addstr(rest, level >= 3 ? "  " : "  sort: ");
+		tui_escape(t, rest, m ? m->name : "?");
+		buf_printf(rest, "(%s) %s", t->sort.inclusive ? "I" : "E",
 			   t->sort.descending ? (t->utf8_glyph ? "▼" : "v")
 					      : (t->utf8_glyph ? "▲" : "^"));
 	}
 	if (vm_selected_process(t->vm) >= 0) {
-		buf_printf(&b, "  process %lld", (long long)vm_selected_process(t->vm));
+		buf_printf(rest, "  process %lld", (long long)vm_selected_process(t->vm));
 	} else if (thread < 0) {
-		buf_addstr(&b, "  all threads");
+		buf_addstr(rest, "  all threads");
 	} else {
-		const struct dbfile *db = vm_db(t->vm);
-		const struct dbfile_thread *th = (uint32_t)thread < db->nthreads ? &db->threads[thread]
+		const struct dbfile *d = vm_db(t->vm);
+		const struct dbfile_thread *th = (uint32_t)thread < d->nthreads ? &d->threads[thread]
 										: NULL;
-		buf_printf(&b, "  thread %d", thread);
-		if (th && th->rank >= 0)
-			buf_printf(&b, " (rank %d tid %u)", th->rank, th->tid);
-		else if (th)
-			buf_printf(&b, " (tid %u)", th->tid);
+		buf_printf(rest, "  thread %d", thread);
+		if (th && level == 0 && th->rank >= 0)
+			buf_printf(rest, " (rank %d tid %u)", th->rank, th->tid);
+		else if (th && level == 0)
+			buf_printf(rest, " (tid %u)", th->tid);
 	}
-	x += tui_put(0, x, t->columns - x, (const char *)b.data, false);
-	if (x < t->columns) {
-		const char *help = "?=help ";
-		int w = (int)strlen(help);
-		for (; x < t->columns - w; x++)
-			mvaddch(0, x, ' ');
-		tui_put(0, x, t->columns - x, help, true);
+}
+
+/* The title line: the database, the views, the sort and the thread, shortened step by step
+ * (thread details, the other views' names, the words "view" and "sort:", then cut with an
+ * ellipsis) so that the help hint at the right always stays. */
+static void draw_title(struct tui *t)
+{
+	static const char help[] = " ? help ";
+	struct buf db = BUF_INIT, rest = BUF_INIT, views[VM_NVIEWS];
+	attr_t title = tui_attr(t, TUI_STYLE_TITLE);
+	int helpw = (int)strlen(help), room = t->columns - helpw, x = 0, level, vw = 0, dbw;
+
+	if (room < 0)
+		room = 0;
+	for (int v = 0; v < VM_NVIEWS; v++)
+		buf_init(&views[v]);
+	for (level = 0;; level++) {
+		title_parts(t, level, &db, views, &rest);
+		vw = 0;
+		for (int v = 0; v < VM_NVIEWS; v++)
+			vw += tui_text_width((const char *)views[v].data);
+		if (level == 3 || tui_text_width((const char *)db.data) + vw +
+						  tui_text_width((const char *)rest.data) <=
+					  room)
+			break;
 	}
+	/* Still too wide: the database's name gives way first, down to a few columns. */
+	dbw = room - vw - tui_text_width((const char *)rest.data);
+	if (dbw < 8)
+		dbw = 8;
+	attrset(title);
+	x += tui_put_fit(t, 0, x, FTH_MIN(dbw, room - x), (const char *)db.data, false);
+	for (int v = 0; v < VM_NVIEWS && x < room; v++) {
+		attrset(title | (v == (int)t->view ? A_BOLD : 0));
+		x += tui_put_fit(t, 0, x, room - x, (const char *)views[v].data, false);
+	}
+	attrset(title);
+	if (x < room)
+		x += tui_put_fit(t, 0, x, room - x, (const char *)rest.data, false);
+	for (; x < room; x++)
+		mvaddch(0, x, ' ');
+	tui_put(0, x, t->columns - x, help, true);
 	attrset(A_NORMAL);
-	buf_release(&b);
+	buf_release(&db);
+	buf_release(&rest);
+	for (int v = 0; v < VM_NVIEWS; v++)
+		buf_release(&views[v]);
 }
 
 static void draw_header(struct tui *t, const uint32_t *shown, uint32_t nshown, int cells_w)
@@ -428,20 +514,23 @@ static void draw_header(struct tui *t, const uint32_t *shown, uint32_t nshown, i
 		scope = t->utf8_glyph ? " Scope ▼" : " Scope v";
 	else if (t->sort.by_name)
 		scope = t->utf8_glyph ? " Scope ▲" : " Scope ^";
-	tui_put(1, 0, labelw, scope, true);
+	tui_put_fit(t, 1, 0, labelw, scope, true);
 	x = labelw;
 	t->hdr_n = nshown;
 	for (uint32_t i = 0; i < nshown; i++) {
 		const struct tui_column *c = &t->cols[shown[i]];
 		const struct dbfile_metric *m = vm_metric(t->vm, c->metric);
 		int w = tui_cell_width(t, shown[i] == sortcol);
-		struct buf name = BUF_INIT, field = BUF_INIT;
+		struct buf raw = BUF_INIT, name = BUF_INIT, suffix = BUF_INIT, field = BUF_INIT;
 		int nw;
-		tui_escape(t, &name, m ? m->name : "?");
-		buf_printf(&name, "(%s)", c->inclusive ? "I" : "E");
+		tui_escape(t, &raw, m ? m->name : "?");
+		buf_printf(&suffix, "(%s)", c->inclusive ? "I" : "E");
 		if (shown[i] == sortcol)
-			buf_addstr(&name, t->sort.descending ? (t->utf8_glyph ? "▼" : "v")
-							     : (t->utf8_glyph ? "▲" : "^"));
+			buf_addstr(&suffix, t->sort.descending ? (t->utf8_glyph ? "▼" : "v")
+							       : (t->utf8_glyph ? "▲" : "^"));
+		/* A name cut to fit keeps (I)/(E) and the arrow: they say the most. */
+		tui_fit(t, &name, (const char *)raw.data, w - tui_text_width((const char *)suffix.data));
+		buf_add(&name, suffix.data, suffix.len);
 		nw = tui_text_width((const char *)name.data);
 		t->hdr_col[i] = shown[i];
 		t->hdr_x[i] = x;
@@ -449,16 +538,12 @@ static void draw_header(struct tui *t, const uint32_t *shown, uint32_t nshown, i
 		buf_addch(&field, ' ');
 		for (int pad = w - nw; pad > 0; pad--)
 			buf_addch(&field, ' ');
-		if (nw > w) {
-			/* Keep the end: (I)/(E) and the arrow say the most. */
-			tui_put(1, x, 1, " ", true);
-			tui_put(1, x + 1, w, (const char *)name.data, true);
-		} else {
-			buf_add(&field, name.data, name.len);
-			tui_put(1, x, w + 1, (const char *)field.data, true);
-		}
+		buf_add(&field, name.data, name.len);
+		tui_put(1, x, w + 1, (const char *)field.data, true);
 		x += w + 1;
+		buf_release(&raw);
 		buf_release(&name);
+		buf_release(&suffix);
 		buf_release(&field);
 	}
 	for (; x < t->tree.w; x++)
@@ -474,6 +559,7 @@ static void draw_rows(struct tui *t, const vm_node *rows, const uint32_t *shown,
 	struct vm_node_info root;
 	struct buf line = BUF_INIT, label = BUF_INIT;
 	uint32_t top = t->top[t->view];
+	int max_indent = labelw / 4;
 
 	vm_node_info(t->vm, t->view, vm_root(t->vm, t->view), &root);
 	for (int i = 0; i < t->tree.h; i++) {
@@ -496,11 +582,16 @@ static void draw_rows(struct tui *t, const vm_node *rows, const uint32_t *shown,
 		depth = (int)info.depth - (int)root.depth;
 		if (depth < 0)
 			depth = 0;
-		if (depth * 2 > labelw / 2)
-			depth = labelw / 4;
 		buf_reset(&line);
-		for (int k = 0; k < depth; k++)
-			buf_addstr(&line, "  ");
+		/* Indentation takes at most half of the labels' width; deeper rows say their depth
+		 * as a number, right-aligned where the indentation stops. */
+		if (depth <= max_indent) {
+			buf_printf(&line, "%*s", depth * 2, "");
+		} else {
+			char num[16];
+			int n = snprintf(num, sizeof(num), "[%d] ", depth);
+			buf_printf(&line, "%*s%s", max_indent * 2 > n ? max_indent * 2 - n : 0, "", num);
+		}
 		if (info.has_children)
 			buf_addstr(&line, info.expanded ? (t->utf8_glyph ? "▾ " : "- ")
 							: (t->utf8_glyph ? "▸ " : "+ "));
@@ -510,7 +601,7 @@ static void draw_rows(struct tui *t, const vm_node *rows, const uint32_t *shown,
 		buf_add(&line, label.data, label.len);
 		attrset(base);
 		mvaddch(y, 0, ' ');
-		tui_put(y, 1, labelw - 1, (const char *)line.data, true);
+		tui_put_fit(t, y, 1, labelw - 1, (const char *)line.data, true);
 		x = labelw;
 		for (uint32_t k = 0; k < nshown; k++) {
 			mvaddch(y, x, ' ');
@@ -527,22 +618,57 @@ static void draw_rows(struct tui *t, const vm_node *rows, const uint32_t *shown,
 	buf_release(&label);
 }
 
+/* The F-key hints of wide footers; a key the terminal cannot send is shown as its letter. */
+static const struct {
+	int fkey;
+	const char *letter, *what;
+} footer_keys[] = {
+	{ 1, "?", "Help" },   { 2, "o", "Columns" }, { 3, "/", "Search" },  { 4, "\\", "Filter" },
+	{ 5, "H", "Hot" },    { 6, "<>", "Sort" },   { 7, "z", "Zoom" },    { 8, "f", "Flatten" },
+	{ 10, "q", "Quit" },
+};
+
+/* The active filters for the footer, in at most WIDTH columns. */
+static void footer_filters(struct tui *t, struct buf *out, int width)
+{
+	struct buf b = BUF_INIT;
+
+	if (!t->nfilters)
+		return;
+	buf_addstr(&b, t->nfilters == 1 ? "[filter:" : "[filters:");
+	for (uint32_t i = 0; i < t->nfilters; i++) {
+		buf_addch(&b, ' ');
+		tui_escape(t, &b, t->filters[i].pattern);
+	}
+	buf_addch(out, ' ');
+	if (tui_text_width((const char *)b.data) + 1 > width) {
+		tui_fit(t, out, (const char *)b.data, width - 2);
+		buf_addch(out, ']');
+	} else {
+		buf_add(out, b.data, b.len);
+		buf_addch(out, ']');
+	}
+	buf_release(&b);
+}
+
 static void draw_footer(struct tui *t)
 {
 	int y = t->lines - 1;
-	char right[96];
-	struct buf left = BUF_INIT;
+	struct buf left = BUF_INIT, right = BUF_INIT;
 	attr_t attr = tui_attr(t, TUI_STYLE_FOOTER);
 	int rw, x;
- 
-	snprintf(right, sizeof(right), "%s%s %u/%u  %dx%d ",
-		 t->zooms[t->view] ? " [zoom]" : "", t->filter[0] ? " [filter]" : "",
-		 t->nrows ? t->selidx + 1 : 0, t->nrows, t->columns, t->lines);
-	rw = (int)strlen(right);
+
+	if (t->zooms[t->view])
+		buf_addstr(&right, " [zoom]");
+	if (t->prompt != TUI_PROMPT_FILTER) /* which lists them */
+		footer_filters(t, &right, t->columns / 3 > 16 ? t->columns / 3 : 16);
+	buf_printf(&right, " %u/%u  %dx%d ", t->nrows ? t->selidx + 1 : 0, t->nrows, t->columns,
+		   t->lines);
+	rw = tui_text_width((const char *)right.data);
 	if (t->prompt != TUI_PROMPT_NONE) {
 		static const char *const prompts[] = {
 			[TUI_PROMPT_SEARCH] = "/",
-			[TUI_PROMPT_FILTER] = "filter (glob, empty clears): ",
+			[TUI_PROMPT_FILTER] = "filter: hide a glob (-N drops filter N, - all): ",
 			[TUI_PROMPT_FILTER_MODE] = "hide matches: s = the scope only (its children "
 						   "stay), t = with its subtree? ",
 			[TUI_PROMPT_THRESHOLD] = "hot-path threshold (percent of the parent): ",
@@ -555,27 +681,40 @@ static void draw_footer(struct tui *t)
 		buf_addstr(&left, "_");
 		if (t->prompt == TUI_PROMPT_SEARCH && t->search_failed)
 			buf_addstr(&left, "  (no match)");
+		if (t->prompt == TUI_PROMPT_FILTER)
+			for (uint32_t i = 0; i < t->nfilters; i++) {
+				buf_printf(&left, "%s%u:", i ? " " : "  ", i + 1);
+				tui_escape(t, &left, t->filters[i].pattern);
+			}
 		attr = A_BOLD;
 	} else if (t->message[0]) {
 		buf_addch(&left, ' ');
 		tui_escape(t, &left, t->message);
 		attr = t->message_error ? tui_attr(t, TUI_STYLE_ERROR) | A_REVERSE : A_BOLD;
 	} else if (t->columns >= 120) {
-		buf_printf(&left, " F1Help F2Columns F3Search F4Filter F5Hot(%.0f%%) F6Sort F7Zoom "
-				  "F8Flatten F10Quit  s:source t:TMA p:threads",
-			   t->hot_threshold * 100);
+		for (size_t i = 0; i < ARRAY_SIZE(footer_keys); i++) {
+			if (tui_fkey_usable(footer_keys[i].fkey))
+				buf_printf(&left, " F%d", footer_keys[i].fkey);
+			else
+				buf_printf(&left, " %s:", footer_keys[i].letter);
+			buf_addstr(&left, footer_keys[i].what);
+			if (footer_keys[i].fkey == 5)
+				buf_printf(&left, "(%.0f%%)", t->hot_threshold * 100);
+		}
+		buf_addstr(&left, "  s:source t:TMA p:threads");
 	} else {
 		buf_printf(&left, " ?:help q:quit /:search H:hot %.0f%% s:src t:tma p:thr",
 			   t->hot_threshold * 100);
 	}
 	attrset(attr);
-	x = tui_put(y, 0, t->columns - rw > 0 ? t->columns - rw : t->columns,
-		    (const char *)left.data, true);
+	x = tui_put_fit(t, y, 0, t->columns - rw > 0 ? t->columns - rw : t->columns,
+			(const char *)left.data, true);
 	attrset(tui_attr(t, TUI_STYLE_FOOTER));
 	if (x < t->columns)
-		tui_put(y, x, t->columns - x, right, true);
+		tui_put(y, x, t->columns - x, (const char *)right.data, true);
 	attrset(A_NORMAL);
 	buf_release(&left);
+	buf_release(&right);
 }
 
 void tui_draw(struct tui *t)

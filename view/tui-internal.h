@@ -71,6 +71,13 @@ struct tui_path {
 	uint32_t n;
 };
 
+/* One of the active filters: scopes matching PATTERN hidden as MODE says. */
+#define TUI_MAX_FILTERS 16
+struct tui_filter {
+	char *pattern;
+	enum vm_filter_mode mode;
+};
+
 struct tui_rect {
 	int y, x, h, w;
 };
@@ -160,7 +167,9 @@ struct tui {
 	char search[256];
 	vm_node search_origin;
 	bool search_failed;
-	char filter[256];
+	struct tui_filter filters[TUI_MAX_FILTERS]; /* all apply: see tui.c apply_filters */
+	uint32_t nfilters;
+	char filter_pending[256]; /* the pattern whose mode the prompt asks */
 	char message[256];
 	bool message_error;
 
@@ -188,6 +197,8 @@ int tui_parse_keys(const char *s, int **keys, size_t *nkeys);
 /* Alt-Left and Alt-Right as the terminal reports them (ncurses' extended codes), or -1. */
 void tui_keys_init(void);
 int tui_translate_key(int key);
+/* F-key N can be typed on this terminal (known after tui_keys_init). */
+bool tui_fkey_usable(int n);
 
 struct tui_help_entry {
 	const char *keys;
@@ -207,6 +218,12 @@ void tui_draw(struct tui *t);
 int tui_put(int y, int x, int width, const char *s, bool pad);
 /* The display width of escaped text S. */
 int tui_text_width(const char *s);
+/* The mark of text cut to fit: an ellipsis, or ~ in ASCII. */
+const char *tui_ellipsis(const struct tui *t);
+/* Append S to OUT, cut to WIDTH columns ending in the ellipsis when it is wider. */
+void tui_fit(const struct tui *t, struct buf *out, const char *s, int width);
+/* tui_put, cutting S with an ellipsis when it is wider than WIDTH. */
+int tui_put_fit(const struct tui *t, int y, int x, int width, const char *s, bool pad);
 /* Append a bar of WIDTH cells for FRACTION (0..1) to OUT. */
 void tui_bar(const struct tui *t, struct buf *out, double fraction, int width);
 /* The escaped label of NODE in OUT (reset first). */

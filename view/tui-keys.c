@@ -10,14 +10,43 @@
 #include "tui-internal.h"
 #include "xalloc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 static int alt_left_code = -1, alt_right_code = -1;
+static bool fkey_usable[13];
+
+/* What xterm-like terminals send for F1..F12 (PF1-PF4 and the VT220 function keys), decoded
+ * as well when the terminal description says nothing else of them: a terminal emulator run
+ * with TERM=vt100 sends these, the vt100 description has only PF1-PF4 (or the keypad as
+ * F5-F10). */
+static const char *const fkey_sequences[][2] = {
+	{ NULL, NULL },		  { "\033OP", "\033[11~" }, { "\033OQ", "\033[12~" },
+	{ "\033OR", "\033[13~" }, { "\033OS", "\033[14~" }, { "\033[15~", NULL },
+	{ "\033[17~", NULL },	  { "\033[18~", NULL },      { "\033[19~", NULL },
+	{ "\033[20~", NULL },	  { "\033[21~", NULL },      { "\033[23~", NULL },
+	{ "\033[24~", NULL },
+};
 
 void tui_keys_init(void)
 {
+	for (int n = 1; n <= 12; n++) {
+		char cap[8];
+		const char *s;
+		for (int k = 0; k < 2; k++) {
+			const char *seq = fkey_sequences[n][k];
+			if (seq && key_defined(seq) == 0)
+				define_key(seq, KEY_F(n));
+		}
+		/* An F-key is advertised only when curses decodes what the terminal sends for
+		 * it: the description's kfN, or one of the sequences above. */
+		snprintf(cap, sizeof(cap), "kf%d", n);
+		s = tigetstr(cap);
+		fkey_usable[n] = (s && s != (char *)-1 && s[0] && key_defined(s) == KEY_F(n)) ||
+				 key_defined(fkey_sequences[n][0]) == KEY_F(n);
+	}
 	alt_left_code = key_defined("\033[1;3D");
 	alt_right_code = key_defined("\033[1;3C");
 	if (alt_left_code <= 0) {
@@ -30,6 +59,11 @@ void tui_keys_init(void)
 		if (s && s != (char *)-1)
 			alt_right_code = key_defined(s);
 	}
+}
+
+bool tui_fkey_usable(int n)
+{
+	return n >= 1 && n <= 12 && fkey_usable[n];
 }
 
 /* Map the terminal's codes for Alt-Left/Alt-Right to ours. */
@@ -154,8 +188,9 @@ const struct tui_help_entry tui_help[] = {
 	{ NULL, "Search and filter" },
 	{ "/  F3", "search: matches are revealed as you type; Enter keeps, Esc goes back" },
 	{ "n  N", "next / previous match" },
-	{ "\\  F4", "filter: hide scopes matching a glob (then s: elide them, t: with subtree);"
-		   " an empty pattern clears" },
+	{ "\\  &  F4", "filter: hide scopes matching a glob (then s: the scopes only, their"
+			" children stay; t or Enter: with their subtrees); several filters all"
+			" apply; -N drops filter N, - drops all" },
 	{ NULL, "Columns" },
 	{ "<  >", "sort by the previous / next column" },
 	{ "I", "invert the sort order" },
@@ -168,13 +203,14 @@ const struct tui_help_entry tui_help[] = {
 	{ "T", "TMA pane depth: 1, 2, 3, 4 levels, all" },
 	{ "p", "threads pane: per-thread values as a sorted histogram" },
 	{ "r", "threads pane with a cursor: Enter shows one thread only, or all" },
-	{ "Tab", "move the keys between the tree and the pane" },
+	{ "Tab  S-Tab", "move the keys between the tree and the panes" },
 	{ "i", "database information" },
 	{ NULL, "Other" },
 	{ "?  F1", "this help" },
 	{ "C-l", "redraw the screen" },
 	{ "Esc", "cancel a prompt, close a popup, give the keys back to the tree" },
-	{ "q  F10", "close the popup or pane, else quit" },
+	{ "q", "close the popup or pane, else quit" },
+	{ "F10", "quit (also from a popup or pane)" },
 	{ "mouse", "click selects, double-click expands, wheel scrolls, a header sorts"
 		   " (--no-mouse: off)" },
 };

@@ -32,7 +32,7 @@ static void pane_title(struct tui *t, struct tui_rect r, const char *title, bool
 
 	buf_addstr(&b, h);
 	buf_addch(&b, ' ');
-	buf_addstr(&b, title);
+	tui_fit(t, &b, title, r.w - 4);
 	buf_addch(&b, ' ');
 	for (int w = tui_text_width((const char *)b.data); w < r.w; w++)
 		buf_addstr(&b, h);
@@ -135,8 +135,8 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 		for (uint32_t d = 0; d < tr->depth; d++)
 			buf_addstr(&line, "  ");
 		tui_escape(t, &label, metric_name(t, tr->metric));
-		buf_add(&line, label.data, label.len);
-		pad = namew - (int)tr->depth * 2 - tui_text_width((const char *)label.data);
+		tui_fit(t, &line, (const char *)label.data, namew - (int)tr->depth * 2);
+		pad = namew - tui_text_width((const char *)line.data) + 1;
 		for (; pad > 0; pad--)
 			buf_addch(&line, ' ');
 		buf_addch(&line, ' ');
@@ -514,19 +514,6 @@ static void thread_rows(const struct dbfile *db, struct tui_threads_cache *c)
 	free(rank);
 }
 
-/* Cut LINE to WIDTH columns, the last one an ellipsis. */
-static void cut_to_width(struct tui *t, struct buf *line, int width)
-{
-	const char *dots = t->utf8_glyph ? "\xe2\x80\xa6" : "~";
-	while (line->len > 0 && tui_text_width((const char *)line->data) > width - 1) {
-		do
-			line->len--;
-		while (line->len > 0 && (line->data[line->len] & 0xc0) == 0x80);
-		line->data[line->len] = '\0';
-	}
-	buf_addstr(line, dots);
-}
-
 /* "rank 3 " for an MPI rank, nothing otherwise. */
 static void add_rank(const struct dbfile_thread *th, struct buf *out)
 {
@@ -664,7 +651,9 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 			pad = (r.w > 70 ? 40 : r.w / 2) - idw;
 			if (pad < 1 && tr->thread == TUI_ROW_PROCESS) {
 				/* A long command line: cut, the values stay in their column. */
-				cut_to_width(t, &line, (r.w > 70 ? 40 : r.w / 2) - 1);
+				char *whole = buf_detach(&line, NULL);
+				tui_fit(t, &line, whole, (r.w > 70 ? 40 : r.w / 2) - 1);
+				free(whole);
 				pad = (r.w > 70 ? 40 : r.w / 2) - tui_text_width((const char *)line.data);
 			}
 			for (; pad > 0; pad--)
@@ -724,26 +713,88 @@ static void release_lines(struct popup_lines *p)
 	free(p->bold);
 }
 
-static void help_lines(struct popup_lines *p)
+/* Append TEXT (plain ASCII, as the help is) to the line in B and on as lines of at most WIDTH
+ * columns, broken at spaces; the lines after the first start with INDENT spaces. */
+static void add_wrapped(struct popup_lines *p, int indent, const char *text, int width,
+			struct buf *b)
 {
-	struct buf b = BUF_INIT;
+	int room = width - (int)b->len;
 
-	buf_addstr(&b, "Keys of view  (j/k scroll; q, Esc or ? closes)");
-	add_line(p, true, &b);
+	for (;;) {
+		size_t len = strlen(text);
+		if (room < 10)
+			room = 10;
+		if ((int)len > room) {
+			/* The last space that leaves the line within ROOM, else a word cut. */
+			size_t cut = (size_t)room;
+			while (cut > 0 && text[cut] != ' ')
+				cut--;
+			len = cut ? cut : (size_t)room;
+		}
+		buf_add(b, text, len);
+		add_line(p, false, b);
+		text += len;
+		while (*text == ' ')
+			text++;
+		if (!*text)
+			break;
+		for (int k = 0; k < indent; k++)
+			buf_addch(b, ' ');
+		room = width - indent;
+	}
+}
+
+/* KEYS of a help entry without the F-keys this terminal cannot send ("H  F5" is "H" on a
+ * vt100); the alternatives are separated by two spaces. */
+static void usable_keys(const char *keys, struct buf *out)
+{
+	while (*keys) {
+		const char *end = strstr(keys, "  ");
+		size_t len = end ? (size_t)(end - keys) : strlen(keys);
+		int n = 0;
+		if (keys[0] == 'F' && keys[1] >= '1' && keys[1] <= '9') {
+			n = keys[1] - '0';
+			if (keys[2] >= '0' && keys[2] <= '9')
+				n = n * 10 + keys[2] - '0';
+		}
+		if (!n || tui_fkey_usable(n)) {
+			if (out->len)
+				buf_addstr(out, "  ");
+			buf_add(out, keys, len);
+		}
+		keys += len;
+		while (*keys == ' ')
+			keys++;
+	}
+}
+
+/* The key column of the help; descriptions wrap after it. */
+#define HELP_KEYS_W 14
+
+static void help_lines(struct tui *t, struct popup_lines *p)
+{
+	struct buf b = BUF_INIT, keys = BUF_INIT;
+	int width = tui_popup_rect(t).w - 4; /* a space before the right edge */
+
+	add_wrapped(p, 0, "Keys of view  (q, Esc or ? closes)", width, &b);
+	p->bold[p->n - 1] = true;
 	for (size_t i = 0; i < tui_nhelp; i++) {
 		if (!tui_help[i].keys) {
 			add_line(p, false, &b);
 			buf_addstr(&b, tui_help[i].what);
 			add_line(p, true, &b);
-		} else {
-			buf_printf(&b, "  %-14s %s", tui_help[i].keys, tui_help[i].what);
-			add_line(p, false, &b);
+			continue;
 		}
+		buf_reset(&keys);
+		usable_keys(tui_help[i].keys, &keys);
+		buf_printf(&b, "  %-*s ", HELP_KEYS_W, (const char *)keys.data);
+		add_wrapped(p, HELP_KEYS_W + 3, tui_help[i].what, width, &b);
 	}
-	buf_addstr(&b, "Marks: * multiplexed (scaled), ? too few samples, ! TMA over threshold");
 	add_line(p, false, &b);
-	add_line(p, false, &b);
+	add_wrapped(p, 7, "Marks: * multiplexed (scaled), ? too few samples, ! TMA over threshold",
+		    width, &b);
 	buf_release(&b);
+	buf_release(&keys);
 }
 
 static int by_u32(const void *a, const void *b)
@@ -955,7 +1006,7 @@ static void popup_content(struct tui *t, struct popup_lines *p)
 {
 	memset(p, 0, sizeof(*p));
 	if (t->popup == TUI_POPUP_HELP)
-		help_lines(p);
+		help_lines(t, p);
 	else if (t->popup == TUI_POPUP_INFO)
 		info_lines(t, p);
 	else if (t->popup == TUI_POPUP_COLUMNS)
@@ -1049,7 +1100,14 @@ void tui_draw_popup(struct tui *t)
 	tui_put(r.y, r.x, r.w, (const char *)edge.data, true);
 	buf_reset(&edge);
 	buf_addstr(&edge, t->utf8_glyph ? "└" : "+");
-	for (int i = 2; i < r.w; i++)
+	if (p.n > body) {
+		/* Taller than the box: where we are, and how to scroll. */
+		int last = t->popup_scroll + body < p.n ? t->popup_scroll + body : p.n;
+		buf_addstr(&edge, h);
+		buf_printf(&edge, " lines %d-%d of %d, %s PgUp PgDn scroll ", t->popup_scroll + 1,
+			   last, p.n, t->utf8_glyph ? "↑↓" : "Up Down");
+	}
+	for (int i = tui_text_width((const char *)edge.data); i < r.w - 1; i++)
 		buf_addstr(&edge, h);
 	buf_addstr(&edge, t->utf8_glyph ? "┘" : "+");
 	tui_put(r.y + r.h - 1, r.x, r.w, (const char *)edge.data, true);

@@ -333,9 +333,18 @@ static vm_node path_find(struct tui *t, enum vm_view view, const struct tui_path
 
 enum rebuild_op { REBUILD_THREAD, REBUILD_PROCESS, REBUILD_FILTER };
 
-/* Apply an operation that rebuilds the trees, keeping each view's zoom and selection. */
-static int rebuild(struct tui *t, enum rebuild_op op, int32_t thread, const char *pattern,
-		   enum vm_filter_mode mode)
+/* The model's filters made the TUI's list: a scope is shown only when every filter keeps it
+ * (hidden when any filter matches it or, with its subtree, one of its ancestors). */
+static void apply_filters(struct tui *t)
+{
+	vm_set_filter(t->vm, NULL, VM_FILTER_SUBTREE);
+	for (uint32_t i = 0; i < t->nfilters; i++)
+		vm_add_filter(t->vm, t->filters[i].pattern, t->filters[i].mode);
+}
+
+/* Apply an operation that rebuilds the trees (a thread selected, the filters changed),
+ * keeping each view's zoom and selection. */
+static int rebuild(struct tui *t, enum rebuild_op op, int32_t thread)
 {
 	struct tui_path roots[VM_NVIEWS], sels[VM_NVIEWS];
 	bool had[VM_NVIEWS];
@@ -356,7 +365,7 @@ static int rebuild(struct tui *t, enum rebuild_op op, int32_t thread, const char
 	else if (op == REBUILD_PROCESS)
 		rc = vm_select_process(t->vm, (uint32_t)thread);
 	else
-		vm_set_filter(t->vm, pattern, mode);
+		apply_filters(t);
 	for (int v = 0; v < VM_NVIEWS; v++) {
 		enum vm_view view = (enum vm_view)v;
 		vm_node r, s;
@@ -706,8 +715,7 @@ static void select_thread(struct tui *t)
 	int32_t thread = row->thread == TUI_ROW_ALL ? -1 : row->thread;
 	uint32_t pid = row->pid;
 	if (rebuild(t, row->thread == TUI_ROW_PROCESS ? REBUILD_PROCESS : REBUILD_THREAD,
-		    row->thread == TUI_ROW_PROCESS ? (int32_t)pid : thread, NULL,
-		    VM_FILTER_SUBTREE)) {
+		    row->thread == TUI_ROW_PROCESS ? (int32_t)pid : thread)) {
 		tui_message(t, true, "%s", fth_errmsg());
 		return;
 	}
@@ -764,6 +772,50 @@ static void start_prompt(struct tui *t, enum tui_prompt prompt, const char *init
 		t->search_origin = selected(t);
 }
 
+static void filters_remove(struct tui *t, uint32_t first, uint32_t n)
+{
+	for (uint32_t i = first; i < first + n; i++)
+		free(t->filters[i].pattern);
+	memmove(&t->filters[first], &t->filters[first + n],
+		(t->nfilters - first - n) * sizeof(*t->filters));
+	t->nfilters -= n;
+}
+
+/* The filter prompt's input: a glob to add (its mode asked next), -N to drop filter N, - to
+ * drop them all, nothing to change nothing. */
+static void filter_accept(struct tui *t)
+{
+	const char *in = t->input;
+	size_t digits = in[0] ? strspn(in + 1, "0123456789") : 0;
+
+	if (!in[0]) {
+		tui_message(t, false, "no filter added");
+	} else if (in[0] == '-' && !in[1]) {
+		if (!t->nfilters) {
+			tui_message(t, false, "no filters to remove");
+			return;
+		}
+		filters_remove(t, 0, t->nfilters);
+		rebuild(t, REBUILD_FILTER, 0);
+		tui_message(t, false, "filters cleared");
+	} else if (in[0] == '-' && digits && !in[1 + digits]) {
+		unsigned long n = strtoul(in + 1, NULL, 10);
+		if (n < 1 || n > t->nfilters) {
+			tui_message(t, true, "no filter %s (there %s %u)", in + 1,
+				    t->nfilters == 1 ? "is" : "are", t->nfilters);
+			return;
+		}
+		tui_message(t, false, "filter %lu removed: %s", n, t->filters[n - 1].pattern);
+		filters_remove(t, (uint32_t)n - 1, 1);
+		rebuild(t, REBUILD_FILTER, 0);
+	} else if (t->nfilters == TUI_MAX_FILTERS) {
+		tui_message(t, true, "at most %d filters: remove one first (-N)", TUI_MAX_FILTERS);
+	} else {
+		snprintf(t->filter_pending, sizeof(t->filter_pending), "%s", in);
+		t->prompt = TUI_PROMPT_FILTER_MODE;
+	}
+}
+
 static void prompt_accept(struct tui *t)
 {
 	enum tui_prompt p = t->prompt;
@@ -784,14 +836,7 @@ static void prompt_accept(struct tui *t)
 			tui_message(t, true, "no match for '%s'", t->search);
 		break;
 	case TUI_PROMPT_FILTER:
-		if (!t->input[0]) {
-			t->filter[0] = 0;
-			rebuild(t, REBUILD_FILTER, 0, NULL, VM_FILTER_SUBTREE);
-			tui_message(t, false, "filter cleared");
-		} else {
-			snprintf(t->filter, sizeof(t->filter), "%s", t->input);
-			t->prompt = TUI_PROMPT_FILTER_MODE;
-		}
+		filter_accept(t);
 		break;
 	case TUI_PROMPT_THRESHOLD:
 		v = strtod(t->input, &end);
@@ -820,14 +865,17 @@ static void prompt_key(struct tui *t, int key)
 		t->prompt = TUI_PROMPT_NONE;
 		if (key == 's' || key == 't' || key == TK_ENTER || key == '\n' || key == KEY_ENTER) {
 			enum vm_filter_mode mode = key == 's' ? VM_FILTER_SELF : VM_FILTER_SUBTREE;
-			rebuild(t, REBUILD_FILTER, 0, t->filter, mode);
-			tui_message(t, false, "filter '%s': matches hidden %s", t->filter,
+			t->filters[t->nfilters++] =
+				(struct tui_filter){ xstrdup(t->filter_pending), mode };
+			rebuild(t, REBUILD_FILTER, 0);
+			tui_message(t, false, "filter %u '%s': matches hidden %s", t->nfilters,
+				    t->filter_pending,
 				    mode == VM_FILTER_SELF ? "(their children stay)"
 							   : "with their subtrees");
 		} else {
-			t->filter[0] = 0;
 			tui_message(t, false, "filter cancelled");
 		}
+		t->filter_pending[0] = 0;
 		return;
 	}
 	if (t->prompt == TUI_PROMPT_SORT_COLUMN) {
@@ -1196,7 +1244,7 @@ static void handle_key(struct tui *t, int key)
 	case '\\':
 	case '&':
 	case KEY_F(4):
-		start_prompt(t, TUI_PROMPT_FILTER, t->filter);
+		start_prompt(t, TUI_PROMPT_FILTER, NULL);
 		break;
 	case TK_CTRL('o'):
 	case TK_ALT_LEFT:
@@ -1376,6 +1424,8 @@ static void tui_init_state(struct tui *t, struct vm *vm, const struct tui_option
 static void tui_release(struct tui *t)
 {
 	tui_caches_release(t);
+	for (uint32_t i = 0; i < t->nfilters; i++)
+		free(t->filters[i].pattern);
 	free(t->metrics);
 	free(t->cols);
 	free(t->history);

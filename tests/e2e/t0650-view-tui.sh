@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # t0650-view-tui.sh: view's interactive tree in a real terminal (tmux): the first screen, moving,
 # expanding and collapsing, the three views, sorting, the hot path, zoom, flatten, search,
-# filter, callers, the navigation history, the columns, help and info, and q restoring the
+# filters, callers, the navigation history, the columns, help and info, and q restoring the
 # terminal.  The database is measured from a small program (tui_make_db).
 . "$top_srcdir/tests/lib/test-lib.sh"
 . "$top_srcdir/tests/e2e/view-tui-lib.sh"
@@ -98,17 +98,19 @@ test_expect_success 'c: callers of the selected function in the bottom-up view' 
 	tui_keys c && tui_wait "callers of cold_setup" && tui_wait "\[2 Bottom-up\]" &&
 	tui_screen >s && grep -Eq "▾ cold_setup " s && grep -Eq "« main at " s
 '
-test_expect_success 'filter: \ hides a glob with its subtree (t) or the scope only (s); empty clears' '
+test_expect_success 'filter: \ hides a glob with its subtree (t) or the scope only (s); - clears' '
 	tui_keys 1 g E && tui_keys "\\" && tui_text worker && tui_keys Enter &&
 	tui_wait "hide matches" && tui_keys t && tui_wait "matches hidden with their subtrees" &&
-	tui_wait "\[filter\]" && tui_keys E && tui_until "grep -q start_thread screen" &&
+	tui_wait "\[filter: worker\]" && tui_keys E && tui_until "grep -q start_thread screen" &&
 	cat screen && ! grep -Eq "[▾▸·] worker( |\$)" screen &&
 	test "$(grep -c "» compute" screen)" = 1 &&
-	tui_keys "\\" C-u && tui_text worker && tui_keys Enter s &&
+	tui_keys "\\" && tui_text -1 && tui_keys Enter && tui_wait "filter 1 removed: worker" &&
+	tui_keys "\\" && tui_text worker && tui_keys Enter s &&
 	tui_wait "their children stay" && tui_keys E &&
 	tui_until "grep -A1 \"» worker\" screen | grep -q \"» compute\"" &&
 	! grep -Eq "[▾▸·] worker( |\$)" screen &&
-	tui_keys "\\" C-u Enter && tui_wait "filter cleared" && tui_wait_gone "\[filter\]"
+	tui_keys "\\" && tui_text - && tui_keys Enter && tui_wait "filters cleared" &&
+	tui_wait_gone "\[filter"
 '
 test_expect_success '% cycles value, percent and both; o chooses the columns' '
 	tui_keys % && tui_wait "^ ▾ <program root> +[0-9.]+ [mun]?s +█" && tui_screen >s &&

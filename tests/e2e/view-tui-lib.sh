@@ -71,7 +71,7 @@ tui_keys() {
 }
 
 tui_text() {
-	tui_tmux send-keys -t t -l "$1"
+	tui_tmux send-keys -t t -l -- "$1"
 }
 
 tui_screen() {

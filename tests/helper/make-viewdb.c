@@ -3,6 +3,7 @@
  * make-viewdb: write one of view's test databases (tests/helper/viewdb.c) to DIR:
  *   make-viewdb small DIR      the small program with known values
  *   make-viewdb tma DIR        the TMA database with known percentages
+ *   make-viewdb deep DIR       deep recursion and a very long name
  *   make-viewdb large [--contexts N] [--threads T] [--seed S] DIR
  */
 #include "compat.h"
@@ -16,12 +17,14 @@ int main(int argc, char **argv)
 {
 	fth_progname = "make-viewdb";
 	if (argc < 3)
-		die(2, "usage: make-viewdb small|tma|large [--contexts N] [--threads T] [--seed S] DIR");
+		die(2, "usage: make-viewdb small|tma|deep|large [--contexts N] [--threads T] [--seed S] DIR");
 	int rc;
 	if (!strcmp(argv[1], "small") && argc == 3) {
 		rc = viewdb_make_small(argv[2]);
 	} else if (!strcmp(argv[1], "tma") && argc == 3) {
 		rc = viewdb_make_tma(argv[2]);
+	} else if (!strcmp(argv[1], "deep") && argc == 3) {
+		rc = viewdb_make_deep(argv[2]);
 	} else if (!strcmp(argv[1], "large")) {
 		unsigned long n = 100000, threads = 4, seed = 1;
 		int i = 2;

@@ -2,7 +2,7 @@
 /*
  * viewdb.c: databases with known values for view (see viewdb.h): a builder that derives
  * inclusive values and statistics from exclusive values per thread (the writer derives the
- * numbering, indices and flat profiles), and the three databases of the tests and the benchmark.
+ * numbering, indices and flat profiles), and the databases of the tests and the benchmark.
  */
 #include "compat.h"
 #include "viewdb.h"
@@ -313,6 +313,43 @@ int viewdb_make_small(const char *dir)
 	(void)sq;
 	(void)comp2;
 	(void)ev;
+	int rc = viewdb_write(&b, dir, 3);
+	viewdb_release(&b);
+	return rc;
+}
+
+/*
+ * The deep database, for screens that must fit: main > (rec.c:7 > recurse) 40 times >
+ * rec.c:7 > a function whose name is far wider than a column > rec.c:21 [100], and
+ * main > rec.c:30 [10].  Names and depths too long for any terminal's tree column.
+ */
+int viewdb_make_deep(const char *dir)
+{
+	struct viewdb b;
+	viewdb_init(&b, "/usr/bin/deep", 1);
+	uint32_t rec_c = viewdb_string(&b, "rec.c");
+	uint32_t mp = viewdb_module(&b, "/usr/bin/deep");
+	uint32_t fmain = viewdb_function(&b, "main", mp, rec_c, 28);
+	uint32_t frec = viewdb_function(&b, "recurse", mp, rec_c, 5);
+	uint32_t flong = viewdb_function(
+		&b, "a_function_whose_name_is_much_too_long_for_any_column_of_the_tree", mp, rec_c,
+		20);
+	uint32_t cpu = viewdb_metric(&b, "cpu-clock", MFILE_UNIT_NANOSECONDS, NULL);
+	const uint32_t N = DBFILE_NONE;
+	b.db.metrics[cpu].samples = 110;
+	uint32_t entry = viewdb_context(&b, 0, DBFILE_ENTRY, N, N, 0, N, 0);
+	uint32_t c_main = viewdb_context(&b, entry, DBFILE_FUNCTION, fmain, N, 0, mp, 0);
+	uint32_t l30 = viewdb_context(&b, c_main, DBFILE_LINE, fmain, rec_c, 30, mp, 0);
+	uint32_t at = c_main, f = fmain;
+	for (int d = 0; d <= 40; d++) {
+		uint32_t call = viewdb_context(&b, at, DBFILE_CALL, f, rec_c, f == fmain ? 29 : 7,
+					       mp, 0);
+		f = d < 40 ? frec : flong;
+		at = viewdb_context(&b, call, DBFILE_FUNCTION, f, N, 0, mp, 0);
+	}
+	uint32_t l21 = viewdb_context(&b, at, DBFILE_LINE, flong, rec_c, 21, mp, 0);
+	viewdb_value(&b, l21, 0, cpu, 100);
+	viewdb_value(&b, l30, 0, cpu, 10);
 	int rc = viewdb_write(&b, dir, 3);
 	viewdb_release(&b);
 	return rc;

@@ -197,6 +197,17 @@ static void test_navigation(struct vm *vm, const char *srcdir)
 	   "filter self: compute is elided, its lines stay");
 	vm_set_filter(vm, "*libm*", VM_FILTER_SUBTREE);
 	ok(!row_has(vm, td, "sqrt") && row_has(vm, td, "compute"), "filter by module");
+	vm_add_filter(vm, "fact", VM_FILTER_SUBTREE);
+	ok(!row_has(vm, td, "sqrt") && !row_has(vm, td, "fact") && row_has(vm, td, "compute"),
+	   "two filters: both hide");
+	vm_set_filter(vm, "compute", VM_FILTER_SELF);
+	vm_add_filter(vm, "compute", VM_FILTER_SUBTREE);
+	ok(!row_has(vm, td, "compute") && !row_has(vm, td, "prog.c:31"),
+	   "the same scope elided and hidden: hidden with its subtree");
+	vm_set_filter(vm, "compute", VM_FILTER_SELF);
+	vm_add_filter(vm, "sqrt", VM_FILTER_SELF);
+	ok(!row_has(vm, td, "compute") && !row_has(vm, td, "sqrt") && row_has(vm, td, "libm.c:8"),
+	   "two elided: the children of both stay");
 	vm_set_filter(vm, NULL, VM_FILTER_SUBTREE);
 	ok(row_has(vm, td, "sqrt"), "no filter");
 	/* Flatten. */

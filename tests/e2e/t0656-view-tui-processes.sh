@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# t0654-view-tui-processes.sh: the threads pane lists the processes of a run with their command
+# t0656-view-tui-processes.sh: the threads pane lists the processes of a run with their command
 # lines and their threads with the function each started in and the name the program gave it,
 # never "rank -1"; Enter on a process shows it alone; the i popup says how the run went.
 . "$top_srcdir/tests/lib/test-lib.sh"
