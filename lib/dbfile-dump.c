@@ -66,6 +66,8 @@ static void dump_metrics(const struct dbfile *db, struct buf *out)
 			add_num(out, m->threshold);
 		buf_addstr(out, " formula=");
 		add_str(out, m->formula);
+		if (m->flags & MFILE_METRIC_TMA)
+			buf_printf(out, " level=%u", m->level);
 		buf_addstr(out, " description=");
 		add_str(out, m->description);
 		buf_addch(out, '\n');

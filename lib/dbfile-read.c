@@ -318,7 +318,7 @@ static int metric_field(struct cf_stream *s, struct dbfile_metric *m, unsigned f
 		return 0;
 	default: break;
 	}
-	if (f > METR_SCALE)
+	if (f > METR_LEVEL)
 		return cf_skip_field(s, wire);
 	if (get_varint(s, wire, &v) < 0)
 		return -1;
@@ -356,6 +356,11 @@ static int metric_field(struct cf_stream *s, struct dbfile_metric *m, unsigned f
 		m->parent = (int32_t)p;
 		break;
 	}
+	case METR_LEVEL:
+		if (v > 15)
+			return cf_stream_error(s, "TMA level %llu out of range", (unsigned long long)v);
+		m->level = (uint8_t)v;
+		break;
 	case METR_ENABLED: m->time_enabled = v; break;
 	case METR_RUNNING: m->time_running = v; break;
 	case METR_SAMPLES: m->samples = v; break;

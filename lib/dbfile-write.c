@@ -12,6 +12,7 @@
 #include "dbfile-fields.h"
 #include "error.h"
 #include "le.h"
+#include "mfile.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -102,6 +103,7 @@ static int write_metrics(struct cf_writer *w, const struct dbfile *db)
 		    cf_field_varint(w, METR_SAMPLES, m->samples) < 0 ||
 		    cf_field_varint(w, METR_NTHREADS, m->nthreads) < 0 ||
 		    cf_field_fixed64(w, METR_SCALE, le_f64_bits(m->scale)) < 0 ||
+		    ((m->flags & MFILE_METRIC_TMA) && cf_field_varint(w, METR_LEVEL, m->level) < 0) ||
 		    cf_record_end(w) < 0)
 			return -1;
 	}

@@ -135,6 +135,7 @@ struct dbfile_metric {
 	uint64_t rate;
 	uint32_t flags; /* enum mfile_metric_flag, or-ed over the threads */
 	int32_t parent; /* TMA hierarchy: index of the parent metric, or -1 */
+	uint8_t level;	/* TMA nodes: 0 the whole (Total Slots, Active, Stall), then levels 1-4 */
 	double threshold;
 	char *formula; /* owned: derived metrics and TMA nodes; "" none */
 	uint64_t time_enabled, time_running; /* ns, summed over threads */

@@ -147,6 +147,8 @@ void mfile_dump(const struct mfile *m, struct buf *out)
 			buf_printf(out, "%.17g", x->threshold);
 		buf_addstr(out, " formula: ");
 		dump_str(out, x->formula);
+		if (x->flags & MFILE_METRIC_TMA)
+			buf_printf(out, " level: %u", x->level);
 		buf_addch(out, '\n');
 	}
 	const struct mfile_cct *c = &m->cct;

@@ -359,6 +359,13 @@ static int read_metric(struct cf_stream *s, struct mfile_metric *x, uint32_t nme
 				x->threshold = le_bits_f64(v);
 				break;
 			case MET_FORMULA: rc = get_str_field(s, wire, &x->formula); break;
+			case MET_LEVEL:
+				rc = get_varint_field(s, wire, &v);
+				if (rc == 0 && v > 15)
+					rc = cf_stream_error(s, "TMA level %llu out of range",
+							     (unsigned long long)v);
+				x->level = (uint8_t)v;
+				break;
 			default: rc = cf_skip_field(s, wire); break;
 			}
 		}

@@ -135,7 +135,9 @@ int mfile_write_metrics(struct mfile_writer *w, const struct mfile_metric *m, ui
 		    cf_field_varint(cf, MET_SAMPLES, x->samples) < 0 ||
 		    cf_field_varint(cf, MET_PARENT, le_zigzag(x->parent)) < 0 ||
 		    cf_field_fixed64(cf, MET_THRESHOLD, le_f64_bits(x->threshold)) < 0 ||
-		    cf_field_str(cf, MET_FORMULA, x->formula) < 0 || cf_record_end(cf) < 0)
+		    cf_field_str(cf, MET_FORMULA, x->formula) < 0 ||
+		    ((x->flags & MFILE_METRIC_TMA) && cf_field_varint(cf, MET_LEVEL, x->level) < 0) ||
+		    cf_record_end(cf) < 0)
 			return -1;
 	}
 	w->nmetrics = n;

@@ -70,7 +70,8 @@ enum mfile_rate {
 	X(PRECISE, 2, "precise")         /* a :p/:pp event */                                  \
 	X(KERNEL, 3, "kernel")           /* includes kernel-mode counts */                     \
 	X(TMA, 4, "tma")                 /* a node of the top-down (TMA) tree */               \
-	X(LOST, 5, "lost")               /* some samples were lost (see STAT) */
+	X(LOST, 5, "lost")               /* some samples were lost (see STAT) */                \
+	X(OF_CYCLES, 6, "of-cycles")     /* a TMA node that is a fraction of cycles, not slots */
 enum mfile_metric_flag {
 #define X(e, b, n) MFILE_METRIC_##e = 1u << b,
 	MFILE_METRIC_FLAGS(X)
@@ -127,6 +128,7 @@ struct mfile_metric {
 	uint64_t time_enabled, time_running; /* ns, from perf's read format; 0 when not perf */
 	uint64_t samples;		     /* samples that credited this metric */
 	int32_t parent;			     /* TMA tree: index of the parent metric, or -1 */
+	uint8_t level; /* TMA nodes: 0 the whole (Total Slots, Active, Stall), then levels 1-4 */
 	double threshold;		     /* TMA: fraction above which the node is flagged; NaN none */
 	char *formula;			     /* owned: TMA formula over other metrics, or "" */
 };

@@ -41,7 +41,7 @@ static int put_escaped(char *buf, size_t size, size_t *pos, const char *s)
 }
 
 int mconfig_add_tma(struct mconfig *c, const char *name, int32_t parent, int32_t threshold_ppm,
-		    const char *formula, const char *description)
+		    uint8_t level, bool of_cycles, const char *formula, const char *description)
 {
 	size_t nf = strlen(formula) + 1, nd = strlen(description) + 1;
 	if (c->ntma == MCONFIG_MAX_TMA || c->tma_text_len + nf + nd > sizeof(c->tma_text))
@@ -50,6 +50,8 @@ int mconfig_add_tma(struct mconfig *c, const char *name, int32_t parent, int32_t
 	fth_format(t->name, sizeof(t->name), "%s", name);
 	t->parent = parent;
 	t->threshold_ppm = threshold_ppm;
+	t->level = level;
+	t->of_cycles = of_cycles;
 	t->formula = c->tma_text_len;
 	memcpy(c->tma_text + c->tma_text_len, formula, nf);
 	c->tma_text_len += (uint32_t)nf;
@@ -90,7 +92,8 @@ int mconfig_encode_events(const struct mconfig *c, char *buf, size_t size)
 		buf[pos] = '\0';
 		if (put_escaped(buf, size, &pos, t->name) < 0)
 			goto full;
-		fth_format(num, sizeof(num), ",%d,%d,", t->parent, t->threshold_ppm);
+		fth_format(num, sizeof(num), ",%d,%d,%u,", t->parent, t->threshold_ppm,
+			   (unsigned)t->level | (t->of_cycles ? 16u : 0u));
 		if (pos + strlen(num) >= size)
 			goto full;
 		memcpy(buf + pos, num, strlen(num) + 1);
@@ -178,13 +181,16 @@ static int decode_tma(struct mconfig *c, const char *p)
 			return fth_error("more than %d TMA nodes", MCONFIG_MAX_TMA);
 		struct mtma_node *t = &c->tma[c->ntma];
 		memset(t, 0, sizeof(*t));
-		uint64_t parent, thr;
+		uint64_t parent, thr, info;
 		char end;
 		if (field_text(&p, t->name, sizeof(t->name)) < 0 || *p++ != ',' ||
-		    field_u64(&p, &parent, false, &end) < 0 || field_u64(&p, &thr, false, &end) < 0)
+		    field_u64(&p, &parent, false, &end) < 0 || field_u64(&p, &thr, false, &end) < 0 ||
+		    field_u64(&p, &info, false, &end) < 0 || info > 31)
 			return fth_error("malformed TMA node in %s", MCONFIG_ENV_EVENTS);
 		t->parent = (int32_t)(int64_t)parent;
 		t->threshold_ppm = (int32_t)(int64_t)thr;
+		t->level = (uint8_t)(info & 15);
+		t->of_cycles = info & 16;
 		size_t room = sizeof(c->tma_text) - c->tma_text_len;
 		t->formula = c->tma_text_len;
 		if (field_text(&p, c->tma_text + c->tma_text_len, room) < 0 || *p++ != ',')

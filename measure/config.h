@@ -81,6 +81,8 @@ struct mtma_node {
 	char name[32];
 	int32_t parent;		       /* its metric index in the measurement file, or -1 */
 	int32_t threshold_ppm;	       /* threshold in millionths, or -1 for none */
+	uint8_t level;		       /* 0 Total Slots / Active / Stall, then TMA levels 1-4 */
+	bool of_cycles;		       /* a fraction of cycles, not of pipeline slots */
 	uint32_t formula, description; /* offsets into mconfig.tma_text */
 };
 
@@ -131,7 +133,7 @@ int mconfig_encode_events(const struct mconfig *c, char *buf, size_t size);
 int mconfig_decode(struct mconfig *c, const char *events, const char *outdir, const char *flags);
 /* Append a TMA node; returns 0, or -1 when the table or its text is full. */
 int mconfig_add_tma(struct mconfig *c, const char *name, int32_t parent, int32_t threshold_ppm,
-		    const char *formula, const char *description);
+		    uint8_t level, bool of_cycles, const char *formula, const char *description);
 struct perf_event_attr;
 /* The perf_event_attr of event E (LEADER: created disabled, the group starts with it), as
  * both the launcher's check and the preloaded library open it. */

@@ -927,7 +927,7 @@ static int tma_finalize(struct mconfig *c, struct buf *out)
 		if (tma_formula_relocate(n->formula, base, formula, sizeof(formula)) < 0 ||
 		    mconfig_add_tma(c, n->name, n->parent < 0 ? -1 : base + plan.nevents + n->parent,
 				    isnan(n->threshold) ? -1 : (int32_t)lround(n->threshold * 1e6),
-				    formula, n->description) < 0)
+				    n->level, n->of_cycles, formula, n->description) < 0)
 			return fth_error_prefix("event %s", ev);
 	}
 	c->tma_req.planned = true;

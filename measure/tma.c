@@ -1045,6 +1045,7 @@ int tma_plan(const struct tma_cpu *cpu, const struct tma_request *req,
 			if (d->parent && node_at[k] >= 0 && !strcmp(defs[k].name, d->parent))
 				n->parent = (int16_t)node_at[k];
 		n->level = d->level;
+		n->of_cycles = strncmp(d->what, CLKS_OF, strlen(CLKS_OF)) == 0;
 		n->threshold = d->threshold < 0 ? NAN : d->threshold / 100.0;
 		n->approximate = d->approx != NULL;
 		if (expand(p, d->formula, def_group[j], node_at, defs, ndefs, n->formula,

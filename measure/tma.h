@@ -110,6 +110,7 @@ struct tma_node {
 	char name[32];
 	int16_t parent; /* node index, -1 for the root */
 	uint8_t level;	/* 0 Total Slots / Active / Stall, then TMA levels 1-4 */
+	bool of_cycles; /* a fraction of cycles (clockticks), not of pipeline slots */
 	bool approximate;
 	double threshold; /* fraction above which the node is flagged; NaN: none */
 	/* $K: event K of the plan when K < nevents, else node K - nevents */

@@ -189,6 +189,9 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 				x->flags |= MFILE_METRIC_MULTIPLEXED;
 		}
 		x->parent = n->parent;
+		x->level = n->level;
+		if (n->of_cycles)
+			x->flags |= MFILE_METRIC_OF_CYCLES;
 		x->threshold = n->threshold_ppm < 0 ? NAN : n->threshold_ppm / 1e6;
 		x->formula = (char *)f;
 	}

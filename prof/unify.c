@@ -333,6 +333,7 @@ static uint32_t map_metric(struct unifier *u, const struct mfile *m, uint32_t i,
 	g->d.rate = x->rate;
 	g->d.kind = DBFILE_METRIC_RAW;
 	g->d.threshold = x->threshold;
+	g->d.level = x->level;
 	/* Parents come earlier or later in the table: GM holds those mapped so far. */
 	g->d.parent = x->parent >= 0 && (uint32_t)x->parent < i ? (int32_t)gm[x->parent] : -1;
 	g->d.scale = 1;

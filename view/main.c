@@ -33,7 +33,9 @@ static void usage(FILE *f)
 		"                          unique prefix); default: every measured metric that\n"
 		"                          is not zero in the whole program\n"
 		"  --depth N               batch: levels expanded below the root (default: all)\n"
-		"  --hot-path              expand along the hot path from the root\n"
+		"  --hot-path              batch: expand along the hot path from the root\n"
+		"  --no-hot-path           interactive: open with the root expanded only (default:\n"
+		"                          along the hot path)\n"
 		"  --topdown               batch: add each node's top-down (TMA) breakdown\n"
 		"  --source-path DIR       look for source files in DIR too (repeatable)\n"
 		"  --thread N              show thread N's values instead of the sum over threads\n"
@@ -48,7 +50,8 @@ static void usage(FILE *f)
 }
 
 enum {
-	OPT_BATCH = 256, OPT_VIEW, OPT_FORMAT, OPT_METRIC, OPT_DEPTH, OPT_HOT_PATH, OPT_TOPDOWN,
+	OPT_BATCH = 256, OPT_VIEW, OPT_FORMAT, OPT_METRIC, OPT_DEPTH, OPT_HOT_PATH, OPT_NO_HOT_PATH,
+	OPT_TOPDOWN,
 	OPT_SOURCE_PATH, OPT_THREAD, OPT_PROCESS, OPT_ASCII, OPT_NO_COLOR, OPT_NO_MOUSE, OPT_NO_DEMANGLE, OPT_KEYS, OPT_VERSION
 };
 
@@ -59,6 +62,7 @@ static const struct option options[] = {
 	{ "metric", required_argument, NULL, OPT_METRIC },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "hot-path", no_argument, NULL, OPT_HOT_PATH },
+	{ "no-hot-path", no_argument, NULL, OPT_NO_HOT_PATH },
 	{ "topdown", no_argument, NULL, OPT_TOPDOWN },
 	{ "source-path", required_argument, NULL, OPT_SOURCE_PATH },
 	{ "thread", required_argument, NULL, OPT_THREAD },
@@ -105,7 +109,7 @@ int main(int argc, char **argv)
 	fth_progname = "view";
 	bool batch = false, no_demangle = false;
 	struct batch_options bo = { .view = VM_TOPDOWN, .format = BATCH_TEXT, .depth = UINT32_MAX };
-	struct tui_options to = { 0 };
+	struct tui_options to = { .hot_path = true };
 	const char **metric_names = NULL, **source_paths = NULL;
 	size_t nmetric_names = 0, nsource_paths = 0;
 	long thread = -1, process = -1;
@@ -145,6 +149,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_HOT_PATH:
 			bo.hot_path = to.hot_path = true;
+			break;
+		case OPT_NO_HOT_PATH:
+			to.hot_path = false;
 			break;
 		case OPT_TOPDOWN:
 			bo.topdown = true;

@@ -127,6 +127,7 @@ struct vm {
 	uint32_t nm;		 /* metrics */
 	struct formula *formulas; /* per metric: derived ones compiled, others empty */
 	bool *multiplexed;	 /* per metric, derived: any input */
+	bool *group_copy;	 /* per metric: another perf group's copy of an event (model.c) */
 	int32_t *sample_metric;	 /* per metric: the raw metric whose samples count, or -1 */
 	/* top-down: the expanded contexts and the visible children of those asked for */
 	struct hmap td_expanded; /* context -> 1 */

@@ -8,6 +8,7 @@
  */
 #include "compat.h"
 #include "model-internal.h"
+#include "mfile.h"
 #include "xalloc.h"
 
 #include <math.h>
@@ -18,7 +19,14 @@ static void add_subtree(struct vm *vm, uint32_t k, uint32_t depth, uint32_t *n)
 {
 	if (depth > 64)
 		return;
-	vm->tma_rows[(*n)++] = (struct vm_tma_row){ .metric = k, .depth = depth };
+	const struct dbfile_metric *m = &vm->db.metrics[k];
+	bool cycles = m->flags & MFILE_METRIC_OF_CYCLES;
+	int32_t p = m->parent;
+	bool parent_cycles = p >= 0 && (uint32_t)p < vm->nm &&
+			     (vm->db.metrics[p].flags & MFILE_METRIC_OF_CYCLES);
+	vm->tma_rows[(*n)++] = (struct vm_tma_row){ .metric = k, .depth = depth, .level = m->level,
+						    .of_cycles = cycles,
+						    .basis_changes = p >= 0 && cycles != parent_cycles };
 	for (uint32_t c = 0; c < vm->nm; c++)
 		if (vm->db.metrics[c].parent == (int32_t)k && c != k)
 			add_subtree(vm, c, depth + 1, n);

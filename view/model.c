@@ -182,6 +182,64 @@ static void visit_metric(void *vctx, uint32_t k)
 	c->state[k] = 2;
 }
 
+/*
+ * The events of a top-down measurement are counted once per perf group and named so
+ * ("cycles[R1]", "cycles[B1]"): each, scaled, estimates the whole run's count.  The first of
+ * an event's copies is shown by the event's name ("cycles"), the others as
+ * "cycles (group B1)", one key away from the default columns (GROUP_COPY).
+ */
+static void name_group_copies(struct vm *vm)
+{
+	struct dbfile *db = &vm->db;
+	bool tma = false;
+	for (uint32_t k = 0; k < vm->nm && !tma; k++)
+		tma = vm_metric_is_tma(vm, k);
+	vm->group_copy = xcalloc(vm->nm ? vm->nm : 1, sizeof(bool));
+	if (!tma)
+		return;
+	size_t *base = xcalloc(vm->nm ? vm->nm : 1, sizeof(*base));
+	for (uint32_t k = 0; k < vm->nm; k++) {
+		const struct dbfile_metric *m = &db->metrics[k];
+		const char *open = strrchr(m->name, '[');
+		size_t len = strlen(m->name);
+		if (m->kind == DBFILE_METRIC_RAW && open && open != m->name && m->name[len - 1] == ']')
+			base[k] = (size_t)(open - m->name);
+	}
+	/* The primary copy of an event: its first sampled one (the default column), else its
+	 * first. */
+	for (uint32_t k = 0; k < vm->nm; k++) {
+		if (!base[k])
+			continue;
+		const struct dbfile_metric *m = &db->metrics[k];
+		for (uint32_t j = 0; j < vm->nm && !vm->group_copy[k]; j++) {
+			const struct dbfile_metric *o = &db->metrics[j];
+			if (j == k || base[j] != base[k] || strncmp(o->name, m->name, base[k]) != 0)
+				continue;
+			bool o_sampled = !(o->flags & MFILE_METRIC_PROXY);
+			bool k_sampled = !(m->flags & MFILE_METRIC_PROXY);
+			/* J comes first: sampled before proxy, then in table order */
+			if (o_sampled != k_sampled ? o_sampled : j < k)
+				vm->group_copy[k] = true;
+		}
+	}
+	for (uint32_t k = 0; k < vm->nm; k++) {
+		if (!base[k])
+			continue;
+		struct dbfile_metric *m = &db->metrics[k];
+		size_t len = strlen(m->name);
+		struct buf b = BUF_INIT;
+		buf_add(&b, m->name, base[k]);
+		if (vm->group_copy[k]) {
+			buf_addstr(&b, " (group ");
+			buf_add(&b, m->name + base[k] + 1, len - base[k] - 2);
+			buf_addch(&b, ')');
+		}
+		free(m->name);
+		m->name = buf_detach(&b, NULL);
+	}
+	free(base);
+}
+
 static int compile_formulas(struct vm *vm)
 {
 	struct dbfile *db = &vm->db;
@@ -227,6 +285,7 @@ struct vm *vm_open(const char *dir)
 		vm_close(vm);
 		return NULL;
 	}
+	name_group_copies(vm);
 	/* The functions that the bottom-up and flat views show. */
 	uint32_t nf = vm->db.nfunctions;
 	vm->fn_nonzero = xcalloc((size_t)nf + 1, sizeof(bool));
@@ -259,6 +318,7 @@ void vm_close(struct vm *vm)
 	free(vm->formulas);
 	free(vm->multiplexed);
 	free(vm->sample_metric);
+	free(vm->group_copy);
 	release_process(&vm->process_src);
 	hmap_release(&vm->td_expanded);
 	for (uint32_t i = 0; i < vm->nvis_cache; i++)
@@ -381,7 +441,7 @@ uint32_t vm_default_metrics(struct vm *vm, uint32_t *out, uint32_t max)
 	for (uint32_t k = 0; k < vm->nm && n < max; k++) {
 		const struct dbfile_metric *m = &vm->db.metrics[k];
 		if (k == first || m->kind != DBFILE_METRIC_RAW || (m->flags & MFILE_METRIC_TMA) ||
-		    vm_metric_is_tma(vm, k) || tma_input(vm, k))
+		    vm_metric_is_tma(vm, k) || tma_input(vm, k) || vm->group_copy[k])
 			continue;
 		double total = vm_total(vm, k);
 		if (total != 0 && !isnan(total))

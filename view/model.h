@@ -235,6 +235,9 @@ void vm_source_release(struct vm_source *s);
 struct vm_tma_row {
 	uint32_t metric; /* the TMA node's metric */
 	uint32_t depth;	 /* 0 for the top of the hierarchy */
+	uint32_t level;	 /* Intel's: 0 the whole (Total Slots, Active, Stall), 1 Retiring... */
+	bool of_cycles;	 /* a fraction of cycles (its parent's: of slots, or the other way) */
+	bool basis_changes; /* ... not on its parent's basis */
 	double fraction; /* of the parent's slots, 0..1; NaN when it cannot be computed here */
 	bool over_threshold;
 	bool dominant; /* on the path of the largest child from the top */

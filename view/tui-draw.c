@@ -747,6 +747,10 @@ void tui_draw(struct tui *t)
 		t->sel[t->view] = t->nrows ? rows[0] : VM_NONE;
 	}
 	/* Keep the selection on screen. */
+	if (t->sel_to_top) {
+		t->top[t->view] = t->selidx;
+		t->sel_to_top = false;
+	}
 	if (t->tree.h > 0) {
 		uint32_t h = (uint32_t)t->tree.h;
 		if (t->selidx < t->top[t->view])

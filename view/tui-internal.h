@@ -133,6 +133,7 @@ struct tui {
 	uint32_t zooms[VM_NVIEWS]; /* vm_zoom calls not undone */
 	vm_node top_root[VM_NVIEWS]; /* the root when not zoomed */
 	uint32_t selidx;	 /* SEL's index in the rows (computed each frame) */
+	bool sel_to_top; /* next draw: the selection's row at the top (its expansion shows) */
 	uint32_t nrows;
 
 	/* Columns. */

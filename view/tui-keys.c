@@ -200,7 +200,7 @@ const struct tui_help_entry tui_help[] = {
 	{ NULL, "Panes" },
 	{ "s", "source pane of the selected scope (S: add a source directory)" },
 	{ "t", "TMA pane (top-down breakdown) of the selected scope" },
-	{ "T", "TMA pane depth: 1, 2, 3, 4 levels, all" },
+	{ "T", "TMA pane: Intel's levels 1, 1-2, 1-3, 1-4, all" },
 	{ "p", "threads pane: per-thread values as a sorted histogram" },
 	{ "r", "threads pane with a cursor: Enter shows one thread only, or all" },
 	{ "Tab  S-Tab", "move the keys between the tree and the panes" },

@@ -80,6 +80,12 @@ static uint32_t pane_metric(const struct tui *t, bool *inclusive)
 
 /* ---- TMA ---- */
 
+/* A node's name. */
+static void tma_label(struct tui *t, const struct vm_tma_row *r, struct buf *out)
+{
+	tui_escape(t, out, metric_name(t, r->metric));
+}
+
 void tui_draw_tma(struct tui *t, struct tui_rect r)
 {
 	const struct vm_tma_row *rows;
@@ -89,8 +95,10 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 	int row = 1, namew = 0, skipped = 0;
 
 	buf_addstr(&title, "TMA");
-	if (t->tma_depth)
-		buf_printf(&title, " (%d level%s)", t->tma_depth, t->tma_depth > 1 ? "s" : "");
+	if (t->tma_depth == 1)
+		buf_addstr(&title, " (level 1)");
+	else if (t->tma_depth)
+		buf_printf(&title, " (levels 1-%d)", t->tma_depth);
 	if (sel != VM_NONE) {
 		tui_label(t, t->view, sel, &label);
 		buf_addstr(&title, ": ");
@@ -107,10 +115,10 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		int w;
-		if (t->tma_depth && rows[i].depth >= (uint32_t)t->tma_depth)
+		if (t->tma_depth && rows[i].level > (uint32_t)t->tma_depth)
 			continue;
 		buf_reset(&label);
-		tui_escape(t, &label, metric_name(t, rows[i].metric));
+		tma_label(t, &rows[i], &label);
 		w = (int)rows[i].depth * 2 + tui_text_width((const char *)label.data);
 		if (w > namew)
 			namew = w;
@@ -123,7 +131,7 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 		const struct vm_tma_row *tr = &rows[i];
 		int pad, barw = r.w - namew - 12;
 		attr_t attr = A_NORMAL;
-		if (t->tma_depth && tr->depth >= (uint32_t)t->tma_depth)
+		if (t->tma_depth && tr->level > (uint32_t)t->tma_depth)
 			continue;
 		if (skipped++ < t->tma_scroll)
 			continue;
@@ -134,7 +142,7 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 		buf_addstr(&line, tr->dominant ? (t->utf8_glyph ? "»" : ">") : " ");
 		for (uint32_t d = 0; d < tr->depth; d++)
 			buf_addstr(&line, "  ");
-		tui_escape(t, &label, metric_name(t, tr->metric));
+		tma_label(t, tr, &label);
 		tui_fit(t, &line, (const char *)label.data, namew - (int)tr->depth * 2);
 		pad = namew - tui_text_width((const char *)line.data) + 1;
 		for (; pad > 0; pad--)
@@ -153,6 +161,10 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 			buf_printf(&line, " %5.1f%%", tr->fraction * 100);
 		}
 		buf_addstr(&line, tr->over_threshold ? " !" : "  ");
+		/* The basis of a fraction that is not its parent's (Memory Bound's children), where
+		 * the pane has room for it after the bar. */
+		if (tr->basis_changes && tui_text_width((const char *)line.data) + 10 <= r.w)
+			buf_addstr(&line, tr->of_cycles ? " of cycles" : " of slots");
 		if (tr->over_threshold)
 			attr = tui_attr(t, TUI_STYLE_THRESHOLD);
 		else if (tr->dominant)

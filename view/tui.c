@@ -694,6 +694,7 @@ static void show_callers(struct tui *t)
 		vm_expand(t->vm, VM_BOTTOMUP, n, true);
 		vm_reveal(t->vm, VM_BOTTOMUP, n);
 		t->sel[VM_BOTTOMUP] = n;
+		t->sel_to_top = true;
 		tui_message(t, false, "callers of %s", name);
 	}
 	t->threads.valid = false;
@@ -1294,8 +1295,8 @@ static void handle_key(struct tui *t, int key)
 		if (!t->tma_open)
 			open_pane(t, TUI_PANE_TMA, false);
 		tui_message(t, false, "TMA pane: %s", t->tma_depth == 0 ? "all levels"
-					: t->tma_depth == 1 ? "1 level" : t->tma_depth == 2 ? "2 levels"
-					: t->tma_depth == 3 ? "3 levels" : "4 levels");
+					: t->tma_depth == 1 ? "level 1" : t->tma_depth == 2 ? "levels 1-2"
+					: t->tma_depth == 3 ? "levels 1-3" : "levels 1-4");
 		break;
 	case 'p':
 		toggle_pane(t, TUI_PANE_THREADS, false);

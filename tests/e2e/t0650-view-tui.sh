@@ -13,17 +13,23 @@ pos() { tui_wait " $1  [0-9]+x[0-9]+ *\$"; }
 total() { tui_screen | sed -n "s/.* [0-9]*\/\([0-9]*\)  [0-9]*x[0-9]*\$/\1/p"; }
 
 test_expect_success 'the first screen: title, header, tree, footer with position and size' '
-	tui_start 120 40 db && tui_wait " 1/[0-9]+  120x40\$" && tui_screen >s && cat s &&
+	tui_start 120 40 db && tui_wait " [0-9]+/[0-9]+  120x40\$" &&
+	tui_until "grep -q \"loop at work.*red\.c:1[01]\" screen" && cp screen s && cat s &&
 	grep -q "\[1 Top-down\] 2 Bottom-up  3 Flat" s &&
 	grep -q "^ view db " s && grep -q "sort: task-clock(I) ▼  all threads" s &&
 	grep -Eq "^ Scope +task-clock\(I\)▼ +task-clock\(E\)" s &&
 	grep -Eq "^ ▾ <program root> +[0-9.]+ [mun]?s 100\.0% +█████" s &&
-	grep -q "F1Help F2Columns" s && grep -Eq " 1/[0-9]+  120x40$" s
+	grep -q "F1Help F2Columns" s && grep -Eq " [0-9]+/[0-9]+  120x40$" s
+'
+test_expect_success '--no-hot-path: the root expanded only, the cursor on it' '
+	tui_start 120 40 --no-hot-path db && tui_wait " 1/[0-9]+  120x40\$" &&
+	tui_until "grep -Eq \"^ ▾ <program root> \" screen" && ! grep -q "loop at" screen &&
+	tui_keys q && tui_exited && tui_start 120 40 db && tui_wait "120x40"
 '
 test_expect_success 'hot path (H) from the root ends in the hot loop nest, with the threshold' '
 	# It ends at the inner loop, or at one of its lines when one holds half of the time (how
 	# the samples split between the loop test and its body depends on the machine).
-	tui_keys H && tui_wait "hot path \(>= 50%\) ends at (loop at )?work.*red\.c:1[01]" &&
+	tui_keys g H && tui_wait "hot path \(>= 50%\) ends at (loop at )?work.*red\.c:1[01]" &&
 	tui_screen >s && cat s &&
 	grep -Eq "▾ loop at work\\\\e\[31mred\.c:9 " s &&
 	grep -Eq "▾ [^ ]+:[0-9]+ » hot_inner " s
@@ -96,7 +102,7 @@ test_expect_success 'history: C-o and M-Left go back, M-Right forward (views and
 test_expect_success 'c: callers of the selected function in the bottom-up view' '
 	tui_keys 1 && tui_wait "\[1 Top-down\]" && tui_text /cold_setup && tui_keys Enter &&
 	tui_keys c && tui_wait "callers of cold_setup" && tui_wait "\[2 Bottom-up\]" &&
-	tui_screen >s && grep -Eq "▾ cold_setup " s && grep -Eq "« main at " s
+	tui_until "grep -Eq \"▾ cold_setup \" screen && grep -Eq \"« main at \" screen"
 '
 test_expect_success 'filter: \ hides a glob with its subtree (t) or the scope only (s); - clears' '
 	tui_keys 1 g E && tui_keys "\\" && tui_text worker && tui_keys Enter &&

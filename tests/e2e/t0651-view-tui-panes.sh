@@ -37,7 +37,7 @@ test_expect_success 'a missing source file is named, S adds a directory, --sourc
 	mv moved/work*red.c .
 '
 test_expect_success 'threads pane: the 4 threads sorted, with identity and imbalance' '
-	tui_start 120 40 db && tui_wait "120x40" && tui_keys p &&
+	tui_start 120 40 --no-hot-path db && tui_wait "120x40" && tui_keys p &&
 	tui_wait "─ threads: task-clock\(I\) at <program root>" &&
 	tui_until "grep -q \"^ 4 threads  min .* median .* max .*  imbalance max/mean [0-9.]*\" screen" &&
 	tui_until "test \$(grep -Ec \"^   #[0-3] +tid [0-9]+ +[^ ].* +[0-9.]+ [mun]?s +[0-9.]+% \" screen) = 4" &&
@@ -76,11 +76,18 @@ test_expect_success 'the pane follows the selection: a branchy context, bad spec
 	tui_until "grep -Eq \"│»    Bad Speculation .* 35\.[0-9]%\" screen" &&
 	grep -Eq "│»      Misprediction .* 30\.0% !" screen
 '
-test_expect_success 'T cycles the depth: 1 level shows only the top, then 2, 3, 4, all' '
-	tui_keys T && tui_wait "TMA \(1 level\)" && tui_until "! grep -q \" Active \" screen" &&
-	grep -q "Total Slots" screen && tui_keys T && tui_wait "TMA \(2 levels\)" &&
-	tui_wait "│»  Active|│   Stall" && tui_keys T T T && tui_wait "TMA: matmul\+0x1400" &&
-	tui_wait "Memory Bound"
+test_expect_success 'T cycles the levels as Intel numbers them: 1 is the four categories' '
+	tui_tmux resize-window -t t -x 200 -y 40 && tui_wait "200x40" &&
+	tui_keys T && tui_wait "TMA \(level 1\)" && tui_until "grep -q \" Backend Bound \" screen" &&
+	cat screen && grep -q "Total Slots" screen && grep -q " Retiring " screen &&
+	grep -q " Bad Speculation " screen && grep -q " Frontend Bound " screen &&
+	! grep -q "Memory Bound" screen && ! grep -q "Core Bound" screen &&
+	tui_keys T && tui_wait "TMA \(levels 1-2\)" && tui_wait "Memory Bound" &&
+	tui_until "! grep -q \"L1 Bound\" screen" && tui_keys T &&
+	tui_wait "TMA \(levels 1-3\)" && tui_wait "L1 Bound .*% !? of cycles" &&
+	tui_until "! grep -q \"Memory Bound .* of cycles\" screen" && tui_keys T T &&
+	tui_wait "TMA: matmul\+0x1400" && tui_tmux resize-window -t t -x 130 -y 40 &&
+	tui_wait "130x40"
 '
 test_expect_success 'at 80x24 the TMA pane is below the tree' '
 	tui_tmux resize-window -t t -x 80 -y 24 && tui_wait "80x24" &&

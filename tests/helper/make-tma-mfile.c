@@ -491,7 +491,9 @@ static void set_metrics(struct mfile *m, const struct tma_plan *plan)
 		struct mfile_metric *x = &m->metrics[plan->nevents + j];
 		x->name = xstrdup(n->name);
 		x->description = xstrdup(n->description);
-		x->flags = MFILE_METRIC_TMA | (plan->multiplexed ? MFILE_METRIC_MULTIPLEXED : 0);
+		x->flags = MFILE_METRIC_TMA | (plan->multiplexed ? MFILE_METRIC_MULTIPLEXED : 0) |
+			   (n->of_cycles ? MFILE_METRIC_OF_CYCLES : 0);
+		x->level = n->level;
 		x->parent = n->parent < 0 ? -1 : plan->nevents + n->parent;
 		x->threshold = n->threshold;
 		x->formula = xstrdup(n->formula);

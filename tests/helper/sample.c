@@ -78,7 +78,7 @@ static void set_metrics(struct mfile *m)
 	m->metrics[2] = (struct mfile_metric){
 		.name = xstrdup("topdown-retiring"), .description = xstrdup("slots retiring"),
 		.unit = MFILE_UNIT_COUNT, .rate_kind = MFILE_RATE_PERIOD, .rate = 2000003,
-		.flags = MFILE_METRIC_TMA, .samples = 0, .parent = 1, .threshold = 0.75,
+		.flags = MFILE_METRIC_TMA, .samples = 0, .parent = 1, .level = 1, .threshold = 0.75,
 		.formula = xstrdup("$1 / $0") };
 }
 

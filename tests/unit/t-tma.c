@@ -1119,7 +1119,7 @@ static void test_config(const char *cpu)
 		added &= tma_formula_relocate(n->formula, base, f, sizeof(f)) == 0 &&
 			 mconfig_add_tma(&c, n->name, n->parent < 0 ? -1 : base + plan.nevents + n->parent,
 					 isnan(n->threshold) ? -1 : (int32_t)lround(n->threshold * 1e6),
-					 f, n->description) == 0;
+					 n->level, n->of_cycles, f, n->description) == 0;
 	}
 	ok(added, "%d TMA nodes fit the configuration", plan.nnodes);
 	int enc = mconfig_encode_events(&c, env, sizeof(env));
