@@ -283,6 +283,12 @@ void vm_close(struct vm *vm)
 	free(vm);
 }
 
+void vm_keep_blocks(struct vm *vm)
+{
+	if (dbfile_cache_blocks(&vm->db, UINT32_MAX, UINT32_MAX, UINT32_MAX) < 0)
+		vm_fail(vm);
+}
+
 const struct dbfile *vm_db(const struct vm *vm)
 {
 	return &vm->db;

@@ -119,6 +119,19 @@ void vm_node_label(struct vm *vm, enum vm_view view, vm_node node, bool utf8, st
  * the next call that changes the tree.  Builds them on first use. */
 uint32_t vm_children(struct vm *vm, enum vm_view view, vm_node node, const vm_node **out);
 
+/* The same children into a new array *OUT that the caller frees, not cached: for a walk that
+ * asks for each node's children once (batch output). */
+uint32_t vm_children_copy(struct vm *vm, enum vm_view view, vm_node node, vm_node **out);
+/*
+ * Drop the bottom-up or flat nodes built below NODE, with their values, when they are the last
+ * built (a depth-first walk done with NODE's subtree): they are built again when asked for.
+ * Their ids are then no longer valid.  Nothing for top-down, whose nodes are the database's.
+ */
+void vm_forget(struct vm *vm, enum vm_view view, vm_node node);
+/* Have the reader keep every block it decodes (dbfile_cache_blocks): for a walk of the whole
+ * tree, which comes back to every block in no order. */
+void vm_keep_blocks(struct vm *vm);
+
 /* Sorting: by METRIC's inclusive or exclusive value, descending or not; by name when NAME. */
 struct vm_sort {
 	uint32_t metric;
