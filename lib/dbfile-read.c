@@ -1177,6 +1177,8 @@ static struct row_slot *row_block(struct dbfile *db, uint32_t thread, uint32_t b
 	return victim;
 }
 
+static int function_list(struct dbfile *db, uint32_t f, int which, uint32_t **list, uint32_t *n);
+
 static int row_of(struct dbfile *db, uint32_t thread, uint32_t ctx, struct dbfile_row *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -1189,6 +1191,27 @@ static int row_of(struct dbfile *db, uint32_t thread, uint32_t ctx, struct dbfil
 	out->n = r->start[at + 1] - r->start[at];
 	out->metric = r->metric + r->start[at];
 	out->val = r->val + 2 * (size_t)r->start[at];
+	return 0;
+}
+
+int dbfile_load_blocks(struct dbfile *db, uint32_t thread)
+{
+	struct dbfile_cache *c = db->cache;
+	if (!c)
+		return fth_error("%s: not open", db_name(db));
+	if (dbfile_cache_blocks(db, UINT32_MAX, UINT32_MAX, UINT32_MAX) < 0)
+		return -1;
+	struct dbfile_context x;
+	for (uint32_t b = 0; b < c->nblocks; b++)
+		if (dbfile_context(db, b * db->block, &x) < 0 || !row_block(db, DBFILE_NONE, b) ||
+		    (thread != DBFILE_NONE && !row_block(db, thread, b)))
+			return -1;
+	for (uint32_t b = 0; b < c->nlists; b++) {
+		uint32_t *list, n;
+		if (function_list(db, b * c->list_block, 0, &list, &n) < 0)
+			return -1;
+		free(list);
+	}
 	return 0;
 }
 

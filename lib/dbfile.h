@@ -335,6 +335,12 @@ int dbfile_stats(struct dbfile *db, uint32_t ctx, uint16_t metric, struct dbfile
  * sequential pass, and memory grows to the decoded database (about 100 bytes a context).
  */
 int dbfile_cache_blocks(struct dbfile *db, uint32_t contexts, uint32_t rows, uint32_t lists);
+/*
+ * Decode every block of contexts, of sums (and of thread THREAD's values, unless DBFILE_NONE)
+ * and of function lists, and keep them all: one sequential pass, after which reading any of
+ * them cannot fail.
+ */
+int dbfile_load_blocks(struct dbfile *db, uint32_t thread);
 /* Contexts per block for NCONTEXTS (what prof writes). */
 uint32_t dbfile_block_size(uint32_t ncontexts);
 /* Read one thread's values (sparse, contexts ascending) from threads.fdb, for dumps. */

@@ -2,7 +2,9 @@
 /*
  * batch.c: view --batch: the rows of a view (expanded to --depth, or along the hot path) with
  * each metric's inclusive and exclusive value and percent of the total, as an indented text
- * table, CSV (one row per node, with its depth and path) or a nested JSON tree.  Names are
+ * table, CSV (one row per node, with its depth and path) or a nested JSON tree.  Values are in
+ * the screen's units and rounding (text: "1.25 s"; CSV and JSON: numbers in one unit per
+ * metric, which the CSV header and the JSON "units" name), or exact with --raw.  Names are
  * escaped with esc_terminal in text and CSV (CSV quoting on top), so nothing from the database
  * reaches a terminal raw; JSON carries their exact bytes, escaped once (esc_json).
  */
@@ -24,6 +26,26 @@ static const char *const kind_names[VM_KIND_COUNT] = {
 
 static const char *const view_names[VM_NVIEWS] = { "top-down", "bottom-up", "flat" };
 
+/* N spaces, and an unsigned number: what buf_printf costs, counted over a million rows. */
+static void put_indent(struct buf *b, size_t n)
+{
+	static const char spaces[] = "                                ";
+	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
+		buf_add(b, spaces, sizeof(spaces) - 1);
+	if (n)
+		buf_add(b, spaces, n);
+}
+
+static void put_uint(struct buf *b, uint64_t x)
+{
+	char tmp[24];
+	size_t n = sizeof(tmp);
+	do
+		tmp[--n] = (char)('0' + x % 10);
+	while (x /= 10);
+	buf_add(b, tmp + n, sizeof(tmp) - n);
+}
+
 /* A number exactly, as short as it goes: integers plainly, others round-tripping. */
 static void put_number(struct buf *b, double v, const char *nan_text)
 {
@@ -32,7 +54,9 @@ static void put_number(struct buf *b, double v, const char *nan_text)
 		return;
 	}
 	if (v == floor(v) && fabs(v) < 1e15) {
-		buf_printf(b, "%.0f", v == 0 ? 0.0 : v);
+		if (v < 0)
+			buf_addch(b, '-');
+		put_uint(b, (uint64_t)fabs(v));
 		return;
 	}
 	char tmp[40];
@@ -42,12 +66,51 @@ static void put_number(struct buf *b, double v, const char *nan_text)
 	buf_addstr(b, tmp);
 }
 
-static void put_percent(struct buf *b, double v, double total)
+/* V as a percentage of TOTAL with DECIMALS decimals and SUFFIX; NONE when it has none. */
+static void put_percent(struct buf *b, double v, double total, int decimals, const char *suffix,
+			const char *none)
 {
-	if (isnan(v) || !(total != 0) || isnan(total))
-		buf_addstr(b, "-");
+	if (isnan(v) || !(total != 0) || isnan(total)) {
+		buf_addstr(b, none);
+		return;
+	}
+	char tmp[64];
+	vm_format_fixed(100 * v / total, decimals, tmp, sizeof(tmp));
+	buf_addstr(b, tmp);
+	buf_addstr(b, suffix);
+}
+
+/* A value in a text cell: as the screen shows it, or exactly. */
+static void put_text_value(struct vm *vm, const struct batch_options *opt, uint32_t metric,
+			   double v, struct buf *b)
+{
+	char tmp[64];
+	if (opt->raw)
+		put_number(b, v, "n/a");
 	else
-		buf_printf(b, "%.1f%%", 100 * v / total);
+		buf_addstr(b, vm_format_metric(vm, metric, v, tmp, sizeof(tmp)));
+}
+
+/* A value as a CSV or JSON number: in its unit, rounded as the screen rounds, or exactly. */
+static void put_data_value(struct vm *vm, const struct batch_options *opt, uint32_t metric,
+			   double v, const char *nan_text, struct buf *b)
+{
+	char tmp[64];
+	if (opt->raw || isnan(v) || isinf(v))
+		put_number(b, v, nan_text);
+	else
+		buf_addstr(b, vm_format_number(vm, metric, v, tmp, sizeof(tmp)));
+}
+
+/* A TMA fraction as a CSV or JSON number. */
+static void put_fraction(const struct batch_options *opt, double v, const char *nan_text,
+			 struct buf *b)
+{
+	char tmp[64];
+	if (opt->raw || isnan(v) || isinf(v))
+		put_number(b, v, nan_text);
+	else
+		buf_addstr(b, vm_format_fraction(v, tmp, sizeof(tmp)));
 }
 
 /* The escaped label of NODE. */
@@ -243,12 +306,14 @@ static void put_tma_text(struct vm *vm, const struct batch_options *opt, vm_node
 }
 
 /* The label of ROW at DEPTH, indented, and its cells (value and percent, inclusive then
- * exclusive, per metric) into CELLS (4 per metric). */
+ * exclusive, per metric; no percent where PCT says the metric has none) into CELLS (4 per
+ * metric). */
 static void text_row(struct vm *vm, const struct batch_options *opt, const double *totals,
-		     vm_node row, uint32_t depth, struct buf *label, struct buf *cells)
+		     const bool *pct, vm_node row, uint32_t depth, struct buf *label,
+		     struct buf *cells)
 {
 	buf_reset(label);
-	buf_printf(label, "%*s", (int)(2 * depth), "");
+	put_indent(label, 2 * (size_t)depth);
 	put_label(vm, opt, row, label);
 	for (uint32_t k = 0; k < opt->nmetrics; k++)
 		for (int incl = 1; incl >= 0; incl--) {
@@ -256,36 +321,101 @@ static void text_row(struct vm *vm, const struct batch_options *opt, const doubl
 			struct buf *c = &cells[4 * k + 2 * (1 - incl)];
 			buf_reset(c);
 			buf_reset(c + 1);
-			put_number(c, v, "n/a");
-			put_percent(c + 1, v, totals[k]);
+			put_text_value(vm, opt, opt->metrics[k], v, c);
+			if (pct[k])
+				put_percent(c + 1, v, totals[k], 1, "%", "-");
 		}
 }
 
-/* Two walks: the column widths, then the rows. */
+/* A row padded to the columns: LABEL, then the cells (N each, PCT-less percents skipped). */
+static void print_text_row(struct buf *out, const char *label, size_t len, size_t lw,
+			   const char *const *cell, const size_t *clen, const size_t *cw,
+			   const bool *pct, uint32_t ncells)
+{
+	buf_add(out, label, len);
+	for (size_t i = text_width(label, len); i < lw; i++)
+		buf_addch(out, ' ');
+	for (uint32_t i = 0; i < ncells; i++) {
+		if (i % 2 && !pct[i / 4])
+			continue;
+		buf_addstr(out, i % 2 ? " " : "  ");
+		for (size_t j = clen[i]; j < cw[i]; j++)
+			buf_addch(out, ' ');
+		if (clen[i])
+			buf_add(out, cell[i], clen[i]);
+	}
+	buf_addch(out, '\n');
+}
+
+/* The spool's separators: of cells, and before a line printed as it is (escaped text holds
+ * neither). */
+#define SPOOL_CELL '\x1f'
+#define SPOOL_LINE '\x1e'
+
+/*
+ * One walk that measures the columns and spools the rows, unpadded, to a temporary file; then
+ * the rows read back and padded.  Two walks when there is no temporary file.
+ */
 static void run_text(struct vm *vm, const struct batch_options *opt, struct out *out)
 {
 	uint32_t ncells = 4 * opt->nmetrics;
-	struct buf label = BUF_INIT;
+	struct buf label = BUF_INIT, tma = BUF_INIT;
 	struct buf *cells = xcalloc(ncells + 1, sizeof(struct buf));
+	const char **cell = xcalloc(ncells + 1, sizeof(char *));
+	size_t *clen = xcalloc(ncells + 1, sizeof(size_t));
 	size_t lw = strlen("Scope");
 	size_t *cw = xcalloc(ncells + 1, sizeof(size_t));
 	double *totals = xcalloc(opt->nmetrics + 1, sizeof(double));
-	for (uint32_t k = 0; k < opt->nmetrics; k++)
+	bool *pct = xcalloc(opt->nmetrics + 1, sizeof(bool));
+	for (uint32_t k = 0; k < opt->nmetrics; k++) {
 		totals[k] = vm_total(vm, opt->metrics[k]);
+		pct[k] = vm_metric_has_percent(vm, opt->metrics[k]);
+	}
+	struct out spool = { BUF_INIT, tmpfile(), false };
+	char *line = NULL;
+	size_t aline = 0;
 	struct walk w;
 	vm_node row;
 	uint32_t depth;
 	walk_start(&w, vm, opt);
 	while (walk_next(&w, &row, &depth) && !vm_error(vm)) {
-		text_row(vm, opt, totals, row, depth, &label, cells);
+		text_row(vm, opt, totals, pct, row, depth, &label, cells);
 		size_t lwr = text_width((const char *)label.data, label.len);
 		if (lwr > lw)
 			lw = lwr;
 		for (uint32_t i = 0; i < ncells; i++)
 			if (cells[i].len > cw[i])
 				cw[i] = cells[i].len;
+		if (!spool.f)
+			continue;
+		buf_add(&spool.b, label.data, label.len);
+		for (uint32_t i = 0; i < ncells; i++) {
+			buf_addch(&spool.b, SPOOL_CELL);
+			if (cells[i].len)
+				buf_add(&spool.b, cells[i].data, cells[i].len);
+		}
+		buf_addch(&spool.b, '\n');
+		if (opt->topdown) {
+			buf_reset(&tma);
+			put_tma_text(vm, opt, row, 2 * depth, &tma);
+			for (size_t a = 0, e; a < tma.len; a = e + 1) {
+				const char *t = (const char *)tma.data;
+				for (e = a; e < tma.len && t[e] != '\n'; e++)
+					;
+				buf_addch(&spool.b, SPOOL_LINE);
+				buf_add(&spool.b, t + a, e + 1 - a);
+			}
+		}
+		out_row_done(&spool);
 	}
 	walk_end(&w);
+	if (spool.f) {
+		out_flush(&spool);
+		if (spool.failed || fflush(spool.f) != 0 || fseek(spool.f, 0, SEEK_SET) != 0) {
+			fclose(spool.f); /* full: walk again */
+			spool.f = NULL;
+		}
+	}
 	if (vm_error(vm))
 		goto done;
 	/* Header: the metric over its two columns of value and percent. */
@@ -298,7 +428,7 @@ static void run_text(struct vm *vm, const struct batch_options *opt, struct out 
 			struct buf name = BUF_INIT;
 			put_escaped(&name, vm_metric(vm, opt->metrics[k])->name, !opt->ascii);
 			buf_addstr(&name, e ? " (E)" : " (I)");
-			size_t width = cw[4 * k + 2 * e] + 1 + cw[4 * k + 2 * e + 1];
+			size_t width = cw[4 * k + 2 * e] + (pct[k] ? 1 + cw[4 * k + 2 * e + 1] : 0);
 			size_t nw = text_width((const char *)name.data, name.len);
 			if (nw > width) {
 				cw[4 * k + 2 * e] += nw - width;
@@ -311,33 +441,59 @@ static void run_text(struct vm *vm, const struct batch_options *opt, struct out 
 			buf_release(&name);
 		}
 	buf_addch(h, '\n');
+	if (spool.f) {
+		ssize_t n;
+		while ((n = getline(&line, &aline, spool.f)) > 0) {
+			if (line[0] == SPOOL_LINE) {
+				buf_add(&out->b, line + 1, (size_t)n - 1);
+				out_row_done(out);
+				continue;
+			}
+			/* The label, then a cell after each separator. */
+			char *p = line, *end = line + n - (line[n - 1] == '\n');
+			char *sep = memchr(p, SPOOL_CELL, (size_t)(end - p));
+			const char *lab = p;
+			size_t llen = (size_t)((sep ? sep : end) - p);
+			for (uint32_t i = 0; i < ncells; i++) {
+				p = sep ? sep + 1 : end;
+				sep = memchr(p, SPOOL_CELL, (size_t)(end - p));
+				cell[i] = p;
+				clen[i] = (size_t)((sep ? sep : end) - p);
+			}
+			print_text_row(&out->b, lab, llen, lw, cell, clen, cw, pct, ncells);
+			out_row_done(out);
+		}
+		goto done;
+	}
 	walk_start(&w, vm, opt);
 	while (walk_next(&w, &row, &depth) && !vm_error(vm)) {
-		text_row(vm, opt, totals, row, depth, &label, cells);
-		buf_add(&out->b, label.data, label.len);
-		size_t lwr = text_width((const char *)label.data, label.len);
-		for (size_t i = lwr; i < lw; i++)
-			buf_addch(&out->b, ' ');
+		text_row(vm, opt, totals, pct, row, depth, &label, cells);
 		for (uint32_t i = 0; i < ncells; i++) {
-			const struct buf *c = &cells[i];
-			buf_addstr(&out->b, i % 2 ? " " : "  ");
-			for (size_t j = c->len; j < cw[i]; j++)
-				buf_addch(&out->b, ' ');
-			buf_add(&out->b, c->data, c->len);
+			cell[i] = (const char *)cells[i].data;
+			clen[i] = cells[i].len;
 		}
-		buf_addch(&out->b, '\n');
+		print_text_row(&out->b, (const char *)label.data, label.len, lw, cell, clen, cw,
+			       pct, ncells);
 		if (opt->topdown)
 			put_tma_text(vm, opt, row, 2 * depth, &out->b);
 		out_row_done(out);
 	}
 	walk_end(&w);
 done:
+	if (spool.f)
+		fclose(spool.f);
+	buf_release(&spool.b);
+	free(line);
 	buf_release(&label);
+	buf_release(&tma);
 	for (uint32_t i = 0; i < ncells; i++)
 		buf_release(&cells[i]);
 	free(cells);
+	free(cell);
+	free(clen);
 	free(cw);
 	free(totals);
+	free(pct);
 }
 
 static void run_csv(struct vm *vm, const struct batch_options *opt, struct out *out)
@@ -353,11 +509,16 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, struct out *
 	buf_addstr(b, "id,parent,depth,path,kind,name,file,line");
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
 		const char *name = vm_metric(vm, opt->metrics[k])->name;
+		const char *unit = opt->raw ? NULL : vm_number_unit(vm, opt->metrics[k], false);
 		static const char *const suffix[4] = { " (I)", " (I) %", " (E)", " (E) %" };
 		for (int s = 0; s < 4; s++) {
+			if (s % 2 && !vm_metric_has_percent(vm, opt->metrics[k]))
+				continue;
 			struct buf col = BUF_INIT;
 			put_escaped(&col, name, !opt->ascii);
 			buf_addstr(&col, suffix[s]);
+			if (unit && s % 2 == 0)
+				buf_printf(&col, " [%s]", unit);
 			buf_addch(b, ',');
 			csv_field(b, (const char *)col.data, col.len);
 			buf_release(&col);
@@ -373,8 +534,11 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, struct out *
 	}
 	buf_addch(b, '\n');
 	double *totals = xcalloc(opt->nmetrics + 1, sizeof(double));
-	for (uint32_t k = 0; k < opt->nmetrics; k++)
+	bool *pct = xcalloc(opt->nmetrics + 1, sizeof(bool));
+	for (uint32_t k = 0; k < opt->nmetrics; k++) {
 		totals[k] = vm_total(vm, opt->metrics[k]);
+		pct[k] = vm_metric_has_percent(vm, opt->metrics[k]);
+	}
 	struct buf *path = NULL; /* path per depth */
 	uint32_t *row_at = NULL; /* the last row per depth */
 	uint32_t alevels = 0, r = 0, d;
@@ -390,9 +554,10 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, struct out *
 				buf_init(&path[i]);
 		}
 		row_at[d] = r;
-		buf_printf(b, "%u,", r);
+		put_uint(b, r);
+		buf_addch(b, ',');
 		if (d)
-			buf_printf(b, "%u", row_at[d - 1]);
+			put_uint(b, row_at[d - 1]);
 		buf_addch(b, ',');
 		buf_reset(&path[d]);
 		if (d) {
@@ -402,31 +567,35 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, struct out *
 		put_label(vm, opt, row, &path[d]);
 		struct vm_node_info in;
 		vm_node_info(vm, opt->view, row, &in);
-		buf_printf(b, "%u,", d);
+		put_uint(b, d);
+		buf_addch(b, ',');
 		csv_field(b, (const char *)path[d].data, path[d].len);
-		buf_printf(b, ",%s,", in.kind < VM_KIND_COUNT ? kind_names[in.kind] : "?");
+		buf_addch(b, ',');
+		buf_addstr(b, in.kind < VM_KIND_COUNT ? kind_names[in.kind] : "?");
+		buf_addch(b, ',');
 		csv_text(b, in.name, !opt->ascii);
 		buf_addch(b, ',');
 		if (in.file)
 			csv_text(b, in.file, !opt->ascii);
 		buf_addch(b, ',');
 		if (in.line)
-			buf_printf(b, "%u", in.line);
+			put_uint(b, in.line);
 		for (uint32_t k = 0; k < opt->nmetrics; k++)
 			for (int incl = 1; incl >= 0; incl--) {
 				double v = vm_value(vm, opt->view, row, opt->metrics[k], incl);
 				buf_addch(b, ',');
-				put_number(b, v, "");
+				put_data_value(vm, opt, opt->metrics[k], v, "", b);
+				if (!pct[k])
+					continue;
 				buf_addch(b, ',');
-				if (!isnan(v) && totals[k] != 0 && !isnan(totals[k]))
-					buf_printf(b, "%.4f", 100 * v / totals[k]);
+				put_percent(b, v, totals[k], opt->raw ? 4 : 1, "", "");
 			}
 		if (ntma) {
 			uint32_t n = vm_tma(vm, opt->view, row, &tma);
 			for (uint32_t i = 0; i < ntma; i++) {
 				buf_addch(b, ',');
 				if (i < n)
-					put_number(b, tma[i].fraction, "");
+					put_fraction(opt, tma[i].fraction, "", b);
 			}
 		}
 		buf_addch(b, '\n');
@@ -438,27 +607,28 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, struct out *
 	free(path);
 	free(row_at);
 	free(totals);
+	free(pct);
 	free(tma_metric);
 }
 
 enum json_values { JSON_TOTALS, JSON_INCLUSIVE, JSON_EXCLUSIVE };
 
-/* {"metric": value, ...} of the chosen metrics: the program's totals, or NODE's values. */
+/* {"metric": value, ...} of the chosen metrics: the program's totals, or NODE's values; KEYS
+ * holds the metrics' names as JSON, each followed by ": ". */
 static void json_metric_object(struct vm *vm, const struct batch_options *opt, vm_node node,
-			       enum json_values which, struct buf *out)
+			       enum json_values which, const struct buf *keys, struct buf *out)
 {
 	buf_addch(out, '{');
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
 		uint32_t m = opt->metrics[k];
 		if (k)
 			buf_addstr(out, ", ");
-		json_text(out, vm_metric(vm, m)->name);
-		buf_addstr(out, ": ");
-		put_number(out,
-			   which == JSON_TOTALS ? vm_total(vm, m)
-						: vm_value(vm, opt->view, node, m,
-							   which == JSON_INCLUSIVE),
-			   "null");
+		buf_add(out, keys[k].data, keys[k].len);
+		put_data_value(vm, opt, m,
+			       which == JSON_TOTALS ? vm_total(vm, m)
+						    : vm_value(vm, opt->view, node, m,
+							       which == JSON_INCLUSIVE),
+			       "null", out);
 	}
 	buf_addch(out, '}');
 }
@@ -479,8 +649,27 @@ static void run_json(struct vm *vm, const struct batch_options *opt, struct out 
 			buf_addstr(out, ", ");
 		json_text(out, vm_metric(vm, opt->metrics[k])->name);
 	}
-	buf_addstr(out, "], \"totals\": ");
-	json_metric_object(vm, opt, 0, JSON_TOTALS, out);
+	/* The unit of each metric's numbers: null for counts, ratios and fractions. */
+	buf_addstr(out, "], \"units\": {");
+	for (uint32_t k = 0; k < opt->nmetrics; k++) {
+		const char *unit = vm_number_unit(vm, opt->metrics[k], opt->raw);
+		if (k)
+			buf_addstr(out, ", ");
+		json_text(out, vm_metric(vm, opt->metrics[k])->name);
+		buf_addstr(out, ": ");
+		if (unit)
+			json_text(out, unit);
+		else
+			buf_addstr(out, "null");
+	}
+	buf_addstr(out, "}, \"totals\": ");
+	struct buf *keys = xcalloc(opt->nmetrics + 1, sizeof(struct buf));
+	for (uint32_t k = 0; k < opt->nmetrics; k++) {
+		buf_init(&keys[k]);
+		json_text(&keys[k], vm_metric(vm, opt->metrics[k])->name);
+		buf_addstr(&keys[k], ": ");
+	}
+	json_metric_object(vm, opt, 0, JSON_TOTALS, keys, out);
 	buf_addstr(out, ",\n\"tree\": ");
 	struct walk w;
 	vm_node row;
@@ -501,8 +690,10 @@ static void run_json(struct vm *vm, const struct batch_options *opt, struct out 
 		prev = depth;
 		struct vm_node_info in;
 		vm_node_info(vm, opt->view, row, &in);
-		buf_printf(out, "%*s{\"kind\": \"%s\", \"name\": ", depth ? (int)(2 * depth) : 0, "",
-			   in.kind < VM_KIND_COUNT ? kind_names[in.kind] : "?");
+		put_indent(out, 2 * (size_t)depth);
+		buf_addstr(out, "{\"kind\": \"");
+		buf_addstr(out, in.kind < VM_KIND_COUNT ? kind_names[in.kind] : "?");
+		buf_addstr(out, "\", \"name\": ");
 		json_text(out, in.name);
 		buf_addstr(out, ", \"label\": ");
 		struct buf label = BUF_INIT;
@@ -517,13 +708,13 @@ static void run_json(struct vm *vm, const struct batch_options *opt, struct out 
 			buf_addstr(out, "null");
 		buf_addstr(out, ", \"line\": ");
 		if (in.line)
-			buf_printf(out, "%u", in.line);
+			put_uint(out, in.line);
 		else
 			buf_addstr(out, "null");
 		buf_addstr(out, ", \"inclusive\": ");
-		json_metric_object(vm, opt, row, JSON_INCLUSIVE, out);
+		json_metric_object(vm, opt, row, JSON_INCLUSIVE, keys, out);
 		buf_addstr(out, ", \"exclusive\": ");
-		json_metric_object(vm, opt, row, JSON_EXCLUSIVE, out);
+		json_metric_object(vm, opt, row, JSON_EXCLUSIVE, keys, out);
 		if (opt->topdown) {
 			const struct vm_tma_row *tma;
 			uint32_t n = vm_tma(vm, opt->view, row, &tma);
@@ -533,7 +724,7 @@ static void run_json(struct vm *vm, const struct batch_options *opt, struct out 
 					buf_addstr(out, ", ");
 				json_text(out, vm_metric(vm, tma[i].metric)->name);
 				buf_addstr(out, ": ");
-				put_number(out, tma[i].fraction, "null");
+				put_fraction(opt, tma[i].fraction, "null", out);
 			}
 			buf_addch(out, '}');
 		}
@@ -547,42 +738,19 @@ static void run_json(struct vm *vm, const struct batch_options *opt, struct out 
 	if (!first)
 		buf_addch(out, '\n');
 	buf_addstr(out, "}\n");
-}
-
-/*
- * A walk that reads what the rows need, printing nothing: after it, with every block kept, the
- * walk that prints reads nothing more, so that a database that fails to read part way prints
- * nothing half-computed.
- */
-static void walk_dry(struct vm *vm, const struct batch_options *opt)
-{
-	struct walk w;
-	vm_node row;
-	uint32_t depth;
-	struct buf label = BUF_INIT;
-	walk_start(&w, vm, opt);
-	while (walk_next(&w, &row, &depth) && !vm_error(vm)) {
-		buf_reset(&label);
-		vm_node_label(vm, opt->view, row, true, &label);
-		for (uint32_t k = 0; k < opt->nmetrics; k++)
-			for (int incl = 1; incl >= 0; incl--)
-				vm_value(vm, opt->view, row, opt->metrics[k], incl);
-		if (opt->topdown) {
-			const struct vm_tma_row *tma;
-			vm_tma(vm, opt->view, row, &tma);
-		}
-	}
-	walk_end(&w);
-	buf_release(&label);
+	for (uint32_t k = 0; k < opt->nmetrics; k++)
+		buf_release(&keys[k]);
+	free(keys);
 }
 
 int batch_run(struct vm *vm, const struct batch_options *opt, FILE *f)
 {
-	/* The walk comes back to every block of the database in no order: keep them all. */
-	vm_keep_blocks(vm);
+	/*
+	 * The walk comes back to every block of the database in no order: read them all first, in
+	 * one pass, and keep them.  A database that fails to read then prints nothing, never half.
+	 */
+	vm_load_blocks(vm);
 	struct out out = { BUF_INIT, f, false };
-	if (opt->format != BATCH_TEXT)
-		walk_dry(vm, opt); /* text measures its columns in a first walk */
 	if (!vm_error(vm)) {
 		if (opt->format == BATCH_TEXT)
 			run_text(vm, opt, &out);

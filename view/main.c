@@ -35,6 +35,8 @@ static void usage(FILE *f)
 		"  --depth N               batch: levels expanded below the root (default: all)\n"
 		"  --hot-path              expand along the hot path from the root\n"
 		"  --topdown               batch: add each node's top-down (TMA) breakdown\n"
+		"  --raw                   batch: exact values as stored (ns, bytes, unrounded),\n"
+		"                          not in the screen's units and rounding\n"
 		"  --source-path DIR       look for source files in DIR too (repeatable)\n"
 		"  --thread N              show thread N's values instead of the sum over threads\n"
 		"  --ascii                 ASCII line drawing and arrows\n"
@@ -48,7 +50,8 @@ static void usage(FILE *f)
 
 enum {
 	OPT_BATCH = 256, OPT_VIEW, OPT_FORMAT, OPT_METRIC, OPT_DEPTH, OPT_HOT_PATH, OPT_TOPDOWN,
-	OPT_SOURCE_PATH, OPT_THREAD, OPT_ASCII, OPT_NO_COLOR, OPT_NO_MOUSE, OPT_NO_DEMANGLE, OPT_KEYS, OPT_VERSION
+	OPT_SOURCE_PATH, OPT_THREAD, OPT_ASCII, OPT_NO_COLOR, OPT_NO_MOUSE, OPT_NO_DEMANGLE, OPT_KEYS, OPT_VERSION,
+	OPT_RAW
 };
 
 static const struct option options[] = {
@@ -59,6 +62,7 @@ static const struct option options[] = {
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "hot-path", no_argument, NULL, OPT_HOT_PATH },
 	{ "topdown", no_argument, NULL, OPT_TOPDOWN },
+	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "source-path", required_argument, NULL, OPT_SOURCE_PATH },
 	{ "thread", required_argument, NULL, OPT_THREAD },
 	{ "ascii", no_argument, NULL, OPT_ASCII },
@@ -146,6 +150,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_TOPDOWN:
 			bo.topdown = true;
+			break;
+		case OPT_RAW:
+			bo.raw = true;
 			break;
 		case OPT_SOURCE_PATH:
 			source_paths = xreallocarray(source_paths, nsource_paths + 1, sizeof(char *));

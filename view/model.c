@@ -283,9 +283,10 @@ void vm_close(struct vm *vm)
 	free(vm);
 }
 
-void vm_keep_blocks(struct vm *vm)
+void vm_load_blocks(struct vm *vm)
 {
-	if (dbfile_cache_blocks(&vm->db, UINT32_MAX, UINT32_MAX, UINT32_MAX) < 0)
+	uint32_t t = vm->cur->thread >= 0 ? (uint32_t)vm->cur->thread : DBFILE_NONE;
+	if (!vm->error && dbfile_load_blocks(&vm->db, t) < 0)
 		vm_fail(vm);
 }
 
