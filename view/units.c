@@ -26,19 +26,22 @@ static size_t fixed(double v, int decimals, char *out, size_t size)
 	if (!size)
 		return 0;
 	static const double scale[] = { 1, 10, 100, 1000, 10000 };
-#if LDBL_MANT_DIG >= 64
-	/* Exact: 53 bits of V times at most 14 of the scale; only exact halves go to printf. */
-	long double x = (long double)v * scale[decimals], f = floorl(x);
-	bool tie = x - f == 0.5L;
-#else
 	double x = v * scale[decimals], f = floor(x);
-	bool tie = fabs(x - f - 0.5) < 1e-6 * (x + 1);
+	/* Far from a half, the rounded product decides; near one, the exact one (53 bits of V
+	 * times at most 14 of the scale fit a long double): only exact halves go to printf. */
+	bool tie = fabs(x - f - 0.5) < 1e-9 * (x + 1);
+	uint64_t n = (uint64_t)f + (x - f > 0.5);
+#if LDBL_MANT_DIG >= 64
+	if (tie && v >= 0 && v < 1e15) {
+		long double xl = (long double)v * scale[decimals], fl = floorl(xl);
+		tie = xl - fl == 0.5L;
+		n = (uint64_t)fl + (xl - fl > 0.5L);
+	}
 #endif
 	if (!(v >= 0 && v < 1e15) || tie) {
-		int n = snprintf(out, size, "%.*f", decimals, v);
-		return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
+		int k = snprintf(out, size, "%.*f", decimals, v);
+		return k < 0 ? 0 : (size_t)k < size ? (size_t)k : size - 1;
 	}
-	uint64_t n = (uint64_t)f + (x - f > 0.5);
 	char tmp[32];
 	size_t len = 0;
 	for (int d = 0; d < decimals || n || len <= (size_t)decimals; d++) {
@@ -63,6 +66,28 @@ static void concat(const char *a, const char *b, char *out, size_t size)
 	for (; *b && n + 1 < size; b++)
 		out[n++] = *b;
 	out[n] = '\0';
+}
+
+/* V (> 0) as printf's "%.2e" writes it ("1.23e+09"), by printf only near a half. */
+static void exponent(double v, char *out, size_t size)
+{
+	int e = (int)floor(log10(v));
+	double scaled = v * pow(10, 2 - e);
+	if (!(v > 0) || !isfinite(v) || e < -300 || e > 300 ||
+	    fabs(scaled - floor(scaled) - 0.5) < 1e-6) {
+		snprintf(out, size, "%.2e", v);
+		return;
+	}
+	int d = (int)round(scaled);
+	if (d >= 1000) {
+		d /= 10;
+		e++;
+	} else if (d < 100) {
+		d *= 10;
+		e--;
+	}
+	snprintf(out, size, "%c.%c%ce%c%02d", '0' + d / 100, '0' + d / 10 % 10, '0' + d % 10,
+		 e < 0 ? '-' : '+', e < 0 ? -e : e);
 }
 
 /* Three significant digits for V in [1, 1000): "1.25", "12.5", "830". */
@@ -128,12 +153,15 @@ const char *vm_format_value(double v, unsigned unit, char *out, size_t size)
 		return out;
 	}
 	/* Counts: integers as such below a million, else three significant digits. */
-	if (a < 1e6 && a == floor(a))
-		snprintf(out, size, "%s%.0f", sign, a);
-	else if (a < 1e6 && a >= 0.01)
+	if (a < 1e6 && a == floor(a)) {
+		fixed(a, 0, tmp, sizeof(tmp));
+		concat(sign, tmp, out, size);
+	} else if (a < 1e6 && a >= 0.01) {
 		snprintf(out, size, "%s%.3g", sign, a);
-	else
-		snprintf(out, size, "%s%.2e", sign, a);
+	} else {
+		exponent(a, tmp, sizeof(tmp));
+		concat(sign, tmp, out, size);
+	}
 	return out;
 }
 
