@@ -113,14 +113,13 @@ static void put_fraction(const struct batch_options *opt, double v, const char *
 		buf_addstr(b, vm_format_fraction(v, tmp, sizeof(tmp)));
 }
 
-/* The escaped label of NODE. */
+/* The escaped label of NODE (made in SCRATCH). */
 static void put_label(struct vm *vm, const struct batch_options *opt, vm_node node,
-		      struct buf *b)
+		      struct buf *scratch, struct buf *b)
 {
-	struct buf raw = BUF_INIT;
-	vm_node_label(vm, opt->view, node, !opt->ascii, &raw);
-	esc_terminal(b, (const char *)raw.data, raw.len, !opt->ascii ? ESC_UTF8 : 0);
-	buf_release(&raw);
+	buf_reset(scratch);
+	vm_node_label(vm, opt->view, node, !opt->ascii, scratch);
+	esc_terminal(b, (const char *)scratch->data, scratch->len, !opt->ascii ? ESC_UTF8 : 0);
 }
 
 static void put_escaped(struct buf *b, const char *s, bool utf8)
@@ -309,12 +308,12 @@ static void put_tma_text(struct vm *vm, const struct batch_options *opt, vm_node
  * exclusive, per metric; no percent where PCT says the metric has none) into CELLS (4 per
  * metric). */
 static void text_row(struct vm *vm, const struct batch_options *opt, const double *totals,
-		     const bool *pct, vm_node row, uint32_t depth, struct buf *label,
-		     struct buf *cells)
+		     const bool *pct, vm_node row, uint32_t depth, struct buf *scratch,
+		     struct buf *label, struct buf *cells)
 {
 	buf_reset(label);
 	put_indent(label, 2 * (size_t)depth);
-	put_label(vm, opt, row, label);
+	put_label(vm, opt, row, scratch, label);
 	for (uint32_t k = 0; k < opt->nmetrics; k++)
 		for (int incl = 1; incl >= 0; incl--) {
 			double v = vm_value(vm, opt->view, row, opt->metrics[k], incl);
@@ -359,7 +358,7 @@ static void print_text_row(struct buf *out, const char *label, size_t len, size_
 static void run_text(struct vm *vm, const struct batch_options *opt, struct out *out)
 {
 	uint32_t ncells = 4 * opt->nmetrics;
-	struct buf label = BUF_INIT, tma = BUF_INIT;
+	struct buf label = BUF_INIT, tma = BUF_INIT, scratch = BUF_INIT;
 	struct buf *cells = xcalloc(ncells + 1, sizeof(struct buf));
 	const char **cell = xcalloc(ncells + 1, sizeof(char *));
 	size_t *clen = xcalloc(ncells + 1, sizeof(size_t));
@@ -379,7 +378,7 @@ static void run_text(struct vm *vm, const struct batch_options *opt, struct out 
 	uint32_t depth;
 	walk_start(&w, vm, opt);
 	while (walk_next(&w, &row, &depth) && !vm_error(vm)) {
-		text_row(vm, opt, totals, pct, row, depth, &label, cells);
+		text_row(vm, opt, totals, pct, row, depth, &scratch, &label, cells);
 		size_t lwr = text_width((const char *)label.data, label.len);
 		if (lwr > lw)
 			lw = lwr;
@@ -467,7 +466,7 @@ static void run_text(struct vm *vm, const struct batch_options *opt, struct out 
 	}
 	walk_start(&w, vm, opt);
 	while (walk_next(&w, &row, &depth) && !vm_error(vm)) {
-		text_row(vm, opt, totals, pct, row, depth, &label, cells);
+		text_row(vm, opt, totals, pct, row, depth, &scratch, &label, cells);
 		for (uint32_t i = 0; i < ncells; i++) {
 			cell[i] = (const char *)cells[i].data;
 			clen[i] = cells[i].len;
@@ -486,6 +485,7 @@ done:
 	free(line);
 	buf_release(&label);
 	buf_release(&tma);
+	buf_release(&scratch);
 	for (uint32_t i = 0; i < ncells; i++)
 		buf_release(&cells[i]);
 	free(cells);
@@ -539,6 +539,7 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, struct out *
 		totals[k] = vm_total(vm, opt->metrics[k]);
 		pct[k] = vm_metric_has_percent(vm, opt->metrics[k]);
 	}
+	struct buf scratch = BUF_INIT;
 	struct buf *path = NULL; /* path per depth */
 	uint32_t *row_at = NULL; /* the last row per depth */
 	uint32_t alevels = 0, r = 0, d;
@@ -564,7 +565,7 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, struct out *
 			buf_add(&path[d], path[d - 1].data, path[d - 1].len);
 			buf_addstr(&path[d], " > ");
 		}
-		put_label(vm, opt, row, &path[d]);
+		put_label(vm, opt, row, &scratch, &path[d]);
 		struct vm_node_info in;
 		vm_node_info(vm, opt->view, row, &in);
 		put_uint(b, d);
@@ -605,6 +606,7 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, struct out *
 	for (uint32_t i = 0; i < alevels; i++)
 		buf_release(&path[i]);
 	free(path);
+	buf_release(&scratch);
 	free(row_at);
 	free(totals);
 	free(pct);
