@@ -113,24 +113,51 @@ static void put_fraction(const struct batch_options *opt, double v, const char *
 		buf_addstr(b, vm_format_fraction(v, tmp, sizeof(tmp)));
 }
 
+/* Whether S (N bytes) is printable ASCII, which the escapes leave as it is (JSON: but quotes
+ * and backslashes): then it is copied whole, not byte by byte. */
+static bool plain(const char *s, size_t n, bool json)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c >= 0x7f || (json && (c == '"' || c == '\\')))
+			return false;
+	}
+	return true;
+}
+
+static void put_terminal(struct buf *b, const char *s, size_t n, bool utf8)
+{
+	if (plain(s, n, false))
+		buf_add(b, s, n);
+	else
+		esc_terminal(b, s, n, utf8 ? ESC_UTF8 : 0);
+}
+
 /* The escaped label of NODE (made in SCRATCH). */
 static void put_label(struct vm *vm, const struct batch_options *opt, vm_node node,
 		      struct buf *scratch, struct buf *b)
 {
 	buf_reset(scratch);
 	vm_node_label(vm, opt->view, node, !opt->ascii, scratch);
-	esc_terminal(b, (const char *)scratch->data, scratch->len, !opt->ascii ? ESC_UTF8 : 0);
+	put_terminal(b, (const char *)scratch->data, scratch->len, !opt->ascii);
 }
 
 static void put_escaped(struct buf *b, const char *s, bool utf8)
 {
-	esc_terminal(b, s, strlen(s), utf8 ? ESC_UTF8 : 0);
+	put_terminal(b, s, strlen(s), utf8);
 }
 
 /* A database string as JSON: its exact bytes (lib/escape.h). */
 static void json_text(struct buf *b, const char *s)
 {
-	esc_json(b, s, strlen(s));
+	size_t n = strlen(s);
+	if (!plain(s, n, true)) {
+		esc_json(b, s, n);
+		return;
+	}
+	buf_addch(b, '"');
+	buf_add(b, s, n);
+	buf_addch(b, '"');
 }
 
 static void csv_field(struct buf *b, const char *s, size_t n)
