@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * view-bench: view's speed on a large database (make bench-view).
- *   view-bench [--contexts N] [--threads T] [--runs R] [--peer FATHOM_DUMP] [--keep DIR]
+ *   view-bench [--contexts N] [--threads T] [--runs R] [--peer FATHOM_DUMP] [--view VIEW]
+ *              [--keep DIR]
  * Generates a database (1,000,000 contexts, 4 threads, 3 measured and 2 derived metrics by
  * default), then measures, as the median of R runs: opening it and computing the first screen
  * (vm_open, root expanded, vm_rows, the values of a screen of rows), and each operation that
@@ -11,7 +12,10 @@
  * selecting a thread and then another.  The peer is fathom-dump of the same database (reads
  * and prints it all) and, without it, the reading of summary.fdb alone.  Prints PASS or FAIL
  * against the targets: open + first screen < 1 s, each keypress < 50 ms; and the peak RSS,
- * with what the reader's tables hold of it and what a selected thread adds.
+ * with what the reader's tables hold of it and what a selected thread adds.  With VIEW (the
+ * view program), batch output too: `view --batch` of the whole top-down, bottom-up and flat
+ * trees (text, to /dev/null), run as a child so that its peak RSS is its own, the median of R
+ * runs of each against the targets: < 5 s and < 200 MB.
  */
 #include "compat.h"
 #include "error.h"
@@ -222,6 +226,27 @@ static double run_once(const char *dir, double *t)
 	return sink;
 }
 
+/* One `VIEW --batch --view WHICH DIR` to /dev/null: its time, and its peak RSS into *MIB. */
+static double run_batch(const char *view, const char *which, const char *dir, double *mib)
+{
+	double t0 = now();
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(127);
+		execl(view, view, "--batch", "--view", which, dir, (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	struct rusage ru;
+	if (pid < 0 || wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		die(1, "%s --batch --view %s %s failed", view, which, dir);
+	*mib = (double)ru.ru_maxrss / 1024;
+	return now() - t0;
+}
+
 static double run_peer(const char *peer, const char *dir)
 {
 	double t0 = now();
@@ -252,7 +277,7 @@ int main(int argc, char **argv)
 	fth_progname = "view-bench";
 	unsigned long contexts = 1000000, threads = 4;
 	int runs = 5;
-	const char *peer = NULL, *keep = NULL;
+	const char *peer = NULL, *keep = NULL, *view = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 < argc && !strcmp(argv[i], "--contexts"))
 			contexts = strtoul(argv[++i], NULL, 10);
@@ -264,9 +289,11 @@ int main(int argc, char **argv)
 			peer = argv[++i];
 		else if (i + 1 < argc && !strcmp(argv[i], "--keep"))
 			keep = argv[++i];
+		else if (i + 1 < argc && !strcmp(argv[i], "--view"))
+			view = argv[++i];
 		else
 			die(2, "usage: view-bench [--contexts N] [--threads T] [--runs R] "
-			       "[--peer FATHOM_DUMP] [--keep DIR]");
+			       "[--peer FATHOM_DUMP] [--view VIEW] [--keep DIR]");
 	}
 	if (runs < 1 || runs > 50 || contexts < 1000 || threads < 2 || threads > 1000)
 		die(2, "view-bench: out-of-range option");
@@ -338,6 +365,25 @@ int main(int argc, char **argv)
 	       mib_tables, rss_open - rss_start - mib_tables);
 	printf("  selecting a thread (its profiles, its rows of what is shown) adds %.1f MiB\n",
 	       rss_thread_after - rss_thread_before);
+	if (view) {
+		/* Batch output of every row, as a child of its own (its RSS alone). */
+		static const char *const views[] = { "top-down", "bottom-up", "flat" };
+		printf("%-26s %10s %8s %9s %s\n", "view --batch (text)", "median ms", "/ peer",
+		       "peak MiB", "target");
+		for (int k = 0; k < 3; k++) {
+			double *bt = xcalloc((size_t)runs, sizeof(double));
+			double *bm = xcalloc((size_t)runs, sizeof(double));
+			for (int r = 0; r < runs; r++)
+				bt[r] = run_batch(view, views[k], dir, &bm[r]);
+			double mt = median(bt, runs), mm = median(bm, runs);
+			bool ok = mt < 5.0 && mm * (1 << 20) < 200e6;
+			pass &= ok;
+			printf("  %-24s %10.1f %8.3f %9.1f < 5 s, < 200 MB: %s\n", views[k], mt * 1000,
+			       mt / med[OP_PEER], mm, ok ? "PASS" : "FAIL");
+			free(bt);
+			free(bm);
+		}
+	}
 	printf("view-bench: %s (%d runs, checksum %.6g)\n", pass ? "PASS" : "FAIL", runs, sink);
 	free(t);
 	if (!keep) {

@@ -624,21 +624,34 @@ struct row_slot {
 	uint64_t cap;
 };
 
+/* A decoded FLST block. */
+struct list_slot {
+	uint32_t block; /* DBFILE_NONE: empty */
+	uint64_t used;
+	uint32_t *start; /* 2 per function of the block + 1 */
+	uint32_t *item;
+	uint64_t cap;
+};
+
+/*
+ * The decoded blocks kept, least recently used evicted: NCTX slots of contexts, NROWS of rows,
+ * NLIST of function lists (dbfile_cache_blocks raises them), found through the per-block
+ * indexes (CTX_AT, SUM_AT, THREAD_AT: the slot, or DBFILE_NONE) without a scan.
+ */
 struct dbfile_cache {
 	uint32_t block, nblocks, list_block, nlists;
 	uint32_t slot; /* contexts a decoded block holds at most: min(block, ncontexts) */
 	uint32_t *first_child; /* per block: its first context's, as checked at open */
 	uint64_t *nsum;	       /* per block: summary entries */
 	uint64_t clock;
-	struct ctx_slot ctx[DBFILE_CACHE_CONTEXTS];
-	struct row_slot rows[DBFILE_CACHE_ROWS];
+	struct ctx_slot *ctx;
+	struct row_slot *rows;
+	struct list_slot *lists;
+	uint32_t nctx, nrows, nlist;
+	uint32_t *ctx_at, *sum_at, *thread_at, *list_at;
 	uint32_t stat_cached; /* the STAT block in stat_incl, stat_excl */
 	struct dbfile_stat *stat_incl, *stat_excl;
 	uint64_t stat_cap;
-	uint32_t list_cached; /* the FLST block decoded in list_start, list_item */
-	uint32_t *list_start; /* 2 per function of the block + 1 */
-	uint32_t *list_item;
-	uint64_t list_cap;
 	void *dctx; /* ZSTD_DCtx for the pieces of threads.fdb */
 	uint8_t *piece, *raw;
 	size_t piece_cap, raw_cap;
@@ -656,17 +669,26 @@ static void cache_free(struct dbfile_cache *c)
 		return;
 	free(c->first_child);
 	free(c->nsum);
-	for (int i = 0; i < DBFILE_CACHE_CONTEXTS; i++)
+	for (uint32_t i = 0; i < c->nctx; i++)
 		free(c->ctx[i].c);
-	for (int i = 0; i < DBFILE_CACHE_ROWS; i++) {
+	for (uint32_t i = 0; i < c->nrows; i++) {
 		free(c->rows[i].start);
 		free(c->rows[i].metric);
 		free(c->rows[i].val);
 	}
+	for (uint32_t i = 0; i < c->nlist; i++) {
+		free(c->lists[i].start);
+		free(c->lists[i].item);
+	}
+	free(c->ctx);
+	free(c->rows);
+	free(c->lists);
+	free(c->ctx_at);
+	free(c->sum_at);
+	free(c->thread_at);
+	free(c->list_at);
 	free(c->stat_incl);
 	free(c->stat_excl);
-	free(c->list_start);
-	free(c->list_item);
 	ZSTD_freeDCtx(c->dctx);
 	free(c->piece);
 	free(c->raw);
@@ -881,7 +903,7 @@ fail:
 }
 
 /* A list of AT MOST n ascending contexts into ITEMS from *J. */
-static int get_list(struct cf_stream *s, struct dbfile_cache *c, uint64_t *j, uint32_t ncontexts,
+static int get_list(struct cf_stream *s, struct list_slot *c, uint64_t *j, uint32_t ncontexts,
 		    uint32_t f)
 {
 	uint64_t k;
@@ -889,9 +911,9 @@ static int get_list(struct cf_stream *s, struct dbfile_cache *c, uint64_t *j, ui
 		return -1;
 	if (k > ncontexts || k > s->e->raw)
 		return cf_stream_error(s, "function %u: %llu contexts", f, (unsigned long long)k);
-	if (*j + k > c->list_cap) {
-		c->list_cap = (*j + k) * 2;
-		c->list_item = xreallocarray(c->list_item, c->list_cap, sizeof(uint32_t));
+	if (*j + k > c->cap) {
+		c->cap = (*j + k) * 2;
+		c->item = xreallocarray(c->item, c->cap, sizeof(uint32_t));
 	}
 	uint64_t prev = 0;
 	for (uint64_t i = 0; i < k; i++) {
@@ -901,39 +923,39 @@ static int get_list(struct cf_stream *s, struct dbfile_cache *c, uint64_t *j, ui
 		uint64_t x = i ? prev + 1 + d : d;
 		if (d >= ncontexts || x >= ncontexts)
 			return cf_stream_error(s, "function %u: context out of range", f);
-		c->list_item[(*j)++] = (uint32_t)x;
+		c->item[(*j)++] = (uint32_t)x;
 		prev = x;
 	}
 	return 0;
 }
 
-/* Decode FLST block B into the cache's list arrays. */
-static int decode_list_block(struct dbfile *db, uint32_t b)
+/* Decode FLST block B into list slot L. */
+static int decode_list_block(struct dbfile *db, uint32_t b, struct list_slot *l)
 {
 	struct dbfile_cache *c = db->cache;
-	c->list_cached = DBFILE_NONE;
+	l->block = DBFILE_NONE;
 	struct cf_stream s;
 	if (open_block(db, DBFILE_CHUNK_FUNCTION_LISTS, b, &s) < 0)
 		return -1;
 	uint32_t first = b * c->list_block;
 	uint32_t end =
 		db->nfunctions - first < c->list_block ? db->nfunctions : first + c->list_block;
-	if (!c->list_start)
-		c->list_start = xcalloc(2 * (size_t)FTH_MIN(c->list_block, db->nfunctions) + 1,
-					sizeof(uint32_t));
+	if (!l->start)
+		l->start = xcalloc(2 * (size_t)FTH_MIN(c->list_block, db->nfunctions) + 1,
+				   sizeof(uint32_t));
 	uint64_t j = 0;
 	for (uint32_t f = first; f < end; f++) {
-		c->list_start[2 * (f - first)] = (uint32_t)j;
-		if (get_list(&s, c, &j, db->ncontexts, f) < 0)
+		l->start[2 * (f - first)] = (uint32_t)j;
+		if (get_list(&s, l, &j, db->ncontexts, f) < 0)
 			goto fail;
-		c->list_start[2 * (f - first) + 1] = (uint32_t)j;
-		if (get_list(&s, c, &j, db->ncontexts, f) < 0)
+		l->start[2 * (f - first) + 1] = (uint32_t)j;
+		if (get_list(&s, l, &j, db->ncontexts, f) < 0)
 			goto fail;
 	}
-	c->list_start[2 * (end - first)] = (uint32_t)j;
+	l->start[2 * (end - first)] = (uint32_t)j;
 	if (cf_stream_finish(&s) < 0)
 		return -1;
-	c->list_cached = b;
+	l->block = b;
 	return 0;
 fail:
 	cf_stream_free(&s);
@@ -1015,8 +1037,9 @@ static int check_blocks(struct dbfile *db)
 		goto out;
 	}
 	for (uint32_t b = 0; b < c->nlists; b++)
-		if (decode_list_block(db, b) < 0)
+		if (decode_list_block(db, b, &c->lists[0]) < 0)
 			goto out;
+	c->lists[0].block = DBFILE_NONE; /* not indexed: decoded again when asked for */
 	rc = 0;
 out:
 	free(nch);
@@ -1054,12 +1077,45 @@ static int init_cache(struct dbfile *db, uint32_t list_block)
 				 db->ncontexts, (unsigned long long)raw);
 	c->first_child = xcalloc((size_t)c->nblocks + 1, sizeof(uint32_t));
 	c->nsum = xcalloc((size_t)c->nblocks + 1, sizeof(uint64_t));
-	for (int i = 0; i < DBFILE_CACHE_CONTEXTS; i++)
-		c->ctx[i].block = DBFILE_NONE;
-	for (int i = 0; i < DBFILE_CACHE_ROWS; i++)
-		c->rows[i].block = DBFILE_NONE;
+	c->ctx_at = xmalloc(((size_t)c->nblocks + 1) * sizeof(uint32_t));
+	c->sum_at = xmalloc(((size_t)c->nblocks + 1) * sizeof(uint32_t));
+	c->thread_at = xmalloc(((size_t)c->nblocks + 1) * sizeof(uint32_t));
+	c->list_at = xmalloc(((size_t)c->nlists + 1) * sizeof(uint32_t));
+	for (uint32_t b = 0; b <= c->nblocks; b++)
+		c->ctx_at[b] = c->sum_at[b] = c->thread_at[b] = DBFILE_NONE;
+	for (uint32_t b = 0; b <= c->nlists; b++)
+		c->list_at[b] = DBFILE_NONE;
 	c->stat_cached = DBFILE_NONE;
-	c->list_cached = DBFILE_NONE;
+	return dbfile_cache_blocks(db, DBFILE_CACHE_CONTEXTS, DBFILE_CACHE_ROWS, DBFILE_CACHE_LISTS);
+}
+
+int dbfile_cache_blocks(struct dbfile *db, uint32_t contexts, uint32_t rows, uint32_t lists)
+{
+	struct dbfile_cache *c = db->cache;
+	if (!c)
+		return fth_error("%s: not open", db_name(db));
+	contexts = FTH_MAX(1, FTH_MIN(contexts, c->nblocks));
+	/* The sums and a thread's rows of every block, at most. */
+	rows = FTH_MAX(1, FTH_MIN(rows, 2 * c->nblocks));
+	lists = FTH_MAX(1, FTH_MIN(lists, c->nlists));
+	if (contexts > c->nctx) {
+		c->ctx = xreallocarray(c->ctx, contexts, sizeof(*c->ctx));
+		for (uint32_t i = c->nctx; i < contexts; i++)
+			c->ctx[i] = (struct ctx_slot){ .block = DBFILE_NONE };
+		c->nctx = contexts;
+	}
+	if (rows > c->nrows) {
+		c->rows = xreallocarray(c->rows, rows, sizeof(*c->rows));
+		for (uint32_t i = c->nrows; i < rows; i++)
+			c->rows[i] = (struct row_slot){ .block = DBFILE_NONE };
+		c->nrows = rows;
+	}
+	if (lists > c->nlist) {
+		c->lists = xreallocarray(c->lists, lists, sizeof(*c->lists));
+		for (uint32_t i = c->nlist; i < lists; i++)
+			c->lists[i] = (struct list_slot){ .block = DBFILE_NONE };
+		c->nlist = lists;
+	}
 	return 0;
 }
 
@@ -1070,24 +1126,25 @@ int dbfile_context(struct dbfile *db, uint32_t ctx, struct dbfile_context *out)
 		return fth_error("%s: no context %u", db_name(db), ctx);
 	uint32_t b = ctx / db->block;
 	struct ctx_slot *slot = NULL, *victim = &c->ctx[0];
-	for (int i = 0; i < DBFILE_CACHE_CONTEXTS; i++) {
+	if (c->ctx_at[b] != DBFILE_NONE && c->ctx[c->ctx_at[b]].block == b)
+		slot = &c->ctx[c->ctx_at[b]];
+	for (uint32_t i = 0; !slot && i < c->nctx; i++) {
 		struct ctx_slot *s = &c->ctx[i];
-		if (s->block == b) {
-			slot = s;
-			break;
-		}
 		if (s->block == DBFILE_NONE ||
 		    (victim->block != DBFILE_NONE && s->used < victim->used))
 			victim = s;
 	}
 	if (!slot) {
 		slot = victim;
+		if (slot->block != DBFILE_NONE)
+			c->ctx_at[slot->block] = DBFILE_NONE;
 		slot->block = DBFILE_NONE;
 		if (!slot->c)
 			slot->c = xcalloc(c->slot, sizeof(*slot->c));
 		if (decode_context_block(db, b, slot->c, c->first_child[b]) < 0)
 			return -1;
 		slot->block = b;
+		c->ctx_at[b] = (uint32_t)(slot - c->ctx);
 	}
 	slot->used = ++c->clock;
 	*out = slot->c[ctx - b * db->block];
@@ -1100,16 +1157,30 @@ static int decode_thread_block(struct dbfile *db, uint32_t t, uint32_t b, struct
 static struct row_slot *row_block(struct dbfile *db, uint32_t thread, uint32_t b)
 {
 	struct dbfile_cache *c = db->cache;
+	uint32_t *at = thread == DBFILE_NONE ? c->sum_at : c->thread_at;
 	struct row_slot *victim = &c->rows[0];
-	for (int i = 0; i < DBFILE_CACHE_ROWS; i++) {
+	if (at[b] != DBFILE_NONE) {
+		struct row_slot *s = &c->rows[at[b]];
+		if (s->block == b && s->thread == thread) {
+			s->used = ++c->clock;
+			return s;
+		}
+	}
+	for (uint32_t i = 0; i < c->nrows; i++) {
 		struct row_slot *s = &c->rows[i];
 		if (s->block == b && s->thread == thread) {
 			s->used = ++c->clock;
+			at[b] = i;
 			return s;
 		}
 		if (s->block == DBFILE_NONE ||
 		    (victim->block != DBFILE_NONE && s->used < victim->used))
 			victim = s;
+	}
+	if (victim->block != DBFILE_NONE) {
+		uint32_t *vat = victim->thread == DBFILE_NONE ? c->sum_at : c->thread_at;
+		if (vat[victim->block] == (uint32_t)(victim - c->rows))
+			vat[victim->block] = DBFILE_NONE;
 	}
 	victim->block = DBFILE_NONE;
 	int rc = thread == DBFILE_NONE ? decode_summary_block(db, b, victim, c->nsum[b])
@@ -1119,10 +1190,13 @@ static struct row_slot *row_block(struct dbfile *db, uint32_t thread, uint32_t b
 	victim->block = b;
 	victim->thread = thread;
 	victim->used = ++c->clock;
+	at[b] = (uint32_t)(victim - c->rows);
 	if (thread == DBFILE_NONE && c->stat_cached == b)
 		c->stat_cached = DBFILE_NONE; /* its sums were decoded again: decode it again too */
 	return victim;
 }
+
+static int function_list(struct dbfile *db, uint32_t f, int which, uint32_t **list, uint32_t *n);
 
 static int row_of(struct dbfile *db, uint32_t thread, uint32_t ctx, struct dbfile_row *out)
 {
@@ -1136,6 +1210,27 @@ static int row_of(struct dbfile *db, uint32_t thread, uint32_t ctx, struct dbfil
 	out->n = r->start[at + 1] - r->start[at];
 	out->metric = r->metric + r->start[at];
 	out->val = r->val + 2 * (size_t)r->start[at];
+	return 0;
+}
+
+int dbfile_load_blocks(struct dbfile *db, uint32_t thread)
+{
+	struct dbfile_cache *c = db->cache;
+	if (!c)
+		return fth_error("%s: not open", db_name(db));
+	if (dbfile_cache_blocks(db, UINT32_MAX, UINT32_MAX, UINT32_MAX) < 0)
+		return -1;
+	struct dbfile_context x;
+	for (uint32_t b = 0; b < c->nblocks; b++)
+		if (dbfile_context(db, b * db->block, &x) < 0 || !row_block(db, DBFILE_NONE, b) ||
+		    (thread != DBFILE_NONE && !row_block(db, thread, b)))
+			return -1;
+	for (uint32_t b = 0; b < c->nlists; b++) {
+		uint32_t *list, n;
+		if (function_list(db, b * c->list_block, 0, &list, &n) < 0)
+			return -1;
+		free(list);
+	}
 	return 0;
 }
 
@@ -1186,12 +1281,28 @@ static int function_list(struct dbfile *db, uint32_t f, int which, uint32_t **li
 		return fth_error("%s: no function %u", db_name(db), f);
 	struct dbfile_cache *c = db->cache;
 	uint32_t b = f / c->list_block;
-	if (c->list_cached != b && decode_list_block(db, b) < 0)
-		return -1;
+	struct list_slot *l = NULL, *victim = &c->lists[0];
+	if (c->list_at[b] != DBFILE_NONE && c->lists[c->list_at[b]].block == b)
+		l = &c->lists[c->list_at[b]];
+	for (uint32_t i = 0; !l && i < c->nlist; i++) {
+		struct list_slot *s = &c->lists[i];
+		if (s->block == DBFILE_NONE ||
+		    (victim->block != DBFILE_NONE && s->used < victim->used))
+			victim = s;
+	}
+	if (!l) {
+		l = victim;
+		if (l->block != DBFILE_NONE)
+			c->list_at[l->block] = DBFILE_NONE;
+		if (decode_list_block(db, b, l) < 0)
+			return -1;
+		c->list_at[b] = (uint32_t)(l - c->lists);
+	}
+	l->used = ++c->clock;
 	uint32_t k = 2 * (f - b * c->list_block) + (uint32_t)which;
-	uint32_t a = c->list_start[k], e = c->list_start[k + 1];
+	uint32_t a = l->start[k], e = l->start[k + 1];
 	*list = xmalloc(((size_t)(e - a) + 1) * sizeof(uint32_t));
-	memcpy(*list, c->list_item + a, (size_t)(e - a) * sizeof(uint32_t));
+	memcpy(*list, l->item + a, (size_t)(e - a) * sizeof(uint32_t));
 	*n = e - a;
 	return 0;
 }

@@ -61,9 +61,11 @@
 /* Functions per FLST chunk: at least this many, and few enough for at most 64 chunks. */
 #define DBFILE_LIST_BLOCK 256
 #define DBFILE_MAX_LIST_CHUNKS 64
-/* Decoded blocks the reader keeps (least recently used evicted). */
+/* Decoded blocks the reader keeps (least recently used evicted), unless dbfile_cache_blocks
+ * raises them. */
 #define DBFILE_CACHE_CONTEXTS 16
 #define DBFILE_CACHE_ROWS 8
+#define DBFILE_CACHE_LISTS 1
 
 /* Context kinds.  X(enum suffix, value, name in dumps) */
 #define DBFILE_KINDS(X)                                                                       \
@@ -331,6 +333,21 @@ int dbfile_thread_flats(struct dbfile *db, uint32_t t, struct dbfile_flat *fn,
  */
 int dbfile_stats(struct dbfile *db, uint32_t ctx, uint16_t metric, struct dbfile_stat *incl,
 		 struct dbfile_stat *excl);
+/*
+ * Keep up to CONTEXTS decoded blocks of contexts, ROWS of rows (sums or a thread's values) and
+ * LISTS of function lists (at most what the database has; never fewer than already kept).
+ * For a walk with no locality in the database's breadth-first order, such as a depth-first
+ * walk of the whole tree with children sorted by value (view --batch), which comes back to
+ * every block again and again: with every block kept, each is decoded once, as in one
+ * sequential pass, and memory grows to the decoded database (about 100 bytes a context).
+ */
+int dbfile_cache_blocks(struct dbfile *db, uint32_t contexts, uint32_t rows, uint32_t lists);
+/*
+ * Decode every block of contexts, of sums (and of thread THREAD's values, unless DBFILE_NONE)
+ * and of function lists, and keep them all: one sequential pass, after which reading any of
+ * them cannot fail.
+ */
+int dbfile_load_blocks(struct dbfile *db, uint32_t thread);
 /* Contexts per block for NCONTEXTS (what prof writes). */
 uint32_t dbfile_block_size(uint32_t ncontexts);
 /* Read one thread's values (sparse, contexts ascending) from threads.fdb, for dumps. */

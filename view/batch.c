@@ -2,7 +2,9 @@
 /*
  * batch.c: view --batch: the rows of a view (expanded to --depth, or along the hot path) with
  * each metric's inclusive and exclusive value and percent of the total, as an indented text
- * table, CSV (one row per node, with its depth and path) or a nested JSON tree.  Names are
+ * table, CSV (one row per node, with its depth and path) or a nested JSON tree.  Values are in
+ * the screen's units and rounding (text: "1.25 s"; CSV and JSON: numbers in one unit per
+ * metric, which the CSV header and the JSON "units" name), or exact with --raw.  Names are
  * escaped with esc_terminal in text and CSV (CSV quoting on top), so nothing from the database
  * reaches a terminal raw; JSON carries their exact bytes, escaped once (esc_json).
  */
@@ -24,6 +26,26 @@ static const char *const kind_names[VM_KIND_COUNT] = {
 
 static const char *const view_names[VM_NVIEWS] = { "top-down", "bottom-up", "flat" };
 
+/* N spaces, and an unsigned number: what buf_printf costs, counted over a million rows. */
+static void put_indent(struct buf *b, size_t n)
+{
+	static const char spaces[] = "                                ";
+	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
+		buf_add(b, spaces, sizeof(spaces) - 1);
+	if (n)
+		buf_add(b, spaces, n);
+}
+
+static void put_uint(struct buf *b, uint64_t x)
+{
+	char tmp[24];
+	size_t n = sizeof(tmp);
+	do
+		tmp[--n] = (char)('0' + x % 10);
+	while (x /= 10);
+	buf_add(b, tmp + n, sizeof(tmp) - n);
+}
+
 /* A number exactly, as short as it goes: integers plainly, others round-tripping. */
 static void put_number(struct buf *b, double v, const char *nan_text)
 {
@@ -32,7 +54,9 @@ static void put_number(struct buf *b, double v, const char *nan_text)
 		return;
 	}
 	if (v == floor(v) && fabs(v) < 1e15) {
-		buf_printf(b, "%.0f", v == 0 ? 0.0 : v);
+		if (v < 0)
+			buf_addch(b, '-');
+		put_uint(b, (uint64_t)fabs(v));
 		return;
 	}
 	char tmp[40];
@@ -42,33 +66,98 @@ static void put_number(struct buf *b, double v, const char *nan_text)
 	buf_addstr(b, tmp);
 }
 
-static void put_percent(struct buf *b, double v, double total)
+/* V as a percentage of TOTAL with DECIMALS decimals and SUFFIX; NONE when it has none. */
+static void put_percent(struct buf *b, double v, double total, int decimals, const char *suffix,
+			const char *none)
 {
-	if (isnan(v) || !(total != 0) || isnan(total))
-		buf_addstr(b, "-");
-	else
-		buf_printf(b, "%.1f%%", 100 * v / total);
+	if (isnan(v) || !(total != 0) || isnan(total)) {
+		buf_addstr(b, none);
+		return;
+	}
+	char tmp[64];
+	vm_format_fixed(100 * v / total, decimals, tmp, sizeof(tmp));
+	buf_addstr(b, tmp);
+	buf_addstr(b, suffix);
 }
 
-/* The escaped label of NODE. */
-static void put_label(struct vm *vm, const struct batch_options *opt, vm_node node,
-		      struct buf *b)
+/* A value in a text cell: as the screen shows it, or exactly. */
+static void put_text_value(struct vm *vm, const struct batch_options *opt, uint32_t metric,
+			   double v, struct buf *b)
 {
-	struct buf raw = BUF_INIT;
-	vm_node_label(vm, opt->view, node, !opt->ascii, &raw);
-	esc_terminal(b, (const char *)raw.data, raw.len, !opt->ascii ? ESC_UTF8 : 0);
-	buf_release(&raw);
+	char tmp[64];
+	if (opt->raw)
+		put_number(b, v, "n/a");
+	else
+		buf_addstr(b, vm_format_metric(vm, metric, v, tmp, sizeof(tmp)));
+}
+
+/* A value as a CSV or JSON number: in its unit, rounded as the screen rounds, or exactly. */
+static void put_data_value(struct vm *vm, const struct batch_options *opt, uint32_t metric,
+			   double v, const char *nan_text, struct buf *b)
+{
+	char tmp[64];
+	if (opt->raw || isnan(v) || isinf(v))
+		put_number(b, v, nan_text);
+	else
+		buf_addstr(b, vm_format_number(vm, metric, v, tmp, sizeof(tmp)));
+}
+
+/* A TMA fraction as a CSV or JSON number. */
+static void put_fraction(const struct batch_options *opt, double v, const char *nan_text,
+			 struct buf *b)
+{
+	char tmp[64];
+	if (opt->raw || isnan(v) || isinf(v))
+		put_number(b, v, nan_text);
+	else
+		buf_addstr(b, vm_format_fraction(v, tmp, sizeof(tmp)));
+}
+
+/* Whether S (N bytes) is printable ASCII, which the escapes leave as it is (JSON: but quotes
+ * and backslashes): then it is copied whole, not byte by byte. */
+static bool plain(const char *s, size_t n, bool json)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c >= 0x7f || (json && (c == '"' || c == '\\')))
+			return false;
+	}
+	return true;
+}
+
+static void put_terminal(struct buf *b, const char *s, size_t n, bool utf8)
+{
+	if (plain(s, n, false))
+		buf_add(b, s, n);
+	else
+		esc_terminal(b, s, n, utf8 ? ESC_UTF8 : 0);
+}
+
+/* The escaped label of NODE (made in SCRATCH). */
+static void put_label(struct vm *vm, const struct batch_options *opt, vm_node node,
+		      struct buf *scratch, struct buf *b)
+{
+	buf_reset(scratch);
+	vm_node_label(vm, opt->view, node, !opt->ascii, scratch);
+	put_terminal(b, (const char *)scratch->data, scratch->len, !opt->ascii);
 }
 
 static void put_escaped(struct buf *b, const char *s, bool utf8)
 {
-	esc_terminal(b, s, strlen(s), utf8 ? ESC_UTF8 : 0);
+	put_terminal(b, s, strlen(s), utf8);
 }
 
 /* A database string as JSON: its exact bytes (lib/escape.h). */
 static void json_text(struct buf *b, const char *s)
 {
-	esc_json(b, s, strlen(s));
+	size_t n = strlen(s);
+	if (!plain(s, n, true)) {
+		esc_json(b, s, n);
+		return;
+	}
+	buf_addch(b, '"');
+	buf_add(b, s, n);
+	buf_addch(b, '"');
 }
 
 static void csv_field(struct buf *b, const char *s, size_t n)
@@ -106,34 +195,119 @@ static size_t text_width(const char *s, size_t n)
 	return w;
 }
 
-/* Expand the tree as the options say; the rows are then what vm_rows gives. */
-static void expand(struct vm *vm, const struct batch_options *opt)
+/*
+ * The rows printed, in order, one at a time: a depth-first walk down to --depth with each
+ * node's children in the sort order (taken once, uncached, and what bottom-up and flat built
+ * below a node dropped when the walk is done with it, so that memory stays bounded however
+ * many rows), or the rows of the hot path (vm_rows, a few).
+ */
+struct frame {
+	vm_node node;
+	vm_node *kids;
+	uint32_t n, i;
+};
+
+struct walk {
+	struct vm *vm;
+	const struct batch_options *opt;
+	struct frame *stack;
+	uint32_t sp, cap;
+	vm_node *rows; /* hot path */
+	uint32_t *depth;
+	uint32_t nrows, at;
+	bool started;
+};
+
+static void walk_start(struct walk *w, struct vm *vm, const struct batch_options *opt)
 {
+	memset(w, 0, sizeof(*w));
+	w->vm = vm;
+	w->opt = opt;
+	if (!opt->hot_path)
+		return;
 	vm_node root = vm_root(vm, opt->view);
 	vm_expand(vm, opt->view, root, true);
-	if (opt->hot_path) {
-		vm_hot_path(vm, opt->view, root, opt->metrics[0], 0.5);
+	vm_hot_path(vm, opt->view, root, opt->metrics[0], 0.5);
+	const vm_node *rows;
+	w->nrows = vm_rows(vm, opt->view, &rows);
+	/* Copy: values and labels below may rebuild the model's row array. */
+	w->rows = xmalloc((w->nrows ? w->nrows : 1) * sizeof(vm_node));
+	w->depth = xmalloc((w->nrows ? w->nrows : 1) * sizeof(uint32_t));
+	memcpy(w->rows, rows, w->nrows * sizeof(vm_node));
+	memcpy(w->depth, vm_row_depths(vm, opt->view), w->nrows * sizeof(uint32_t));
+}
+
+/* Push NODE, at DEPTH, when the walk goes below it (the root always). */
+static void walk_push(struct walk *w, vm_node node, uint32_t depth)
+{
+	if (depth && depth >= w->opt->depth)
 		return;
+	ALLOC_GROW(w->stack, w->sp + 1, w->cap);
+	struct frame *f = &w->stack[w->sp++];
+	f->node = node;
+	f->i = 0;
+	f->n = vm_children_copy(w->vm, w->opt->view, node, &f->kids);
+}
+
+/* The next row into *NODE and *DEPTH; false after the last. */
+static bool walk_next(struct walk *w, vm_node *node, uint32_t *depth)
+{
+	if (w->opt->hot_path) {
+		if (w->at == w->nrows)
+			return false;
+		*node = w->rows[w->at];
+		*depth = w->depth[w->at++];
+		return true;
 	}
-	struct item {
-		vm_node node;
-		uint32_t depth;
-	} *stack = NULL;
-	uint32_t sp = 0, cap = 0;
-	ALLOC_GROW(stack, 1, cap);
-	stack[sp++] = (struct item){ root, 0 };
-	while (sp) {
-		struct item it = stack[--sp];
-		if (it.depth >= opt->depth)
-			continue;
-		vm_expand(vm, opt->view, it.node, true);
-		const vm_node *kids;
-		uint32_t n = vm_children(vm, opt->view, it.node, &kids);
-		ALLOC_GROW(stack, sp + n, cap);
-		for (uint32_t i = 0; i < n; i++)
-			stack[sp++] = (struct item){ kids[i], it.depth + 1 };
+	if (!w->started) {
+		w->started = true;
+		*node = vm_root(w->vm, w->opt->view);
+		*depth = 0;
+		walk_push(w, *node, 0);
+		return true;
 	}
-	free(stack);
+	while (w->sp) {
+		struct frame *f = &w->stack[w->sp - 1];
+		if (f->i < f->n) {
+			*node = f->kids[f->i++];
+			*depth = w->sp;
+			walk_push(w, *node, *depth);
+			return true;
+		}
+		free(f->kids);
+		vm_forget(w->vm, w->opt->view, f->node);
+		w->sp--;
+	}
+	return false;
+}
+
+static void walk_end(struct walk *w)
+{
+	while (w->sp)
+		free(w->stack[--w->sp].kids);
+	free(w->stack);
+	free(w->rows);
+	free(w->depth);
+}
+
+/* Output, written out as it grows. */
+struct out {
+	struct buf b;
+	FILE *f;
+	bool failed;
+};
+
+static void out_flush(struct out *o)
+{
+	if (o->b.len && !o->failed && fwrite(o->b.data, 1, o->b.len, o->f) != o->b.len)
+		o->failed = true;
+	buf_reset(&o->b);
+}
+
+static void out_row_done(struct out *o)
+{
+	if (o->b.len >= 1 << 16)
+		out_flush(o);
 }
 
 static void put_tma_text(struct vm *vm, const struct batch_options *opt, vm_node node,
@@ -157,109 +331,223 @@ static void put_tma_text(struct vm *vm, const struct batch_options *opt, vm_node
 	}
 }
 
-static void run_text(struct vm *vm, const struct batch_options *opt, const vm_node *rows,
-		     const uint32_t *depth, uint32_t nrows, struct buf *out)
+/* The label of ROW at DEPTH, indented, and its cells (value and percent, inclusive then
+ * exclusive, per metric; no percent where PCT says the metric has none) into CELLS (4 per
+ * metric). */
+static void text_row(struct vm *vm, const struct batch_options *opt, const double *totals,
+		     const bool *pct, vm_node row, uint32_t depth, struct buf *scratch,
+		     struct buf *label, struct buf *cells)
 {
-	struct buf *labels = xcalloc(nrows ? nrows : 1, sizeof(struct buf));
+	buf_reset(label);
+	put_indent(label, 2 * (size_t)depth);
+	put_label(vm, opt, row, scratch, label);
+	for (uint32_t k = 0; k < opt->nmetrics; k++)
+		for (int incl = 1; incl >= 0; incl--) {
+			double v = vm_value(vm, opt->view, row, opt->metrics[k], incl);
+			struct buf *c = &cells[4 * k + 2 * (1 - incl)];
+			buf_reset(c);
+			buf_reset(c + 1);
+			put_text_value(vm, opt, opt->metrics[k], v, c);
+			if (pct[k])
+				put_percent(c + 1, v, totals[k], 1, "%", "-");
+		}
+}
+
+/* A row padded to the columns: LABEL, then the cells (N each, PCT-less percents skipped). */
+static void print_text_row(struct buf *out, const char *label, size_t len, size_t lw,
+			   const char *const *cell, const size_t *clen, const size_t *cw,
+			   const bool *pct, uint32_t ncells)
+{
+	buf_add(out, label, len);
+	for (size_t i = text_width(label, len); i < lw; i++)
+		buf_addch(out, ' ');
+	for (uint32_t i = 0; i < ncells; i++) {
+		if (i % 2 && !pct[i / 4])
+			continue;
+		buf_addstr(out, i % 2 ? " " : "  ");
+		for (size_t j = clen[i]; j < cw[i]; j++)
+			buf_addch(out, ' ');
+		if (clen[i])
+			buf_add(out, cell[i], clen[i]);
+	}
+	buf_addch(out, '\n');
+}
+
+/* The spool's separators: of cells, and before a line printed as it is (escaped text holds
+ * neither). */
+#define SPOOL_CELL '\x1f'
+#define SPOOL_LINE '\x1e'
+
+/*
+ * One walk that measures the columns and spools the rows, unpadded, to a temporary file; then
+ * the rows read back and padded.  Two walks when there is no temporary file.
+ */
+static void run_text(struct vm *vm, const struct batch_options *opt, struct out *out)
+{
 	uint32_t ncells = 4 * opt->nmetrics;
-	struct buf *cells = xcalloc((size_t)nrows * ncells + 1, sizeof(struct buf));
+	struct buf label = BUF_INIT, tma = BUF_INIT, scratch = BUF_INIT;
+	struct buf *cells = xcalloc(ncells + 1, sizeof(struct buf));
+	const char **cell = xcalloc(ncells + 1, sizeof(char *));
+	size_t *clen = xcalloc(ncells + 1, sizeof(size_t));
 	size_t lw = strlen("Scope");
 	size_t *cw = xcalloc(ncells + 1, sizeof(size_t));
 	double *totals = xcalloc(opt->nmetrics + 1, sizeof(double));
-	for (uint32_t k = 0; k < opt->nmetrics; k++)
+	bool *pct = xcalloc(opt->nmetrics + 1, sizeof(bool));
+	for (uint32_t k = 0; k < opt->nmetrics; k++) {
 		totals[k] = vm_total(vm, opt->metrics[k]);
-	for (uint32_t r = 0; r < nrows; r++) {
-		buf_init(&labels[r]);
-		buf_printf(&labels[r], "%*s", (int)(2 * depth[r]), "");
-		put_label(vm, opt, rows[r], &labels[r]);
-		size_t w = text_width((const char *)labels[r].data, labels[r].len);
-		if (w > lw)
-			lw = w;
-		for (uint32_t k = 0; k < opt->nmetrics; k++)
-			for (int incl = 1; incl >= 0; incl--) {
-				double v = vm_value(vm, opt->view, rows[r], opt->metrics[k], incl);
-				struct buf *c = &cells[(size_t)r * ncells + 4 * k + 2 * (1 - incl)];
-				buf_init(c);
-				buf_init(c + 1);
-				put_number(c, v, "n/a");
-				put_percent(c + 1, v, totals[k]);
-			}
+		pct[k] = vm_metric_has_percent(vm, opt->metrics[k]);
+	}
+	struct out spool = { BUF_INIT, tmpfile(), false };
+	char *line = NULL;
+	size_t aline = 0;
+	struct walk w;
+	vm_node row;
+	uint32_t depth;
+	walk_start(&w, vm, opt);
+	while (walk_next(&w, &row, &depth) && !vm_error(vm)) {
+		text_row(vm, opt, totals, pct, row, depth, &scratch, &label, cells);
+		size_t lwr = text_width((const char *)label.data, label.len);
+		if (lwr > lw)
+			lw = lwr;
+		for (uint32_t i = 0; i < ncells; i++)
+			if (cells[i].len > cw[i])
+				cw[i] = cells[i].len;
+		if (!spool.f)
+			continue;
+		buf_add(&spool.b, label.data, label.len);
 		for (uint32_t i = 0; i < ncells; i++) {
-			size_t w2 = cells[(size_t)r * ncells + i].len;
-			if (w2 > cw[i])
-				cw[i] = w2;
+			buf_addch(&spool.b, SPOOL_CELL);
+			if (cells[i].len)
+				buf_add(&spool.b, cells[i].data, cells[i].len);
+		}
+		buf_addch(&spool.b, '\n');
+		if (opt->topdown) {
+			buf_reset(&tma);
+			put_tma_text(vm, opt, row, 2 * depth, &tma);
+			for (size_t a = 0, e; a < tma.len; a = e + 1) {
+				const char *t = (const char *)tma.data;
+				for (e = a; e < tma.len && t[e] != '\n'; e++)
+					;
+				buf_addch(&spool.b, SPOOL_LINE);
+				buf_add(&spool.b, t + a, e + 1 - a);
+			}
+		}
+		out_row_done(&spool);
+	}
+	walk_end(&w);
+	if (spool.f) {
+		out_flush(&spool);
+		if (spool.failed || fflush(spool.f) != 0 || fseek(spool.f, 0, SEEK_SET) != 0) {
+			fclose(spool.f); /* full: walk again */
+			spool.f = NULL;
 		}
 	}
+	if (vm_error(vm))
+		goto done;
 	/* Header: the metric over its two columns of value and percent. */
-	struct buf h = BUF_INIT;
-	buf_addstr(&h, "Scope");
+	struct buf *h = &out->b;
+	buf_addstr(h, "Scope");
 	for (size_t i = strlen("Scope"); i < lw; i++)
-		buf_addch(&h, ' ');
+		buf_addch(h, ' ');
 	for (uint32_t k = 0; k < opt->nmetrics; k++)
 		for (int e = 0; e < 2; e++) {
 			struct buf name = BUF_INIT;
 			put_escaped(&name, vm_metric(vm, opt->metrics[k])->name, !opt->ascii);
 			buf_addstr(&name, e ? " (E)" : " (I)");
-			size_t width = cw[4 * k + 2 * e] + 1 + cw[4 * k + 2 * e + 1];
+			size_t width = cw[4 * k + 2 * e] + (pct[k] ? 1 + cw[4 * k + 2 * e + 1] : 0);
 			size_t nw = text_width((const char *)name.data, name.len);
 			if (nw > width) {
 				cw[4 * k + 2 * e] += nw - width;
 				width = nw;
 			}
-			buf_addstr(&h, "  ");
+			buf_addstr(h, "  ");
 			for (size_t i = nw; i < width; i++)
-				buf_addch(&h, ' ');
-			buf_add(&h, name.data, name.len);
+				buf_addch(h, ' ');
+			buf_add(h, name.data, name.len);
 			buf_release(&name);
 		}
-	buf_add(out, h.data, h.len);
-	buf_addch(out, '\n');
-	buf_release(&h);
-	for (uint32_t r = 0; r < nrows; r++) {
-		buf_add(out, labels[r].data, labels[r].len);
-		size_t w = text_width((const char *)labels[r].data, labels[r].len);
-		for (size_t i = w; i < lw; i++)
-			buf_addch(out, ' ');
-		for (uint32_t i = 0; i < ncells; i++) {
-			const struct buf *c = &cells[(size_t)r * ncells + i];
-			buf_addstr(out, i % 2 ? " " : "  ");
-			for (size_t j = c->len; j < cw[i]; j++)
-				buf_addch(out, ' ');
-			buf_add(out, c->data, c->len);
+	buf_addch(h, '\n');
+	if (spool.f) {
+		ssize_t n;
+		while ((n = getline(&line, &aline, spool.f)) > 0) {
+			if (line[0] == SPOOL_LINE) {
+				buf_add(&out->b, line + 1, (size_t)n - 1);
+				out_row_done(out);
+				continue;
+			}
+			/* The label, then a cell after each separator. */
+			char *p = line, *end = line + n - (line[n - 1] == '\n');
+			char *sep = memchr(p, SPOOL_CELL, (size_t)(end - p));
+			const char *lab = p;
+			size_t llen = (size_t)((sep ? sep : end) - p);
+			for (uint32_t i = 0; i < ncells; i++) {
+				p = sep ? sep + 1 : end;
+				sep = memchr(p, SPOOL_CELL, (size_t)(end - p));
+				cell[i] = p;
+				clen[i] = (size_t)((sep ? sep : end) - p);
+			}
+			print_text_row(&out->b, lab, llen, lw, cell, clen, cw, pct, ncells);
+			out_row_done(out);
 		}
-		buf_addch(out, '\n');
-		if (opt->topdown)
-			put_tma_text(vm, opt, rows[r], 2 * depth[r], out);
-		buf_release(&labels[r]);
-		for (uint32_t i = 0; i < ncells; i++)
-			buf_release(&cells[(size_t)r * ncells + i]);
+		goto done;
 	}
-	free(labels);
+	walk_start(&w, vm, opt);
+	while (walk_next(&w, &row, &depth) && !vm_error(vm)) {
+		text_row(vm, opt, totals, pct, row, depth, &scratch, &label, cells);
+		for (uint32_t i = 0; i < ncells; i++) {
+			cell[i] = (const char *)cells[i].data;
+			clen[i] = cells[i].len;
+		}
+		print_text_row(&out->b, (const char *)label.data, label.len, lw, cell, clen, cw,
+			       pct, ncells);
+		if (opt->topdown)
+			put_tma_text(vm, opt, row, 2 * depth, &out->b);
+		out_row_done(out);
+	}
+	walk_end(&w);
+done:
+	if (spool.f)
+		fclose(spool.f);
+	buf_release(&spool.b);
+	free(line);
+	buf_release(&label);
+	buf_release(&tma);
+	buf_release(&scratch);
+	for (uint32_t i = 0; i < ncells; i++)
+		buf_release(&cells[i]);
 	free(cells);
+	free(cell);
+	free(clen);
 	free(cw);
 	free(totals);
+	free(pct);
 }
 
-static void run_csv(struct vm *vm, const struct batch_options *opt, const vm_node *rows,
-		    const uint32_t *depth, uint32_t nrows, struct buf *out)
+static void run_csv(struct vm *vm, const struct batch_options *opt, struct out *out)
 {
 	const struct vm_tma_row *tma;
 	uint32_t ntma = opt->topdown ? vm_tma(vm, opt->view, vm_root(vm, opt->view), &tma) : 0;
 	uint32_t *tma_metric = xcalloc(ntma + 1, sizeof(uint32_t));
 	for (uint32_t i = 0; i < ntma; i++)
 		tma_metric[i] = tma[i].metric;
+	struct buf *b = &out->b;
 	/* ID is the row's number, PARENT its parent's: a tree that splits back whatever the names
 	 * hold (PATH, the labels joined with " > ", is for reading) */
-	buf_addstr(out, "id,parent,depth,path,kind,name,file,line");
+	buf_addstr(b, "id,parent,depth,path,kind,name,file,line");
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
 		const char *name = vm_metric(vm, opt->metrics[k])->name;
+		const char *unit = opt->raw ? NULL : vm_number_unit(vm, opt->metrics[k], false);
 		static const char *const suffix[4] = { " (I)", " (I) %", " (E)", " (E) %" };
 		for (int s = 0; s < 4; s++) {
+			if (s % 2 && !vm_metric_has_percent(vm, opt->metrics[k]))
+				continue;
 			struct buf col = BUF_INIT;
 			put_escaped(&col, name, !opt->ascii);
 			buf_addstr(&col, suffix[s]);
-			buf_addch(out, ',');
-			csv_field(out, (const char *)col.data, col.len);
+			if (unit && s % 2 == 0)
+				buf_printf(&col, " [%s]", unit);
+			buf_addch(b, ',');
+			csv_field(b, (const char *)col.data, col.len);
 			buf_release(&col);
 		}
 	}
@@ -267,94 +555,116 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, const vm_nod
 		struct buf col = BUF_INIT;
 		buf_addstr(&col, "topdown ");
 		put_escaped(&col, vm_metric(vm, tma_metric[i])->name, !opt->ascii);
-		buf_addch(out, ',');
-		csv_field(out, (const char *)col.data, col.len);
+		buf_addch(b, ',');
+		csv_field(b, (const char *)col.data, col.len);
 		buf_release(&col);
 	}
-	buf_addch(out, '\n');
+	buf_addch(b, '\n');
 	double *totals = xcalloc(opt->nmetrics + 1, sizeof(double));
-	for (uint32_t k = 0; k < opt->nmetrics; k++)
+	bool *pct = xcalloc(opt->nmetrics + 1, sizeof(bool));
+	for (uint32_t k = 0; k < opt->nmetrics; k++) {
 		totals[k] = vm_total(vm, opt->metrics[k]);
-	struct buf *path = xcalloc(nrows + 1, sizeof(struct buf)); /* path per depth */
-	uint32_t *row_at = xcalloc(nrows + 1, sizeof(uint32_t)); /* the last row per depth */
-	for (uint32_t r = 0; r < nrows; r++) {
-		uint32_t d = depth[r];
+		pct[k] = vm_metric_has_percent(vm, opt->metrics[k]);
+	}
+	struct buf scratch = BUF_INIT;
+	struct buf *path = NULL; /* path per depth */
+	uint32_t *row_at = NULL; /* the last row per depth */
+	uint32_t alevels = 0, r = 0, d;
+	vm_node row;
+	struct walk w;
+	walk_start(&w, vm, opt);
+	for (; walk_next(&w, &row, &d) && !vm_error(vm); r++) {
+		if (d >= alevels) {
+			uint32_t old = alevels;
+			ALLOC_GROW(path, d + 1, alevels);
+			row_at = xreallocarray(row_at, alevels, sizeof(uint32_t));
+			for (uint32_t i = old; i < alevels; i++)
+				buf_init(&path[i]);
+		}
 		row_at[d] = r;
-		buf_printf(out, "%u,", r);
+		put_uint(b, r);
+		buf_addch(b, ',');
 		if (d)
-			buf_printf(out, "%u", row_at[d - 1]);
-		buf_addch(out, ',');
-		buf_init(&path[d]);
+			put_uint(b, row_at[d - 1]);
+		buf_addch(b, ',');
 		buf_reset(&path[d]);
 		if (d) {
 			buf_add(&path[d], path[d - 1].data, path[d - 1].len);
 			buf_addstr(&path[d], " > ");
 		}
-		put_label(vm, opt, rows[r], &path[d]);
+		put_label(vm, opt, row, &scratch, &path[d]);
 		struct vm_node_info in;
-		vm_node_info(vm, opt->view, rows[r], &in);
-		buf_printf(out, "%u,", d);
-		csv_field(out, (const char *)path[d].data, path[d].len);
-		buf_printf(out, ",%s,", in.kind < VM_KIND_COUNT ? kind_names[in.kind] : "?");
-		csv_text(out, in.name, !opt->ascii);
-		buf_addch(out, ',');
+		vm_node_info(vm, opt->view, row, &in);
+		put_uint(b, d);
+		buf_addch(b, ',');
+		csv_field(b, (const char *)path[d].data, path[d].len);
+		buf_addch(b, ',');
+		buf_addstr(b, in.kind < VM_KIND_COUNT ? kind_names[in.kind] : "?");
+		buf_addch(b, ',');
+		csv_text(b, in.name, !opt->ascii);
+		buf_addch(b, ',');
 		if (in.file)
-			csv_text(out, in.file, !opt->ascii);
-		buf_addch(out, ',');
+			csv_text(b, in.file, !opt->ascii);
+		buf_addch(b, ',');
 		if (in.line)
-			buf_printf(out, "%u", in.line);
+			put_uint(b, in.line);
 		for (uint32_t k = 0; k < opt->nmetrics; k++)
 			for (int incl = 1; incl >= 0; incl--) {
-				double v = vm_value(vm, opt->view, rows[r], opt->metrics[k], incl);
-				buf_addch(out, ',');
-				put_number(out, v, "");
-				buf_addch(out, ',');
-				if (!isnan(v) && totals[k] != 0 && !isnan(totals[k]))
-					buf_printf(out, "%.4f", 100 * v / totals[k]);
+				double v = vm_value(vm, opt->view, row, opt->metrics[k], incl);
+				buf_addch(b, ',');
+				put_data_value(vm, opt, opt->metrics[k], v, "", b);
+				if (!pct[k])
+					continue;
+				buf_addch(b, ',');
+				put_percent(b, v, totals[k], opt->raw ? 4 : 1, "", "");
 			}
 		if (ntma) {
-			uint32_t n = vm_tma(vm, opt->view, rows[r], &tma);
+			uint32_t n = vm_tma(vm, opt->view, row, &tma);
 			for (uint32_t i = 0; i < ntma; i++) {
-				buf_addch(out, ',');
+				buf_addch(b, ',');
 				if (i < n)
-					put_number(out, tma[i].fraction, "");
+					put_fraction(opt, tma[i].fraction, "", b);
 			}
 		}
-		buf_addch(out, '\n');
+		buf_addch(b, '\n');
+		out_row_done(out);
 	}
-	for (uint32_t r = 0; r <= nrows; r++)
-		buf_release(&path[r]);
+	walk_end(&w);
+	for (uint32_t i = 0; i < alevels; i++)
+		buf_release(&path[i]);
 	free(path);
+	buf_release(&scratch);
 	free(row_at);
 	free(totals);
+	free(pct);
 	free(tma_metric);
 }
 
 enum json_values { JSON_TOTALS, JSON_INCLUSIVE, JSON_EXCLUSIVE };
 
-/* {"metric": value, ...} of the chosen metrics: the program's totals, or NODE's values. */
+/* {"metric": value, ...} of the chosen metrics: the program's totals, or NODE's values; KEYS
+ * holds the metrics' names as JSON, each followed by ": ". */
 static void json_metric_object(struct vm *vm, const struct batch_options *opt, vm_node node,
-			       enum json_values which, struct buf *out)
+			       enum json_values which, const struct buf *keys, struct buf *out)
 {
 	buf_addch(out, '{');
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
 		uint32_t m = opt->metrics[k];
 		if (k)
 			buf_addstr(out, ", ");
-		json_text(out, vm_metric(vm, m)->name);
-		buf_addstr(out, ": ");
-		put_number(out,
-			   which == JSON_TOTALS ? vm_total(vm, m)
-						: vm_value(vm, opt->view, node, m,
-							   which == JSON_INCLUSIVE),
-			   "null");
+		buf_add(out, keys[k].data, keys[k].len);
+		put_data_value(vm, opt, m,
+			       which == JSON_TOTALS ? vm_total(vm, m)
+						    : vm_value(vm, opt->view, node, m,
+							       which == JSON_INCLUSIVE),
+			       "null", out);
 	}
 	buf_addch(out, '}');
 }
 
-static void run_json(struct vm *vm, const struct batch_options *opt, const vm_node *rows,
-		     const uint32_t *depth, uint32_t nrows, struct buf *out)
+static void run_json(struct vm *vm, const struct batch_options *opt, struct out *o)
 {
+	struct buf *out = &o->b;
 	buf_addstr(out, "{\"database\": ");
 	json_text(out, opt->database);
 	buf_printf(out, ", \"view\": \"%s\", \"thread\": ", view_names[opt->view]);
@@ -373,18 +683,55 @@ static void run_json(struct vm *vm, const struct batch_options *opt, const vm_no
 			buf_addstr(out, ", ");
 		json_text(out, vm_metric(vm, opt->metrics[k])->name);
 	}
-	buf_addstr(out, "], \"totals\": ");
-	json_metric_object(vm, opt, 0, JSON_TOTALS, out);
+	/* The unit of each metric's numbers: null for counts, ratios and fractions. */
+	buf_addstr(out, "], \"units\": {");
+	for (uint32_t k = 0; k < opt->nmetrics; k++) {
+		const char *unit = vm_number_unit(vm, opt->metrics[k], opt->raw);
+		if (k)
+			buf_addstr(out, ", ");
+		json_text(out, vm_metric(vm, opt->metrics[k])->name);
+		buf_addstr(out, ": ");
+		if (unit)
+			json_text(out, unit);
+		else
+			buf_addstr(out, "null");
+	}
+	buf_addstr(out, "}, \"totals\": ");
+	struct buf *keys = xcalloc(opt->nmetrics + 1, sizeof(struct buf));
+	for (uint32_t k = 0; k < opt->nmetrics; k++) {
+		buf_init(&keys[k]);
+		json_text(&keys[k], vm_metric(vm, opt->metrics[k])->name);
+		buf_addstr(&keys[k], ": ");
+	}
+	json_metric_object(vm, opt, 0, JSON_TOTALS, keys, out);
 	buf_addstr(out, ",\n\"tree\": ");
-	for (uint32_t r = 0; r < nrows; r++) {
+	struct walk w;
+	vm_node row;
+	uint32_t depth, prev = 0;
+	bool first = true;
+	walk_start(&w, vm, opt);
+	while (walk_next(&w, &row, &depth) && !vm_error(vm)) {
+		/* The row before: opened a list of children, or closed with its parents. */
+		if (!first && depth <= prev) {
+			buf_addstr(out, "]}");
+			for (uint32_t d = prev; d > depth; d--)
+				buf_addstr(out, "]}");
+			buf_addstr(out, ",\n");
+		} else if (!first) {
+			buf_addch(out, '\n');
+		}
+		first = false;
+		prev = depth;
 		struct vm_node_info in;
-		vm_node_info(vm, opt->view, rows[r], &in);
-		buf_printf(out, "%*s{\"kind\": \"%s\", \"name\": ", r ? (int)(2 * depth[r]) : 0, "",
-			   in.kind < VM_KIND_COUNT ? kind_names[in.kind] : "?");
+		vm_node_info(vm, opt->view, row, &in);
+		put_indent(out, 2 * (size_t)depth);
+		buf_addstr(out, "{\"kind\": \"");
+		buf_addstr(out, in.kind < VM_KIND_COUNT ? kind_names[in.kind] : "?");
+		buf_addstr(out, "\", \"name\": ");
 		json_text(out, in.name);
 		buf_addstr(out, ", \"label\": ");
 		struct buf label = BUF_INIT;
-		vm_node_label(vm, opt->view, rows[r], true, &label);
+		vm_node_label(vm, opt->view, row, true, &label);
 		buf_addch(&label, '\0');
 		json_text(out, (const char *)label.data);
 		buf_release(&label);
@@ -395,69 +742,64 @@ static void run_json(struct vm *vm, const struct batch_options *opt, const vm_no
 			buf_addstr(out, "null");
 		buf_addstr(out, ", \"line\": ");
 		if (in.line)
-			buf_printf(out, "%u", in.line);
+			put_uint(out, in.line);
 		else
 			buf_addstr(out, "null");
 		buf_addstr(out, ", \"inclusive\": ");
-		json_metric_object(vm, opt, rows[r], JSON_INCLUSIVE, out);
+		json_metric_object(vm, opt, row, JSON_INCLUSIVE, keys, out);
 		buf_addstr(out, ", \"exclusive\": ");
-		json_metric_object(vm, opt, rows[r], JSON_EXCLUSIVE, out);
+		json_metric_object(vm, opt, row, JSON_EXCLUSIVE, keys, out);
 		if (opt->topdown) {
 			const struct vm_tma_row *tma;
-			uint32_t n = vm_tma(vm, opt->view, rows[r], &tma);
+			uint32_t n = vm_tma(vm, opt->view, row, &tma);
 			buf_addstr(out, ", \"topdown\": {");
 			for (uint32_t i = 0; i < n; i++) {
 				if (i)
 					buf_addstr(out, ", ");
 				json_text(out, vm_metric(vm, tma[i].metric)->name);
 				buf_addstr(out, ": ");
-				put_number(out, tma[i].fraction, "null");
+				put_fraction(opt, tma[i].fraction, "null", out);
 			}
 			buf_addch(out, '}');
 		}
 		buf_addstr(out, ", \"children\": [");
-		bool has_kids = r + 1 < nrows && depth[r + 1] > depth[r];
-		if (has_kids) {
-			buf_addch(out, '\n');
-			continue;
-		}
-		/* Close this node, and every parent whose last child it is. */
-		buf_addstr(out, "]}");
-		uint32_t next = r + 1 < nrows ? depth[r + 1] : 0;
-		for (uint32_t d = depth[r]; d > next; d--)
-			buf_addstr(out, "]}");
-		buf_addstr(out, r + 1 < nrows ? ",\n" : "\n");
+		out_row_done(o);
 	}
+	walk_end(&w);
+	/* Close the last row and its parents. */
+	for (uint32_t d = 0; !first && d <= prev; d++)
+		buf_addstr(out, "]}");
+	if (!first)
+		buf_addch(out, '\n');
 	buf_addstr(out, "}\n");
+	for (uint32_t k = 0; k < opt->nmetrics; k++)
+		buf_release(&keys[k]);
+	free(keys);
 }
 
 int batch_run(struct vm *vm, const struct batch_options *opt, FILE *f)
 {
-	expand(vm, opt);
-	const vm_node *rows;
-	uint32_t nrows = vm_rows(vm, opt->view, &rows);
-	/* Copy: values and labels below may rebuild the model's row array. */
-	vm_node *r = xmalloc((nrows ? nrows : 1) * sizeof(vm_node));
-	uint32_t *d = xmalloc((nrows ? nrows : 1) * sizeof(uint32_t));
-	memcpy(r, rows, nrows * sizeof(vm_node));
-	memcpy(d, vm_row_depths(vm, opt->view), nrows * sizeof(uint32_t));
-	struct buf out = BUF_INIT;
-	if (opt->format == BATCH_TEXT)
-		run_text(vm, opt, r, d, nrows, &out);
-	else if (opt->format == BATCH_CSV)
-		run_csv(vm, opt, r, d, nrows, &out);
-	else
-		run_json(vm, opt, r, d, nrows, &out);
-	free(r);
-	free(d);
+	/*
+	 * The walk comes back to every block of the database in no order: read them all first, in
+	 * one pass, and keep them.  A database that fails to read then prints nothing, never half.
+	 */
+	vm_load_blocks(vm);
+	struct out out = { BUF_INIT, f, false };
+	if (!vm_error(vm)) {
+		if (opt->format == BATCH_TEXT)
+			run_text(vm, opt, &out);
+		else if (opt->format == BATCH_CSV)
+			run_csv(vm, opt, &out);
+		else
+			run_json(vm, opt, &out);
+	}
 	if (vm_error(vm)) {
-		/* The database failed to read part way: nothing half-computed is printed. */
-		buf_release(&out);
+		buf_release(&out.b);
 		return fth_error("%s", vm_error(vm));
 	}
-	size_t len = out.len, n = fwrite(out.data, 1, len, f);
-	buf_release(&out);
-	if (n != len || fflush(f) != 0)
+	out_flush(&out);
+	buf_release(&out.b);
+	if (out.failed || fflush(f) != 0)
 		return fth_error_errno(errno, "standard output: write error");
 	return 0;
 }

@@ -18,6 +18,7 @@ struct batch_options {
 	bool hot_path;	 /* expand only along the hot path from the root */
 	bool topdown;	 /* add each node's TMA breakdown */
 	bool ascii;	 /* ASCII arrows in labels */
+	bool raw;	 /* the exact stored values (ns), not the screen's units and rounding */
 	const char *database;
 };
 

@@ -37,6 +37,8 @@ static void usage(FILE *f)
 		"  --no-hot-path           interactive: open with the root expanded only (default:\n"
 		"                          along the hot path)\n"
 		"  --topdown               batch: add each node's top-down (TMA) breakdown\n"
+		"  --raw                   batch: exact values as stored (ns, bytes, unrounded),\n"
+		"                          not in the screen's units and rounding\n"
 		"  --source-path DIR       look for source files in DIR too (repeatable)\n"
 		"  --thread N              show thread N's values instead of the sum over threads\n"
 		"  --process PID           show the sums over process PID's threads\n"
@@ -51,8 +53,8 @@ static void usage(FILE *f)
 
 enum {
 	OPT_BATCH = 256, OPT_VIEW, OPT_FORMAT, OPT_METRIC, OPT_DEPTH, OPT_HOT_PATH, OPT_NO_HOT_PATH,
-	OPT_TOPDOWN,
-	OPT_SOURCE_PATH, OPT_THREAD, OPT_PROCESS, OPT_ASCII, OPT_NO_COLOR, OPT_NO_MOUSE, OPT_NO_DEMANGLE, OPT_KEYS, OPT_VERSION
+	OPT_TOPDOWN, OPT_SOURCE_PATH, OPT_THREAD, OPT_PROCESS, OPT_ASCII, OPT_NO_COLOR, OPT_NO_MOUSE,
+	OPT_NO_DEMANGLE, OPT_KEYS, OPT_VERSION, OPT_RAW
 };
 
 static const struct option options[] = {
@@ -64,6 +66,7 @@ static const struct option options[] = {
 	{ "hot-path", no_argument, NULL, OPT_HOT_PATH },
 	{ "no-hot-path", no_argument, NULL, OPT_NO_HOT_PATH },
 	{ "topdown", no_argument, NULL, OPT_TOPDOWN },
+	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "source-path", required_argument, NULL, OPT_SOURCE_PATH },
 	{ "thread", required_argument, NULL, OPT_THREAD },
 	{ "process", required_argument, NULL, OPT_PROCESS },
@@ -155,6 +158,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_TOPDOWN:
 			bo.topdown = true;
+			break;
+		case OPT_RAW:
+			bo.raw = true;
 			break;
 		case OPT_SOURCE_PATH:
 			source_paths = xreallocarray(source_paths, nsource_paths + 1, sizeof(char *));

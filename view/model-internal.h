@@ -216,6 +216,8 @@ void tree_node_values(struct vm *vm, enum vm_view view, uint32_t node, const str
 double tree_node_value(struct vm *vm, enum vm_view view, uint32_t node, uint32_t metric,
 		       bool inclusive);
 void tree_release(struct vtree *t);
+/* vm_forget of a bottom-up or flat NODE. */
+void tree_forget(struct vm *vm, enum vm_view view, uint32_t node);
 /* Drop the current source's function, group and module profiles. */
 void tree_release_aggregates(struct vm *vm);
 /* Read SRC's profiles as the current ones (-1 when the reader fails: nothing recorded). */

@@ -346,6 +346,21 @@ uint32_t vm_children(struct vm *vm, enum vm_view view, vm_node node, const vm_no
 	return t->nodes[node].nvis;
 }
 
+uint32_t vm_children_copy(struct vm *vm, enum vm_view view, vm_node node, vm_node **out)
+{
+	*out = NULL;
+	if (view == VM_TOPDOWN ? node >= vm->db.ncontexts
+			       : (tree_root(vm, view), node >= tree_of(vm, view)->n))
+		return 0;
+	return compute_visible(vm, view, node, true, out);
+}
+
+void vm_forget(struct vm *vm, enum vm_view view, vm_node node)
+{
+	if (view != VM_TOPDOWN && node < tree_of(vm, view)->n)
+		tree_forget(vm, view, node);
+}
+
 /* ---- sorting ---- */
 
 void vm_set_sort(struct vm *vm, const struct vm_sort *sort)

@@ -690,17 +690,53 @@ uint32_t tree_function_of(struct vm *vm, enum vm_view view, vm_node node)
 	return n->function;
 }
 
+static void node_release(struct vnode *n)
+{
+	free(n->inst_a);
+	free(n->inst_b);
+	free(n->kids);
+	free(n->vals);
+	free(n->tipx);
+	free(n->vis);
+}
+
+void tree_forget(struct vm *vm, enum vm_view view, uint32_t node)
+{
+	struct vtree *t = tree_of(vm, view);
+	struct vnode *x = &t->nodes[node];
+	/* Flat loops and lines are built with their function: only what builds again. */
+	if (!x->built || !x->nkids ||
+	    (view == VM_FLAT && x->kind != VM_KIND_ROOT && x->kind != VM_KIND_MODULE &&
+	     x->kind != VM_KIND_FILE && x->kind != VM_KIND_FUNCTION))
+		return;
+	/* The first child is the first node built below NODE: are all from it below NODE? */
+	uint32_t first = x->kids[0];
+	if (first <= node)
+		return;
+	for (uint32_t id = first; id < t->n; id++) {
+		uint32_t p = t->nodes[id].parent;
+		if (p != node && (p < first || p >= id))
+			return;
+	}
+	for (uint32_t id = first; id < t->n; id++)
+		node_release(&t->nodes[id]);
+	t->n = first;
+	x->built = false;
+	x->nkids = 0;
+	free(x->vis);
+	x->vis = NULL;
+	x->nvis = x->vis_gen = 0;
+	if (view == VM_BOTTOMUP && x->root == node) {
+		free(x->tipx); /* the callers' values: computed again with them */
+		x->tipx = NULL;
+		x->tipx_gen = 0;
+	}
+}
+
 void tree_release(struct vtree *t)
 {
-	for (uint32_t i = 0; i < t->n; i++) {
-		struct vnode *n = &t->nodes[i];
-		free(n->inst_a);
-		free(n->inst_b);
-		free(n->kids);
-		free(n->vals);
-		free(n->tipx);
-		free(n->vis);
-	}
+	for (uint32_t i = 0; i < t->n; i++)
+		node_release(&t->nodes[i]);
 	free(t->nodes);
 	memset(t, 0, sizeof(*t));
 	t->root = VM_NONE;

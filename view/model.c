@@ -355,6 +355,13 @@ void vm_close(struct vm *vm)
 	free(vm);
 }
 
+void vm_load_blocks(struct vm *vm)
+{
+	uint32_t t = vm->cur->thread >= 0 ? (uint32_t)vm->cur->thread : DBFILE_NONE;
+	if (!vm->error && dbfile_load_blocks(&vm->db, t) < 0)
+		vm_fail(vm);
+}
+
 const struct dbfile *vm_db(const struct vm *vm)
 {
 	return &vm->db;
@@ -867,8 +874,16 @@ void vm_node_info(struct vm *vm, enum vm_view view, vm_node node, struct vm_node
 static void add_file_line(struct buf *out, const char *file, uint32_t line)
 {
 	buf_addstr(out, file ? base_name(file) : "?");
-	if (line)
-		buf_printf(out, ":%u", line);
+	if (!line)
+		return;
+	/* ":LINE" without printf: batch output makes a label for every row */
+	char tmp[16];
+	size_t n = sizeof(tmp);
+	do
+		tmp[--n] = (char)('0' + line % 10);
+	while (line /= 10);
+	tmp[--n] = ':';
+	buf_add(out, tmp + n, sizeof(tmp) - n);
 }
 
 /* Where a line or a call is: "file.c:12", else "libc.so.6+0x27304" ("[kernel] 0xffff..." in
@@ -920,7 +935,9 @@ void info_label(const struct vm_node_info *info, uint32_t entry, bool utf8, stru
 		buf_addstr(out, in.name[0] ? in.name : "<unknown function>");
 		break;
 	case VM_KIND_INLINE:
-		buf_printf(out, "inlined %s at ", in.name);
+		buf_addstr(out, "inlined ");
+		buf_addstr(out, in.name);
+		buf_addstr(out, " at ");
 		add_file_line(out, in.file, in.line);
 		break;
 	case VM_KIND_LOOP:
@@ -938,8 +955,12 @@ void info_label(const struct vm_node_info *info, uint32_t entry, bool utf8, stru
 		if (!in.name[0])
 			buf_addstr(out, "call at ");
 		add_place(out, &in);
-		if (in.name[0])
-			buf_printf(out, " %s %s", right, in.name);
+		if (in.name[0]) {
+			buf_addch(out, ' ');
+			buf_addstr(out, right);
+			buf_addch(out, ' ');
+			buf_addstr(out, in.name);
+		}
 		break;
 	case VM_KIND_MODULE:
 		buf_addstr(out, base_name(in.name));
@@ -948,7 +969,9 @@ void info_label(const struct vm_node_info *info, uint32_t entry, bool utf8, stru
 		buf_addstr(out, in.name);
 		break;
 	case VM_KIND_CALLER:
-		buf_printf(out, "%s %s", left, in.name[0] ? in.name : "<unknown function>");
+		buf_addstr(out, left);
+		buf_addch(out, ' ');
+		buf_addstr(out, in.name[0] ? in.name : "<unknown function>");
 		if (in.file) {
 			buf_addstr(out, " at ");
 			add_file_line(out, in.file, in.line);

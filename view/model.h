@@ -107,6 +107,27 @@ unsigned vm_value_marks(struct vm *vm, enum vm_view view, vm_node node, uint32_t
  * "1.23e+09", "4.0 MiB".  Returns OUT. */
 const char *vm_format_value(double v, unsigned unit, char *out, size_t size);
 
+/* Whether METRIC's values are parts of its total, shown with their percentage: raw metrics but
+ * TMA nodes (not derived ones: ratios, or a time in other units already shown). */
+bool vm_metric_has_percent(const struct vm *vm, uint32_t metric);
+/* V of METRIC as the screen shows it: for its unit (vm_format_value), derived metrics with
+ * three significant digits, TMA nodes as a percentage of their parent's slots; "n/a" for NaN. */
+const char *vm_format_metric(const struct vm *vm, uint32_t metric, double v, char *out,
+			     size_t size);
+/* The unit of METRIC's numbers: in vm_format_number "s" and "B", RAW (the stored values) "ns"
+ * and "B"; NULL for counts, derived metrics and TMA nodes (fractions). */
+const char *vm_number_unit(const struct vm *vm, uint32_t metric, bool raw);
+/* V of METRIC as a plain number in that unit, rounded as the screen rounds: three significant
+ * digits ("1.25" for 1.25 s), counts below a million exact, TMA fractions to 0.001 (0.1 %);
+ * "" for NaN. */
+const char *vm_format_number(const struct vm *vm, uint32_t metric, double v, char *out,
+			     size_t size);
+
+/* A fraction rounded to 0.001, the screen's 0.1 % ("0.45"); "" for NaN. */
+const char *vm_format_fraction(double v, char *out, size_t size);
+/* V with DECIMALS decimals into OUT, as printf's "%.*f" writes it, but faster; its length. */
+size_t vm_format_fixed(double v, int decimals, char *out, size_t size);
+
 /* ---- trees ---- */
 
 /* The root of VIEW (after zoom: the zoomed node). */
@@ -118,6 +139,20 @@ void vm_node_label(struct vm *vm, enum vm_view view, vm_node node, bool utf8, st
 /* NODE's visible children (filter applied) in the current sort order; *OUT stays valid until
  * the next call that changes the tree.  Builds them on first use. */
 uint32_t vm_children(struct vm *vm, enum vm_view view, vm_node node, const vm_node **out);
+
+/* The same children into a new array *OUT that the caller frees, not cached: for a walk that
+ * asks for each node's children once (batch output). */
+uint32_t vm_children_copy(struct vm *vm, enum vm_view view, vm_node node, vm_node **out);
+/*
+ * Drop the bottom-up or flat nodes built below NODE, with their values, when they are the last
+ * built (a depth-first walk done with NODE's subtree): they are built again when asked for.
+ * Their ids are then no longer valid.  Nothing for top-down, whose nodes are the database's.
+ */
+void vm_forget(struct vm *vm, enum vm_view view, vm_node node);
+/* Read every block of the database (with the selected thread's values) and keep them all
+ * (dbfile_load_blocks): for a walk of the whole tree, which comes back to every block in no
+ * order.  A failure is the model's error (vm_error). */
+void vm_load_blocks(struct vm *vm);
 
 /* Sorting: by METRIC's inclusive or exclusive value, descending or not; by name when NAME. */
 struct vm_sort {

@@ -1,21 +1,104 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * units.c: values formatted for their unit (vm_format_value): times in s, ms, us or ns, bytes in
- * binary multiples, counts with three significant digits.
+ * binary multiples, counts with three significant digits; a metric's values as the screen
+ * shows them (vm_format_metric) and as numbers in one unit per metric, rounded alike
+ * (vm_format_number), for batch output.
  */
 #include "compat.h"
 #include "buf.h"
 #include "mfile.h"
 #include "model.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * V (>= 0, < 1e15) with DECIMALS (0 to 4) decimals into OUT, as printf's "%.*f" writes it:
+ * by integer arithmetic, but by printf on a half (or near one, without long double): batch
+ * output formats millions of values, and printf's cost counts.
+ */
+static size_t fixed(double v, int decimals, char *out, size_t size)
+{
+	if (!size)
+		return 0;
+	static const double scale[] = { 1, 10, 100, 1000, 10000 };
+	double x = v * scale[decimals], f = floor(x);
+	/* Far from a half, the rounded product decides; near one, the exact one (53 bits of V
+	 * times at most 14 of the scale fit a long double): only exact halves go to printf. */
+	bool tie = fabs(x - f - 0.5) < 1e-9 * (x + 1);
+	uint64_t n = (uint64_t)f + (x - f > 0.5);
+#if LDBL_MANT_DIG >= 64
+	if (tie && v >= 0 && v < 1e15) {
+		long double xl = (long double)v * scale[decimals], fl = floorl(xl);
+		tie = xl - fl == 0.5L;
+		n = (uint64_t)fl + (xl - fl > 0.5L);
+	}
+#endif
+	if (!(v >= 0 && v < 1e15) || tie) {
+		int k = snprintf(out, size, "%.*f", decimals, v);
+		return k < 0 ? 0 : (size_t)k < size ? (size_t)k : size - 1;
+	}
+	char tmp[32];
+	size_t len = 0;
+	for (int d = 0; d < decimals || n || len <= (size_t)decimals; d++) {
+		if (d == decimals && decimals)
+			tmp[len++] = '.';
+		tmp[len++] = (char)('0' + n % 10);
+		n /= 10;
+	}
+	size_t w = 0;
+	while (len && w + 1 < size)
+		out[w++] = tmp[--len];
+	out[w] = '\0';
+	return w;
+}
+
+/* A + B into OUT (SIZE > 0), cut to fit: snprintf's "%s%s" without its cost. */
+static void concat(const char *a, const char *b, char *out, size_t size)
+{
+	size_t n = 0;
+	for (; *a && n + 1 < size; a++)
+		out[n++] = *a;
+	for (; *b && n + 1 < size; b++)
+		out[n++] = *b;
+	out[n] = '\0';
+}
+
+/* V (> 0) as printf's "%.2e" writes it ("1.23e+09"), by printf only near a half. */
+static void exponent(double v, char *out, size_t size)
+{
+	int e = (int)floor(log10(v));
+	double scaled = v * pow(10, 2 - e);
+	if (!(v > 0) || !isfinite(v) || e < -300 || e > 300 ||
+	    fabs(scaled - floor(scaled) - 0.5) < 1e-6) {
+		snprintf(out, size, "%.2e", v);
+		return;
+	}
+	int d = (int)round(scaled);
+	if (d >= 1000) {
+		d /= 10;
+		e++;
+	} else if (d < 100) {
+		d *= 10;
+		e--;
+	}
+	snprintf(out, size, "%c.%c%ce%c%02d", '0' + d / 100, '0' + d / 10 % 10, '0' + d % 10,
+		 e < 0 ? '-' : '+', e < 0 ? -e : e);
+}
 
 /* Three significant digits for V in [1, 1000): "1.25", "12.5", "830". */
 static void three_digits(double v, const char *suffix, char *out, size_t size)
 {
 	int decimals = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
-	snprintf(out, size, "%.*f %s", decimals, v, suffix);
+	size_t n = fixed(v, decimals, out, size);
+	if (n + 1 < size) {
+		out[n++] = ' ';
+		concat("", suffix, out + n, size - n);
+	}
 }
 
 const char *vm_format_value(double v, unsigned unit, char *out, size_t size)
@@ -49,7 +132,7 @@ const char *vm_format_value(double v, unsigned unit, char *out, size_t size)
 		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 			if (a >= units[i].scale * 0.9995 || i == 3) {
 				three_digits(a / units[i].scale, units[i].name, tmp, sizeof(tmp));
-				snprintf(out, size, "%s%s", sign, tmp);
+				concat(sign, tmp, out, size);
 				return out;
 			}
 	}
@@ -60,18 +143,175 @@ const char *vm_format_value(double v, unsigned unit, char *out, size_t size)
 			a /= 1024;
 			k++;
 		}
-		if (k == 0)
-			snprintf(out, size, "%s%.0f B", sign, a);
-		else
-			snprintf(out, size, "%s%.1f %s", sign, a, names[k]);
+		fixed(a, k ? 1 : 0, tmp, sizeof(tmp));
+		concat(sign, tmp, out, size);
+		size_t n = strlen(out);
+		if (n + 1 < size) {
+			out[n++] = ' ';
+			concat("", names[k], out + n, size - n);
+		}
 		return out;
 	}
 	/* Counts: integers as such below a million, else three significant digits. */
-	if (a < 1e6 && a == floor(a))
-		snprintf(out, size, "%s%.0f", sign, a);
-	else if (a < 1e6 && a >= 0.01)
+	if (a < 1e6 && a == floor(a)) {
+		fixed(a, 0, tmp, sizeof(tmp));
+		concat(sign, tmp, out, size);
+	} else if (a < 1e6 && a >= 0.01) {
 		snprintf(out, size, "%s%.3g", sign, a);
+	} else {
+		exponent(a, tmp, sizeof(tmp));
+		concat(sign, tmp, out, size);
+	}
+	return out;
+}
+
+bool vm_metric_has_percent(const struct vm *vm, uint32_t metric)
+{
+	const struct dbfile_metric *m = vm_metric(vm, metric);
+	return m && m->kind == DBFILE_METRIC_RAW && !vm_metric_is_tma(vm, metric);
+}
+
+const char *vm_format_metric(const struct vm *vm, uint32_t metric, double v, char *out,
+			     size_t size)
+{
+	const struct dbfile_metric *m = vm_metric(vm, metric);
+	if (!size)
+		return out;
+	if (isnan(v))
+		snprintf(out, size, "n/a");
+	else if (vm_metric_is_tma(vm, metric))
+		snprintf(out, size, "%.1f%%", v * 100);
+	else if (m && m->kind == DBFILE_METRIC_DERIVED)
+		snprintf(out, size, "%.3g", v);
 	else
-		snprintf(out, size, "%s%.2e", sign, a);
+		vm_format_value(v, m ? m->unit : MFILE_UNIT_COUNT, out, size);
+	return out;
+}
+
+size_t vm_format_fixed(double v, int decimals, char *out, size_t size)
+{
+	if (size < 2 || decimals < 0 || decimals > 4) {
+		int n = snprintf(out, size, "%.*f", decimals, v);
+		return n < 0 || !size ? 0 : (size_t)n < size ? (size_t)n : size - 1;
+	}
+	if (v < 0 || (v == 0 && signbit(v))) {
+		out[0] = '-';
+		return 1 + fixed(-v, decimals, out + 1, size - 1);
+	}
+	return fixed(v, decimals, out, size);
+}
+
+const char *vm_number_unit(const struct vm *vm, uint32_t metric, bool raw)
+{
+	const struct dbfile_metric *m = vm_metric(vm, metric);
+	if (!m || m->kind != DBFILE_METRIC_RAW || vm_metric_is_tma(vm, metric))
+		return NULL;
+	if (m->unit == MFILE_UNIT_NANOSECONDS)
+		return raw ? "ns" : "s";
+	return m->unit == MFILE_UNIT_BYTES ? "B" : NULL;
+}
+
+const char *vm_format_fraction(double v, char *out, size_t size)
+{
+	if (isnan(v) || isinf(v)) {
+		if (size)
+			out[0] = '\0';
+		return out;
+	}
+	size_t n = vm_format_fixed(v, 3, out, size);
+	/* "0.450" as "0.45", "1.000" as "1" */
+	while (n > 1 && out[n - 1] == '0' && memchr(out, '.', n))
+		out[--n] = '\0';
+	if (n > 1 && out[n - 1] == '.')
+		out[--n] = '\0';
+	if (!strcmp(out, "-0"))
+		snprintf(out, size, "0");
+	return out;
+}
+
+/* V with three significant digits, in plain decimals ("1.25", "0.00125", "1230000"). */
+static void three_significant(double v, char *out, size_t size)
+{
+	double a = fabs(v);
+	if (a == 0) {
+		snprintf(out, size, "0");
+		return;
+	}
+	int e = (int)floor(log10(a));
+	if (e < -12 || e > 14) {
+		snprintf(out, size, "%.3g", v);
+		return;
+	}
+	double scaled = a * pow(10, 2 - e);
+	if (fabs(scaled - floor(scaled) - 0.5) < 1e-6) {
+		/* Near a half: as printf rounds it (the exact binary value, ties to even). */
+		char t[32];
+		snprintf(t, sizeof(t), "%.3g", a);
+		a = strtod(t, NULL);
+		e = (int)floor(log10(a));
+		scaled = a * pow(10, 2 - e);
+	}
+	double digits = round(scaled);
+	if (digits >= 1000) {
+		digits /= 10;
+		e++;
+	}
+	/* DIGITS x 10^(e - 2): the integer digits, then the decimals without trailing zeros. */
+	int x = (int)digits;
+	char d[4] = { (char)('0' + x / 100), (char)('0' + x / 10 % 10), (char)('0' + x % 10), 0 };
+	char tmp[48];
+	size_t n = 0;
+	if (v < 0)
+		tmp[n++] = '-';
+	if (e >= 2) {
+		memcpy(tmp + n, d, 3);
+		n += 3;
+		for (int i = 2; i < e; i++)
+			tmp[n++] = '0';
+	} else {
+		int last = 2;
+		while (last > 0 && d[last] == '0' && last > e)
+			last--;
+		if (e < 0) {
+			tmp[n++] = '0';
+			tmp[n++] = '.';
+			for (int i = -1; i > e; i--)
+				tmp[n++] = '0';
+			for (int i = 0; i <= last; i++)
+				tmp[n++] = d[i];
+		} else {
+			for (int i = 0; i <= e; i++)
+				tmp[n++] = d[i];
+			if (last > e)
+				tmp[n++] = '.';
+			for (int i = e + 1; i <= last; i++)
+				tmp[n++] = d[i];
+		}
+	}
+	tmp[n] = '\0';
+	concat("", tmp, out, size);
+}
+
+const char *vm_format_number(const struct vm *vm, uint32_t metric, double v, char *out,
+			     size_t size)
+{
+	const struct dbfile_metric *m = vm_metric(vm, metric);
+	if (!size)
+		return out;
+	if (isnan(v) || isinf(v)) {
+		out[0] = '\0';
+		return out;
+	}
+	if (vm_metric_is_tma(vm, metric)) {
+		vm_format_fraction(v, out, size);
+		return out;
+	}
+	if (m && m->kind == DBFILE_METRIC_RAW && m->unit == MFILE_UNIT_NANOSECONDS)
+		v /= 1e9;
+	else if ((!m || m->kind == DBFILE_METRIC_RAW) && fabs(v) < 1e6 && v == floor(v)) {
+		vm_format_fixed(v == 0 ? 0.0 : v, 0, out, size); /* counts as the screen: exact */
+		return out;
+	}
+	three_significant(v, out, size);
 	return out;
 }

@@ -26,7 +26,7 @@ test_expect_error 'prof names what is not a measurement file' 1 \
 test_expect_error 'fathom-dump names what is not a fathom file' 1 "something: not a fathom file" \
 	fathom-dump something
 test_expect_success 'view --batch prints a database' '
-	make-viewdb small db && view --batch --depth 1 db | grep -q "^<program root>  *1005 100.0%"
+	make-viewdb small db && view --batch --depth 1 db | grep -q "^<program root>  *1.00 us 100.0%"
 '
 test_expect_error 'view names what is not a database' 1 "something" view --batch something
 test_done

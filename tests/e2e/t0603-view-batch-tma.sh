@@ -16,12 +16,12 @@ test_expect_success 'a node without slots: n/a, never 0' '
 	view --batch --topdown db >out && grep -A3 "kern.c:12" out | grep -q "Total Slots n/a"
 '
 test_expect_success 'JSON: fractions, null where not computable' '
-	view --batch --topdown --format json db >out &&
+	view --batch --raw --topdown --format json db >out &&
 	grep -q "\"topdown\": {\"Total Slots\": 1, \"Active\": 0.41000000000000003, \"Retiring\": 0.225, \"Bad Speculation\": 0.185, \"Stall\": 0.59000000000000008, \"Frontend Bound\": 0.14, \"Backend Bound\": 0.45}" out &&
 	grep -q "\"topdown\": {\"Total Slots\": null, \"Active\": null" out
 '
 test_expect_success 'CSV: one column per TMA node' '
-	view --batch --topdown --format csv --depth 0 db >out &&
+	view --batch --raw --topdown --format csv --depth 0 db >out &&
 	head -1 out | grep -q ",topdown Total Slots,topdown Active,topdown Retiring," &&
 	grep -q "^0,,0,<program root>,root,.*,1,0.41000000000000003,0.225,0.185,0.59000000000000008,0.14,0.45$" out
 '
@@ -31,7 +31,7 @@ test_expect_success 'without TMA metrics: no breakdown' '
 if command -v python3 >/dev/null 2>&1; then
 	test_expect_success 'prof on a synthetic top-down measurement: every leaf as make-tma-mfile -p' '
 		mkdir m && make-tma-mfile -p m/a.fthm >want &&
-		prof -o pdb m >/dev/null 2>&1 && view --batch --topdown --format csv pdb >got &&
+		prof -o pdb m >/dev/null 2>&1 && view --batch --raw --topdown --format csv pdb >got &&
 		python3 -c "
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1])))

@@ -33,11 +33,11 @@ test_expect_success 'the measurement names the binary, struct and prof use its l
 	grep -q "^  \[0\] $TEST_TMP/tma-loops build-id [0-9a-f]* sampled struct loops$" db.dump
 '
 test_expect_success 'view CSV: every loop, the inline call site, every function' '
-	view --batch --topdown --format csv tma-db >got.csv &&
+	view --batch --raw --topdown --format csv tma-db >got.csv &&
 	python3 "$tma_loops_py" tree tma-loops.want tma-loops.place csv got.csv
 '
 test_expect_success 'view JSON: the same values' '
-	view --batch --topdown --format json tma-db >got.json &&
+	view --batch --raw --topdown --format json tma-db >got.json &&
 	python3 "$tma_loops_py" tree tma-loops.want tma-loops.place json got.json
 '
 test_expect_success 'the database: inclusive counters of each loop context are the sums' '
@@ -59,7 +59,7 @@ assert float(b[col[\"topdown Misprediction\"]]) > 0.25, b
 '
 test_expect_success 'multiplexed groups (topdown:all): the same check per loop' '
 	tma_loops_db topdown:all -all && grep -q "groups" tma-loops.want-all &&
-	view --batch --topdown --format csv tma-db-all >got-all.csv &&
+	view --batch --raw --topdown --format csv tma-db-all >got-all.csv &&
 	python3 "$tma_loops_py" tree tma-loops.want-all tma-loops.place csv got-all.csv &&
 	fathom-dump tma-db-all >db-all.dump &&
 	python3 "$tma_loops_py" db tma-loops.want-all tma-loops.place db-all.dump
@@ -70,7 +70,7 @@ test_expect_success 'Ice Lake server and AMD Zen 4 formulas: the same check per 
 		make-tma-mfile -c $cpu -s tma-loops.place -p tma-m-$cpu/tma.fthm >want-$cpu &&
 		struct --no-cache tma-m-$cpu >/dev/null &&
 		prof -o tma-db-$cpu tma-m-$cpu >/dev/null &&
-		view --batch --topdown --format csv tma-db-$cpu >got-$cpu.csv &&
+		view --batch --raw --topdown --format csv tma-db-$cpu >got-$cpu.csv &&
 		python3 "$tma_loops_py" tree want-$cpu tma-loops.place csv got-$cpu.csv || exit 1
 	done
 '

@@ -59,19 +59,19 @@ test_expect_success 'setup: 30,000 contexts in more than three blocks' '
 	test "$n" -gt $((3 * per)) && echo "$n" >ncontexts
 '
 test_expect_success 'top-down, sums over threads: every value adds up across the blocks' '
-	view --batch --metric cpu-clock --format csv db >td.csv &&
+	view --batch --raw --metric cpu-clock --format csv db >td.csv &&
 	check_tree td.csv "$(cat ncontexts)"
 '
 test_expect_success 'top-down, another metric and one thread (threads.fdb by block)' '
-	view --batch --metric instructions --format csv db >td-i.csv &&
+	view --batch --raw --metric instructions --format csv db >td-i.csv &&
 	check_tree td-i.csv "$(cat ncontexts)" &&
-	view --batch --thread 1 --metric cpu-clock --format csv db >td1.csv &&
+	view --batch --raw --thread 1 --metric cpu-clock --format csv db >td1.csv &&
 	check_tree td1.csv "$(cat ncontexts)" &&
 	! cmp -s td.csv td1.csv
 '
 test_expect_success 'flat functions = bottom-up roots; the modules add up to the total' '
-	view --batch --view flat --metric cpu-clock --format csv db >flat.csv &&
-	view --batch --view bottom-up --depth 1 --metric cpu-clock --format csv db >bu.csv &&
+	view --batch --raw --view flat --metric cpu-clock --format csv db >flat.csv &&
+	view --batch --raw --view bottom-up --depth 1 --metric cpu-clock --format csv db >bu.csv &&
 	awk -F, "\$5 == \"function\" { print \$6, \$(NF - 3), \$(NF - 1) }" flat.csv | sort >f &&
 	awk -F, "\$3 == 1 { print \$6, \$(NF - 3), \$(NF - 1) }" bu.csv | sort >b &&
 	test "$(wc -l <f)" -gt 100 && test_cmp f b &&

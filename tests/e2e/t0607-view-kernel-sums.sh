@@ -86,7 +86,7 @@ fi
 # exclusive values add up to the total (the program root's inclusive) in the bottom-up and
 # flat views; in the top-down view the roots' inclusive values, and all nodes' exclusive.
 check_sums() {
-	view --batch --view "$1" --metric "$2" --format csv db >"sums-$1.csv" &&
+	view --batch --raw --view "$1" --metric "$2" --format csv db >"sums-$1.csv" &&
 	awk -F, -v view="$1" '
 		NR == 1 { next }
 		$3 == 0 { total = $(NF - 3); rootx = $(NF - 1); next }
@@ -102,7 +102,7 @@ check_sums() {
 }
 
 test_expect_success 'a third of the time or more is in the kernel (flat view)' '
-	view --batch --view flat --metric cpu-clock --format csv db >flat.csv &&
+	view --batch --raw --view flat --metric cpu-clock --format csv db >flat.csv &&
 	awk -F, "\$3 == 0 { t = \$(NF - 3) } \$3 == 1 && \$4 ~ /kernel.kallsyms/ { k = \$(NF - 1) }
 		END { printf \"kernel %.0f of %.0f\\n\", k, t; exit !(t > 0 && 3 * k >= t) }" flat.csv
 '
@@ -150,7 +150,7 @@ test_expect_success 'hidden kernel symbols: prof and view say so, the time stays
 	fathom-dump hdb | grep -q "^note \"kernel frames are shown by address" &&
 	view --batch --view flat --metric cpu-clock hdb >hflat &&
 	grep -q "\[kernel\] <unknown function>" hflat &&
-	view --batch --view flat --metric cpu-clock --format csv hdb >hflat.csv &&
+	view --batch --raw --view flat --metric cpu-clock --format csv hdb >hflat.csv &&
 	test "$(awk -F, "\$3 == 1 && \$4 ~ /kernel.kallsyms/ { print \$(NF - 1) }" hflat.csv)" = \
 	     "$(awk -F, "\$3 == 1 && \$4 ~ /kernel.kallsyms/ { print \$(NF - 1) }" flat.csv)"
 '

@@ -11,7 +11,7 @@ test_expect_success 'setup: a pipeline of two programs, one with a forked child,
 	processes_setup
 '
 test_expect_success 'the root holds one entry per program; each has its own functions' '
-	view --batch --format json db >all.json && python3 sums.py programs all.json >programs &&
+	view --batch --raw --format json db >all.json && python3 sums.py programs all.json >programs &&
 	cat programs && grep -q "program consumer" programs && grep -q "program producer" programs
 '
 test_expect_success 'the threads carry their command lines, start functions and names' '
@@ -22,11 +22,11 @@ test_expect_success '--process shows one process: its values add up with the oth
 	total=$(python3 sums.py total all.json) &&
 	p1=$(pid_of producer 1) && p2=$(pid_of producer 2) && c=$(pid_of consumer) &&
 	test -n "$p1" && test -n "$p2" && test -n "$c" && echo "pids $p1 $p2 $c" &&
-	view --batch --format json --process $c db >c.json &&
+	view --batch --raw --format json --process $c db >c.json &&
 	cv=$(python3 sums.py process c.json $c "program consumer") &&
 	test "$cv" = "$(python3 sums.py program all.json "program consumer")" &&
-	view --batch --format json --process $p1 db >p1.json &&
-	view --batch --format json --process $p2 db >p2.json &&
+	view --batch --raw --format json --process $p1 db >p1.json &&
+	view --batch --raw --format json --process $p2 db >p2.json &&
 	v1=$(python3 sums.py process p1.json $p1 "program producer") &&
 	v2=$(python3 sums.py process p2.json $p2 "program producer") &&
 	test "$(python3 sums.py program all.json "program producer")" = $((v1 + v2)) &&
@@ -35,8 +35,8 @@ test_expect_success '--process shows one process: its values add up with the oth
 	test "$total" = $((v1 + v2 + cv + ${sh_total:-0}))
 '
 test_expect_success 'the forked child: its own function, not its parent'"'"'s' '
-	view --batch --view flat --process $(pid_of producer 1) db >f1 &&
-	view --batch --view flat --process $(pid_of producer 2) db >f2 &&
+	view --batch --raw --view flat --process $(pid_of producer 1) db >f1 &&
+	view --batch --raw --view flat --process $(pid_of producer 2) db >f2 &&
 	cat f1 f2 | grep -E "producer_work|forked_child_work" &&
 	if grep -Eq "forked_child_work +[1-9]" f1; then child=f1 parent=f2; else child=f2 parent=f1; fi &&
 	grep -Eq "forked_child_work +[1-9]" $child && grep -Eq "producer_work +[1-9]" $parent &&

@@ -4,8 +4,9 @@
  * three views agree (flat and bottom-up functions equal FLAT, the top-down root the totals),
  * recursion counted once, call sites kept apart, search, filter, hot path, zoom, flatten,
  * threads, derived and TMA values, marks, source lines, escaping and formula errors; and a
- * database of several blocks of contexts: its values, search streamed as walked, and a file
- * that changes under the viewer.
+ * database of several blocks of contexts: its values, search streamed as walked, batch's walk
+ * (children once, subtrees forgotten) against the expanded tree, and a file that changes under
+ * the viewer.
  */
 #include "compat.h"
 #include "escape.h"
@@ -665,6 +666,73 @@ static void test_blocks_changed(const char *dir)
 	vm_close(vm);
 }
 
+/* Every row of VIEW, all expanded, as text (depth, label, two values of each metric). */
+static void row_text(struct vm *vm, enum vm_view v, vm_node n, uint32_t depth, struct buf *out)
+{
+	buf_printf(out, "%u %s", depth, label(vm, v, n, true));
+	for (uint32_t m = 0; m < vm_nmetrics(vm); m++)
+		buf_printf(out, " %.17g/%.17g", vm_value(vm, v, n, m, true),
+			   vm_value(vm, v, n, m, false));
+	buf_addch(out, '\n');
+}
+
+/* Batch's walk: children taken once (vm_children_copy), each subtree forgotten when done. */
+static void walk_forgetting(struct vm *vm, enum vm_view v, vm_node n, uint32_t depth,
+			    struct buf *out)
+{
+	row_text(vm, v, n, depth, out);
+	vm_node *kids;
+	uint32_t k = vm_children_copy(vm, v, n, &kids);
+	for (uint32_t i = 0; i < k; i++)
+		walk_forgetting(vm, v, kids[i], depth + 1, out);
+	free(kids);
+	vm_forget(vm, v, n);
+}
+
+/* The rows of batch's walk are the expanded tree's, in its order, before and after forgetting
+ * (built again), with every block read first or not. */
+static void test_walk(const char *dir, const char *what)
+{
+	for (int v = 0; v < VM_NVIEWS; v++) {
+		struct vm *a = vm_open(dir), *b = vm_open(dir);
+		if (!a || !b) {
+			ok(0, "open %s", dir);
+			vm_close(a);
+			vm_close(b);
+			return;
+		}
+		struct buf want = BUF_INIT, got = BUF_INIT, again = BUF_INIT;
+		vm_expand_all(a, (enum vm_view)v, true);
+		const vm_node *rows;
+		uint32_t n = vm_rows(a, (enum vm_view)v, &rows);
+		vm_node *copy = xmalloc((n + 1) * sizeof(vm_node));
+		uint32_t *depth = xmalloc((n + 1) * sizeof(uint32_t));
+		memcpy(copy, rows, n * sizeof(vm_node));
+		memcpy(depth, vm_row_depths(a, (enum vm_view)v), n * sizeof(uint32_t));
+		for (uint32_t i = 0; i < n; i++)
+			row_text(a, (enum vm_view)v, copy[i], depth[i], &want);
+		if (v == VM_BOTTOMUP)
+			vm_load_blocks(b);
+		walk_forgetting(b, (enum vm_view)v, vm_root(b, (enum vm_view)v), 0, &got);
+		walk_forgetting(b, (enum vm_view)v, vm_root(b, (enum vm_view)v), 0, &again);
+		ok(n > 1 && want.len == got.len && !memcmp(want.data, got.data, want.len) &&
+			   got.len == again.len && !memcmp(got.data, again.data, got.len) &&
+			   !vm_error(b),
+		   "%s, view %d: the walk that forgets gives the expanded tree's %u rows, twice", what,
+		   v, n);
+		if (v != VM_TOPDOWN)
+			ok(tree_of(b, (enum vm_view)v)->n == 1, "%s, view %d: only the root is left",
+			   what, v);
+		free(copy);
+		free(depth);
+		buf_release(&want);
+		buf_release(&got);
+		buf_release(&again);
+		vm_close(a);
+		vm_close(b);
+	}
+}
+
 int main(void)
 {
 	char dir[4096], tma[4096], src[4096], path[4200];
@@ -695,6 +763,7 @@ int main(void)
 	test_tma(tma);
 	test_escape();
 	test_formula_errors(tap_tmpdir());
+	test_walk(dir, "small");
 	ok(vm_open("/nonexistent/db") == NULL && strstr(fth_errmsg(), "/nonexistent/db"),
 	   "a missing database is named");
 	char wide[4096], wide2[4096];
@@ -708,6 +777,7 @@ int main(void)
 		test_blocks_search(vm);
 		vm_close(vm);
 	}
+	test_walk(wide, "wide");
 	test_blocks_changed(wide2);
 	return done_testing();
 }
