@@ -131,8 +131,9 @@ EK=1
 if [ "$(id -u)" -eq 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 1 ]; then EK=0; fi
 EV="page-faults,2,0,0,0,0,$EK,0,1,2,0,0,0,1;task-clock,2,1,0,1,1,$EK,0,1,1,0,0,2000,3"
 EV="$EV;context-switches,2,0,0,0,0,$EK,0,1,3,0,0,0,4"
-EV="$EV|Faults per ms,-1,-1,\$0/\$1*1000000,page faults per CPU millisecond"
-EV="$EV;Capped,3,250000,min(\$0%2C1000),at most 1000 (a comma%2C escaped)"
+# TMA nodes: name, parent, threshold (ppm), level + 16 for a fraction of cycles, formula, text
+EV="$EV|Faults per ms,-1,-1,0,\$0/\$1*1000000,page faults per CPU millisecond"
+EV="$EV;Capped,3,250000,17,min(\$0%2C1000),at most 1000 (a comma%2C escaped)"
 test_expect_success 'a group led by a counting event and sampled by a member' '
 	mkdir o &&
 	LD_PRELOAD="$LIB" FATHOM_EVENTS="$EV" FATHOM_OUTDIR="$PWD/o" FATHOM_FLAGS=0 \
@@ -171,7 +172,8 @@ test_expect_success 'the TMA nodes follow the counters, with parent, threshold a
 	grep -q "flags: tma" n3 && grep -q "parent: -1 threshold: - formula: \"\$0/\$1\*1000000\"" n3 &&
 	sed -n "/^  \[4\] \"Capped\"/,/formula/p" dump >n4 && cat n4 &&
 	grep -q "description: \"at most 1000 (a comma, escaped)\"" n4 &&
-	grep -q "parent: 3 threshold: 0.25 formula: \"min(\$0,1000)\"" n4 &&
+	grep -q "parent: 3 threshold: 0.25 formula: \"min(\$0,1000)\" level: 1" n4 &&
+	grep -q "flags: tma,of-cycles" n4 && grep -q "formula: .* level: 0" n3 &&
 	grep -q "^metrics: 5$" dump
 '
 test_expect_success 'a synthetic top-down measurement file for prof and view' '
