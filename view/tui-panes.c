@@ -92,7 +92,7 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 	vm_node sel = t->sel[t->view];
 	uint32_t n = sel == VM_NONE ? 0 : vm_tma(t->vm, t->view, sel, &rows);
 	struct buf title = BUF_INIT, line = BUF_INIT, label = BUF_INIT;
-	int row = 1, namew = 0, skipped = 0;
+	int row = 1, namew = 0, skipped = 0, basis = 0;
 
 	buf_addstr(&title, "TMA");
 	if (t->tma_depth == 1)
@@ -119,6 +119,9 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 			continue;
 		buf_reset(&label);
 		tma_label(t, &rows[i], &label);
+		/* Room for " of cycles" in a pane wide enough not to cut the names for it. */
+		if (rows[i].basis_changes && r.w >= 50)
+			basis = 10;
 		w = (int)rows[i].depth * 2 + tui_text_width((const char *)label.data);
 		if (w > namew)
 			namew = w;
@@ -129,7 +132,7 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 		namew = 4;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct vm_tma_row *tr = &rows[i];
-		int pad, barw = r.w - namew - 12;
+		int pad, barw = r.w - namew - 12 - basis;
 		attr_t attr = A_NORMAL;
 		if (t->tma_depth && tr->level > (uint32_t)t->tma_depth)
 			continue;
