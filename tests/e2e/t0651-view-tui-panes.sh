@@ -13,7 +13,7 @@ test_expect_success 'source pane: the hot lines with values, the loop gutter, es
 	tui_start 120 40 --keys H db && tui_wait "hot path" && tui_keys s &&
 	tui_wait "─ source /.*/work\\\\e\[31mred\.c lines [0-9]+-[0-9]+ ─" &&
 	tui_until "grep -Eq \"for \\(long j = 0; j < 1000; j\\+\\+\\) +[0-9.]+% \" screen" &&
-	grep -Eq "x \+= \(double\)\(i \^ j\) \* 1e-9; +[0-9.]+% █" screen &&
+	cat screen && grep -Eq "x \+= \(double\)\(i \^ j\) \* 1e-9; +[0-9.]+% [█▏▎▍▌▋▊▉]" screen &&
 	cat screen && grep -Eq "┆┆[↻ ] +10│ +for \(long j" screen &&
 	grep -Eq "^┆ ?[↻ ] +9│ +for \(long i" screen && grep -Eq "↻ +(9|10)│" screen &&
 	grep -Eq "^ +1[0-9]│" screen
