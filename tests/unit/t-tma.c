@@ -1148,9 +1148,9 @@ static void test_config(const char *cpu)
 	   "an event without the TMA field still decodes");
 	ok(mconfig_decode(&d, "x,2,1,0,1,1,1,-1,1,1,0,0,300,9", "/tmp", "0") < 0,
 	   "a bad TMA role is refused");
-	ok(mconfig_decode(&d, "x,2,1,0,1,1,1,-1,1,1,0,0,300|n,7,-1,$0,d", "/tmp", "0") < 0,
+	ok(mconfig_decode(&d, "x,2,1,0,1,1,1,-1,1,1,0,0,300|n,7,-1,0,$0,d", "/tmp", "0") < 0,
 	   "a node whose parent is out of range is refused");
-	ok(mconfig_decode(&d, "x,2,1,0,1,1,1,-1,1,1,0,0,300|n,-1,-1,max($0%2C1),d%25", "/tmp",
+	ok(mconfig_decode(&d, "x,2,1,0,1,1,1,-1,1,1,0,0,300|n,-1,-1,0,max($0%2C1),d%25", "/tmp",
 			  "0") == 0 && d.ntma == 1 && !strcmp(d.tma_text + d.tma[0].formula,
 							      "max($0,1)") &&
 	   !strcmp(d.tma_text + d.tma[0].description, "d%"), "escapes are undone");
