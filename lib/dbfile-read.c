@@ -552,6 +552,19 @@ static inline int get_metric(struct cf_stream *s, uint64_t j, uint64_t start,
 	return 0;
 }
 
+void dbfile_thread_release(struct dbfile_thread *t)
+{
+	free(t->file);
+	free(t->host);
+	free(t->program);
+	free(t->name);
+	free(t->entry);
+	for (uint32_t a = 0; a < t->argc; a++)
+		free(t->argv[a]);
+	free(t->argv);
+	memset(t, 0, sizeof(*t));
+}
+
 void dbfile_flat_release(struct dbfile_flat *f)
 {
 	free(f->start);
@@ -1756,16 +1769,8 @@ void dbfile_close(struct dbfile *db)
 		free(db->metrics[i].formula);
 	}
 	free(db->metrics);
-	for (uint32_t i = 0; i < db->nthreads; i++) {
-		free(db->threads[i].file);
-		free(db->threads[i].host);
-		free(db->threads[i].program);
-		free(db->threads[i].name);
-		free(db->threads[i].entry);
-		for (uint32_t a = 0; a < db->threads[i].argc; a++)
-			free(db->threads[i].argv[a]);
-		free(db->threads[i].argv);
-	}
+	for (uint32_t i = 0; i < db->nthreads; i++)
+		dbfile_thread_release(&db->threads[i]);
 	free(db->threads);
 	free(db->contexts);
 	free(db->sum_start);

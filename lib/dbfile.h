@@ -320,6 +320,8 @@ int dbfile_thread_row(struct dbfile *db, uint32_t t, uint32_t ctx, struct dbfile
 int dbfile_function_contexts(struct dbfile *db, uint32_t f, uint32_t **list, uint32_t *n);
 /* INLINE contexts whose parent's `function` is F (code inlined into F), ascending; same. */
 int dbfile_inlined_contexts(struct dbfile *db, uint32_t f, uint32_t **list, uint32_t *n);
+/* Free what thread T owns (its strings and command line). */
+void dbfile_thread_release(struct dbfile_thread *t);
 void dbfile_flat_release(struct dbfile_flat *f);
 /*
  * Thread T's profiles of functions, groups and modules (same shapes as db->flat,

@@ -256,16 +256,8 @@ void unifier_free(struct unifier *u)
 		free(u->metrics[m].excl);
 	}
 	free(u->metrics);
-	for (uint32_t t = 0; t < u->nthreads; t++) {
-		free(u->threads[t].file);
-		free(u->threads[t].host);
-		free(u->threads[t].program);
-		free(u->threads[t].name);
-		free(u->threads[t].entry);
-		for (uint32_t a = 0; a < u->threads[t].argc; a++)
-			free(u->threads[t].argv[a]);
-		free(u->threads[t].argv);
-	}
+	for (uint32_t t = 0; t < u->nthreads; t++)
+		dbfile_thread_release(&u->threads[t]);
 	free(u->threads);
 	free(u->lctx);
 	free(u->lparent);

@@ -110,6 +110,7 @@ struct tui_threads_cache {
 	/* The pane's rows: all threads, then each process (largest first) and its threads */
 	uint32_t nrows;
 	struct tui_thread_row *rows;
+	bool several_hosts; /* the process rows name their host */
 };
 
 struct tui_thread_row {

@@ -505,6 +505,9 @@ static void thread_rows(const struct dbfile *db, struct tui_threads_cache *c)
 			pr->first = by_pid[k];
 	}
 	proc_start[np] = n;
+	c->several_hosts = false;
+	for (uint32_t i = 1; i < n && !c->several_hosts; i++)
+		c->several_hosts = strcmp(db->threads[i].host, db->threads[0].host) != 0;
 	/* PROCS[i].thread holds its group's index while sorting; restored below. */
 	for (uint32_t p = 0; p < np; p++)
 		procs[p].thread = (int32_t)p;
@@ -568,12 +571,9 @@ static void process_identity(struct tui *t, const struct tui_thread_row *row, st
 {
 	const struct dbfile *db = vm_db(t->vm);
 	const struct dbfile_thread *th = &db->threads[row->first];
-	bool hosts = false;
-	for (uint32_t i = 1; i < db->nthreads && !hosts; i++)
-		hosts = strcmp(db->threads[i].host, db->threads[0].host) != 0;
 	buf_printf(out, "process %-7u ", row->pid);
 	add_rank(th, out);
-	if (hosts) {
+	if (t->threads.several_hosts) {
 		tui_escape(t, out, th->host);
 		buf_addch(out, ' ');
 	}
