@@ -37,7 +37,7 @@ test_expect_success 'names with escape sequences are shown escaped, never sent r
 	! grep -q "$(printf "\033")\[0;31m" ansi
 '
 test_expect_success 'bytes written: one row down is small, a page down bounded (pipe-pane)' '
-	tui_start 120 20 --keys E db &&
+	tui_start 120 20 --no-hot-path --keys E db &&
 	tui_until "grep -Eq \" 1/[0-9]+  120x20\\$\" screen" &&
 	n=$(sed -n "s/.* 1\/\([0-9]*\)  120x20\$/\1/p" screen) && test "$n" -gt 20 &&
 	j=$(tui_bytes bytes-j j -- " 2/$n  120x20\$") &&
@@ -49,7 +49,7 @@ test_expect_success 'bytes written: one row down is small, a page down bounded (
 	test "$p" -gt "$j" && test "$p" -lt 8192
 ' 3>&1
 test_expect_success 'the mouse (SGR 1006): a click selects, a double-click collapses, the wheel scrolls' '
-	TUI_ENV="TERM=xterm-256color" tui_start 120 40 --keys E db &&
+	TUI_ENV="TERM=xterm-256color" tui_start 120 40 --no-hot-path --keys E db &&
 	tui_until "grep -Eq \" 1/[0-9]+  120x40\\$\" screen" &&
 	n=$(sed -n "s/.* 1\/\([0-9]*\)  120x40\$/\1/p" screen) &&
 	tui_text "$(printf "\033[<0;10;5M\033[<0;10;5m")" && tui_wait " 3/$n  120x40\$" &&
@@ -77,7 +77,7 @@ test_expect_success 'a corrupt database: a clear error, the terminal untouched' 
 '
 test_expect_success 'the database stops reading mid-session: its message, the terminal restored' '
 	make-viewdb large --contexts 100000 --threads 2 big &&
-	tui_start 100 30 big && tui_wait " 1/[0-9]+  100x30\$" &&
+	tui_start 100 30 --no-hot-path big && tui_wait " 1/[0-9]+  100x30\$" &&
 	size=$(wc -c <big/summary.fdb) &&
 	head -c "$size" /dev/zero | dd of=big/summary.fdb conv=notrunc 2>/dev/null &&
 	tui_keys E && restored 1 && cat view.err &&
@@ -89,14 +89,14 @@ test_expect_success 'bad --keys: an error before the terminal is touched' '
 '
 sgr_colour='\[(3[0-7]|4[0-7]|38;5|48;5)'
 test_expect_success '--no-color: no colours, the selection in reverse video' '
-	tui_start 100 30 --no-color db && tui_wait "100x30" &&
+	tui_start 100 30 --no-hot-path --no-color db && tui_wait "100x30" &&
 	tui_tmux capture-pane -p -e -t t >ansi && ! grep -Eq "$sgr_colour" ansi &&
 	grep -q "7m" ansi && tui_screen | grep -q "▾ <program root>"
 '
 test_expect_success 'NO_COLOR and TERM=vt100: no colours either' '
-	TUI_ENV="NO_COLOR=1" tui_start 100 30 db && tui_wait "100x30" &&
+	TUI_ENV="NO_COLOR=1" tui_start 100 30 --no-hot-path db && tui_wait "100x30" &&
 	tui_tmux capture-pane -p -e -t t >ansi && ! grep -Eq "$sgr_colour" ansi &&
-	TUI_ENV="TERM=vt100" tui_start 100 30 db && tui_wait "100x30" &&
+	TUI_ENV="TERM=vt100" tui_start 100 30 --no-hot-path db && tui_wait "100x30" &&
 	tui_tmux capture-pane -p -e -t t >ansi && ! grep -Eq "$sgr_colour" ansi &&
 	tui_keys H && tui_wait "hot path"
 '
@@ -122,7 +122,7 @@ test_expect_success '--keys replays keys before the first screen: flat view, sea
 '
 if command -v make-viewdb >/dev/null 2>&1 && make-viewdb small small-db >/dev/null 2>&1; then
 	test_expect_success 'the known database (make-viewdb): exact values, a hostile name escaped' '
-		tui_start 120 40 --keys E --metric cpu-clock small-db && tui_until "grep -q \" 1/[0-9]*  120x40\" screen" &&
+		tui_start 120 40 --no-hot-path --keys E --metric cpu-clock small-db && tui_until "grep -q \" 1/[0-9]*  120x40\" screen" &&
 		cat screen && grep -Eq "» evil\\\\e\[2J\\\\nname\\\\xff\\\\xfe " screen &&
 		grep -Eq "^ +· prog\.c:13 +600 ns +59\.7% .* 600 ns +59\.7%" screen &&
 		grep -Eq "^ +▾ loop at prog\.c:12 +930 ns +92\.5% " screen &&
