@@ -32,7 +32,7 @@ void buf_reset(struct buf *b)
 		b->data[0] = 0;
 }
 
-uint8_t *buf_reserve(struct buf *b, size_t n)
+uint8_t *buf_grow(struct buf *b, size_t n)
 {
 	if (b->len + n + 1 > b->cap) {
 		size_t cap = b->cap ? b->cap : 64;
@@ -47,21 +47,11 @@ uint8_t *buf_reserve(struct buf *b, size_t n)
 	return b->data + b->len;
 }
 
-void buf_add(struct buf *b, const void *p, size_t n)
+void buf_addpad(struct buf *b, char c, size_t n)
 {
-	memcpy(buf_reserve(b, n), p, n);
+	memset(buf_reserve(b, n), c, n);
 	b->len += n;
 	b->data[b->len] = 0;
-}
-
-void buf_addstr(struct buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s));
-}
-
-void buf_addch(struct buf *b, char c)
-{
-	buf_add(b, &c, 1);
 }
 
 void buf_vprintf(struct buf *b, const char *fmt, va_list ap)

@@ -978,9 +978,10 @@ fail:
 /*
  * Check every block once, streaming: the tree's breadth-first order and children ranges
  * across blocks (NCHILDREN, temporary, holds every context's count of children), the summary
- * entries and statistics, the function lists.
+ * entries and statistics, the function lists.  KEEP: every block of contexts, sums and lists
+ * stays decoded in the cache, as dbfile_load_blocks leaves them.
  */
-static int check_blocks(struct dbfile *db)
+static int check_blocks(struct dbfile *db, bool keep)
 {
 	struct dbfile_cache *c = db->cache;
 	struct cf_reader *r = &db->summary_file;
@@ -997,8 +998,10 @@ static int check_blocks(struct dbfile *db)
 					 (unsigned long long)want);
 	}
 	uint32_t n = db->ncontexts;
+	if (keep && dbfile_cache_blocks(db, UINT32_MAX, UINT32_MAX, UINT32_MAX) < 0)
+		return -1;
 	uint32_t *nch = xmalloc((size_t)n * sizeof(uint32_t));
-	struct dbfile_context *blk = xcalloc(c->slot, sizeof(*blk));
+	struct dbfile_context *tmp = keep ? NULL : xcalloc(c->slot, sizeof(*tmp));
 	struct row_slot rs = { 0 };
 	struct dbfile_stat *si = xcalloc(1, sizeof(*si)), *se = xcalloc(1, sizeof(*se));
 	uint64_t scap = 1, nsum = 0;
@@ -1006,6 +1009,12 @@ static int check_blocks(struct dbfile *db)
 	int rc = -1;
 	for (uint32_t b = 0; b < c->nblocks; b++) {
 		uint32_t first = b * db->block, end = block_end(db, b);
+		struct dbfile_context *blk = tmp;
+		struct row_slot *sums = &rs;
+		if (keep) {
+			blk = c->ctx[b].c = xcalloc(c->slot, sizeof(*blk));
+			sums = &c->rows[b];
+		}
 		if (decode_context_block(db, b, blk, fc) < 0)
 			goto out;
 		for (uint32_t i = first; i < end; i++) {
@@ -1027,9 +1036,15 @@ static int check_blocks(struct dbfile *db)
 			left--;
 		}
 		c->first_child[b] = blk[0].first_child;
-		if (decode_summary_block(db, b, &rs, UINT64_MAX) < 0)
+		if (decode_summary_block(db, b, sums, UINT64_MAX) < 0)
 			goto out;
-		uint64_t k = rs.start[end - first];
+		if (keep) {
+			c->ctx[b].block = sums->block = b;
+			sums->thread = DBFILE_NONE;
+			c->ctx[b].used = sums->used = ++c->clock;
+			c->ctx_at[b] = c->sum_at[b] = b;
+		}
+		uint64_t k = sums->start[end - first];
 		c->nsum[b] = k;
 		nsum += k;
 		if (k > scap) {
@@ -1037,7 +1052,7 @@ static int check_blocks(struct dbfile *db)
 			si = xreallocarray(si, k, sizeof(*si));
 			se = xreallocarray(se, k, sizeof(*se));
 		}
-		if (decode_stat_block(db, b, &rs, si, se) < 0)
+		if (decode_stat_block(db, b, sums, si, se) < 0)
 			goto out;
 	}
 	if (fc != n) {
@@ -1049,14 +1064,21 @@ static int check_blocks(struct dbfile *db)
 			  (unsigned long long)nsum, (unsigned long long)db->nsum);
 		goto out;
 	}
-	for (uint32_t b = 0; b < c->nlists; b++)
-		if (decode_list_block(db, b, &c->lists[0]) < 0)
+	for (uint32_t b = 0; b < c->nlists; b++) {
+		struct list_slot *l = &c->lists[keep ? b : 0];
+		if (decode_list_block(db, b, l) < 0)
 			goto out;
-	c->lists[0].block = DBFILE_NONE; /* not indexed: decoded again when asked for */
+		if (keep) {
+			l->used = ++c->clock;
+			c->list_at[b] = b;
+		}
+	}
+	if (!keep)
+		c->lists[0].block = DBFILE_NONE; /* not indexed: decoded again when asked for */
 	rc = 0;
 out:
 	free(nch);
-	free(blk);
+	free(tmp);
 	free(rs.start);
 	free(rs.metric);
 	free(rs.val);
@@ -1674,7 +1696,7 @@ int dbfile_thread_flats(struct dbfile *db, uint32_t t, struct dbfile_flat *fn,
 	return 0;
 }
 
-int dbfile_read_summary_file(const char *path, struct dbfile *db)
+static int read_summary_file(const char *path, struct dbfile *db, bool keep)
 {
 	memset(db, 0, sizeof(*db));
 	struct cf_reader r;
@@ -1707,7 +1729,7 @@ int dbfile_read_summary_file(const char *path, struct dbfile *db)
 		goto out;
 	db->summary_file = r;
 	db->summary_open = true;
-	if (init_cache(db, list_block) < 0 || check_blocks(db) < 0)
+	if (init_cache(db, list_block) < 0 || check_blocks(db, keep) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -1722,7 +1744,12 @@ out:
 	return rc;
 }
 
-int dbfile_open(const char *dir, struct dbfile *db)
+int dbfile_read_summary_file(const char *path, struct dbfile *db)
+{
+	return read_summary_file(path, db, false);
+}
+
+static int open_database(const char *dir, struct dbfile *db, bool keep)
 {
 	struct stat st;
 	char *d, *path;
@@ -1739,7 +1766,7 @@ int dbfile_open(const char *dir, struct dbfile *db)
 		path = xpath_join(dir, DBFILE_SUMMARY);
 		d = xstrdup(dir);
 	}
-	int rc = dbfile_read_summary_file(path, db);
+	int rc = read_summary_file(path, db, keep);
 	free(path);
 	if (rc < 0) {
 		free(d);
@@ -1747,6 +1774,16 @@ int dbfile_open(const char *dir, struct dbfile *db)
 	}
 	db->dir = d;
 	return 0;
+}
+
+int dbfile_open(const char *dir, struct dbfile *db)
+{
+	return open_database(dir, db, false);
+}
+
+int dbfile_open_whole(const char *dir, struct dbfile *db)
+{
+	return open_database(dir, db, true);
 }
 
 void dbfile_close(struct dbfile *db)

@@ -307,6 +307,12 @@ uint32_t dbfile_thread_group(uint32_t nthreads);
  * returns 0, or -1 with a message naming the file and what is wrong.
  */
 int dbfile_open(const char *dir, struct dbfile *db);
+/*
+ * dbfile_open, keeping every block of contexts, sums and function lists decoded as it is
+ * checked: what dbfile_load_blocks(db, DBFILE_NONE) leaves, without decoding twice (memory
+ * grows to the decoded database, about 100 bytes a context).
+ */
+int dbfile_open_whole(const char *dir, struct dbfile *db);
 /* Context CTX (< db->ncontexts), reading and checking its block when not cached. */
 int dbfile_context(struct dbfile *db, uint32_t ctx, struct dbfile_context *out);
 /* CTX's sums over threads.  Valid until the next dbfile_summary_row or dbfile_thread_row call. */

@@ -47,8 +47,12 @@ void esc_terminal(struct buf *out, const char *str, size_t n, unsigned flags)
 	for (size_t i = 0; i < n;) {
 		unsigned char c = s[i];
 		if ((c >= 0x20 && c < 0x7f) || ((flags & ESC_LAYOUT) && (c == '\n' || c == '\t'))) {
-			buf_addch(out, (char)c);
-			i++;
+			size_t run = i + 1;
+			while (run < n && ((s[run] >= 0x20 && s[run] < 0x7f) ||
+					   ((flags & ESC_LAYOUT) && (s[run] == '\n' || s[run] == '\t'))))
+				run++;
+			buf_add(out, s + i, run - i);
+			i = run;
 			continue;
 		}
 		if (c == '\n' || c == '\t' || c == 0x1b) {
@@ -81,9 +85,15 @@ void esc_json(struct buf *out, const char *str, size_t n)
 			continue;
 		}
 		if (c < 0x80) {
-			if (c >= 0x20 && c < 0x7f)
-				buf_addch(out, (char)c);
-			else if (c == '\n' || c == '\t')
+			if (c >= 0x20 && c < 0x7f) {
+				size_t run = i + 1;
+				while (run < n && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '"' &&
+				       s[run] != '\\')
+					run++;
+				buf_add(out, s + i, run - i);
+				i = run;
+				continue;
+			} else if (c == '\n' || c == '\t')
 				buf_addstr(out, c == '\n' ? "\\n" : "\\t");
 			else
 				buf_printf(out, "\\u%04x", c);

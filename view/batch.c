@@ -75,8 +75,7 @@ static void put_percent(struct buf *b, double v, double total, int decimals, con
 		return;
 	}
 	char tmp[64];
-	vm_format_fixed(100 * v / total, decimals, tmp, sizeof(tmp));
-	buf_addstr(b, tmp);
+	buf_add(b, tmp, vm_format_fixed(100 * v / total, decimals, tmp, sizeof(tmp)));
 	buf_addstr(b, suffix);
 }
 
@@ -331,52 +330,58 @@ static void put_tma_text(struct vm *vm, const struct batch_options *opt, vm_node
 	}
 }
 
-/* The label of ROW at DEPTH, indented, and its cells (value and percent, inclusive then
- * exclusive, per metric; no percent where PCT says the metric has none) into CELLS (4 per
- * metric). */
+/* The spool's separators: of cells, and before a line printed as it is (escaped text holds
+ * neither). */
+#define SPOOL_CELL '\x1f'
+#define SPOOL_LINE '\x1e'
+
+/*
+ * ROW's line as the spool holds it, appended to LINE: its label at DEPTH, indented, then each
+ * cell after a SPOOL_CELL (value and percent, inclusive then exclusive, per metric; empty
+ * where PCT says the metric has no percent), then a newline.  The label's display width into
+ * *LWIDTH, where each cell starts into CELL (offsets in LINE) and its length into CLEN.
+ */
 static void text_row(struct vm *vm, const struct batch_options *opt, const double *totals,
 		     const bool *pct, vm_node row, uint32_t depth, struct buf *scratch,
-		     struct buf *label, struct buf *cells)
+		     struct buf *line, size_t *lwidth, size_t *cell, size_t *clen)
 {
-	buf_reset(label);
-	put_indent(label, 2 * (size_t)depth);
-	put_label(vm, opt, row, scratch, label);
+	size_t at = line->len;
+	put_indent(line, 2 * (size_t)depth);
+	put_label(vm, opt, row, scratch, line);
+	*lwidth = text_width((const char *)line->data + at, line->len - at);
 	for (uint32_t k = 0; k < opt->nmetrics; k++)
 		for (int incl = 1; incl >= 0; incl--) {
 			double v = vm_value(vm, opt->view, row, opt->metrics[k], incl);
-			struct buf *c = &cells[4 * k + 2 * (1 - incl)];
-			buf_reset(c);
-			buf_reset(c + 1);
-			put_text_value(vm, opt, opt->metrics[k], v, c);
+			uint32_t i = 4 * k + 2 * (uint32_t)(1 - incl);
+			buf_addch(line, SPOOL_CELL);
+			cell[i] = line->len;
+			put_text_value(vm, opt, opt->metrics[k], v, line);
+			clen[i] = line->len - cell[i];
+			buf_addch(line, SPOOL_CELL);
+			cell[i + 1] = line->len;
 			if (pct[k])
-				put_percent(c + 1, v, totals[k], 1, "%", "-");
+				put_percent(line, v, totals[k], 1, "%", "-");
+			clen[i + 1] = line->len - cell[i + 1];
 		}
+	buf_addch(line, '\n');
 }
 
 /* A row padded to the columns: LABEL, then the cells (N each, PCT-less percents skipped). */
-static void print_text_row(struct buf *out, const char *label, size_t len, size_t lw,
+static void print_text_row(struct buf *out, const char *label, size_t len, size_t w, size_t lw,
 			   const char *const *cell, const size_t *clen, const size_t *cw,
 			   const bool *pct, uint32_t ncells)
 {
 	buf_add(out, label, len);
-	for (size_t i = text_width(label, len); i < lw; i++)
-		buf_addch(out, ' ');
+	buf_addpad(out, ' ', w < lw ? lw - w : 0);
 	for (uint32_t i = 0; i < ncells; i++) {
 		if (i % 2 && !pct[i / 4])
 			continue;
-		buf_addstr(out, i % 2 ? " " : "  ");
-		for (size_t j = clen[i]; j < cw[i]; j++)
-			buf_addch(out, ' ');
+		buf_addpad(out, ' ', (i % 2 ? 1 : 2) + (clen[i] < cw[i] ? cw[i] - clen[i] : 0));
 		if (clen[i])
 			buf_add(out, cell[i], clen[i]);
 	}
 	buf_addch(out, '\n');
 }
-
-/* The spool's separators: of cells, and before a line printed as it is (escaped text holds
- * neither). */
-#define SPOOL_CELL '\x1f'
-#define SPOOL_LINE '\x1e'
 
 /*
  * One walk that measures the columns and spools the rows, unpadded, to a temporary file; then
@@ -385,10 +390,11 @@ static void print_text_row(struct buf *out, const char *label, size_t len, size_
 static void run_text(struct vm *vm, const struct batch_options *opt, struct out *out)
 {
 	uint32_t ncells = 4 * opt->nmetrics;
-	struct buf label = BUF_INIT, tma = BUF_INIT, scratch = BUF_INIT;
-	struct buf *cells = xcalloc(ncells + 1, sizeof(struct buf));
+	struct buf row_line = BUF_INIT, tma = BUF_INIT, scratch = BUF_INIT;
 	const char **cell = xcalloc(ncells + 1, sizeof(char *));
+	size_t *at = xcalloc(ncells + 1, sizeof(size_t));
 	size_t *clen = xcalloc(ncells + 1, sizeof(size_t));
+	size_t lwr;
 	size_t lw = strlen("Scope");
 	size_t *cw = xcalloc(ncells + 1, sizeof(size_t));
 	double *totals = xcalloc(opt->nmetrics + 1, sizeof(double));
@@ -405,22 +411,17 @@ static void run_text(struct vm *vm, const struct batch_options *opt, struct out 
 	uint32_t depth;
 	walk_start(&w, vm, opt);
 	while (walk_next(&w, &row, &depth) && !vm_error(vm)) {
-		text_row(vm, opt, totals, pct, row, depth, &scratch, &label, cells);
-		size_t lwr = text_width((const char *)label.data, label.len);
+		/* Straight into the spool, or measured and dropped when there is none. */
+		struct buf *b = spool.f ? &spool.b : &row_line;
+		buf_reset(&row_line);
+		text_row(vm, opt, totals, pct, row, depth, &scratch, b, &lwr, at, clen);
 		if (lwr > lw)
 			lw = lwr;
 		for (uint32_t i = 0; i < ncells; i++)
-			if (cells[i].len > cw[i])
-				cw[i] = cells[i].len;
+			if (clen[i] > cw[i])
+				cw[i] = clen[i];
 		if (!spool.f)
 			continue;
-		buf_add(&spool.b, label.data, label.len);
-		for (uint32_t i = 0; i < ncells; i++) {
-			buf_addch(&spool.b, SPOOL_CELL);
-			if (cells[i].len)
-				buf_add(&spool.b, cells[i].data, cells[i].len);
-		}
-		buf_addch(&spool.b, '\n');
 		if (opt->topdown) {
 			buf_reset(&tma);
 			put_tma_text(vm, opt, row, 2 * depth, &tma);
@@ -486,19 +487,20 @@ static void run_text(struct vm *vm, const struct batch_options *opt, struct out 
 				cell[i] = p;
 				clen[i] = (size_t)((sep ? sep : end) - p);
 			}
-			print_text_row(&out->b, lab, llen, lw, cell, clen, cw, pct, ncells);
+			print_text_row(&out->b, lab, llen, text_width(lab, llen), lw, cell, clen, cw,
+				       pct, ncells);
 			out_row_done(out);
 		}
 		goto done;
 	}
 	walk_start(&w, vm, opt);
 	while (walk_next(&w, &row, &depth) && !vm_error(vm)) {
-		text_row(vm, opt, totals, pct, row, depth, &scratch, &label, cells);
-		for (uint32_t i = 0; i < ncells; i++) {
-			cell[i] = (const char *)cells[i].data;
-			clen[i] = cells[i].len;
-		}
-		print_text_row(&out->b, (const char *)label.data, label.len, lw, cell, clen, cw,
+		buf_reset(&row_line);
+		text_row(vm, opt, totals, pct, row, depth, &scratch, &row_line, &lwr, at, clen);
+		for (uint32_t i = 0; i < ncells; i++)
+			cell[i] = (const char *)row_line.data + at[i];
+		size_t llen = ncells ? at[0] - 1 : row_line.len - 1;
+		print_text_row(&out->b, (const char *)row_line.data, llen, lwr, lw, cell, clen, cw,
 			       pct, ncells);
 		if (opt->topdown)
 			put_tma_text(vm, opt, row, 2 * depth, &out->b);
@@ -510,13 +512,11 @@ done:
 		fclose(spool.f);
 	buf_release(&spool.b);
 	free(line);
-	buf_release(&label);
+	buf_release(&row_line);
 	buf_release(&tma);
 	buf_release(&scratch);
-	for (uint32_t i = 0; i < ncells; i++)
-		buf_release(&cells[i]);
-	free(cells);
 	free(cell);
+	free(at);
 	free(clen);
 	free(cw);
 	free(totals);

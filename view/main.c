@@ -207,7 +207,7 @@ int main(int argc, char **argv)
 	if (is_measurement_directory(database))
 		die(1, "%s: a measurement directory, not a database: run 'prof %s' first, then view "
 		       "the database it writes", database, database);
-	struct vm *vm = vm_open(database);
+	struct vm *vm = batch ? vm_open_whole(database) : vm_open(database);
 	if (!vm)
 		die(1, "%s", fth_errmsg());
 	vm_set_demangle(vm, !no_demangle);

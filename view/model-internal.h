@@ -127,6 +127,7 @@ struct vm {
 	uint32_t nm;		 /* metrics */
 	struct formula *formulas; /* per metric: derived ones compiled, others empty */
 	bool *multiplexed;	 /* per metric, derived: any input */
+	bool *tma;		 /* per metric: a node of a top-down tree (a parent, or a child) */
 	bool *group_copy;	 /* per metric: another perf group's copy of an event (model.c) */
 	int32_t *sample_metric;	 /* per metric: the raw metric whose samples count, or -1 */
 	/* top-down: the expanded contexts and the visible children of those asked for */
@@ -166,6 +167,13 @@ struct vm {
 	struct sort_key *sort_keys; /* model-nav.c: 2 x asort_keys (keys and merge room) */
 	uint32_t asort_keys;
 	uint32_t eval_depth;
+	bool all_blocks;	       /* vm_load_blocks: every block decoded and kept */
+	struct bu_site *caller_sites; /* per context, once all_blocks (model-tree.c), or NULL */
+};
+
+/* Where a bottom-up instance was called from (model-tree.c). */
+struct bu_site {
+	uint32_t fn, module, file, line, next;
 };
 
 static inline bool is_instance(uint8_t kind)

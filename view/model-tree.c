@@ -301,7 +301,7 @@ static void build_bu_root(struct vm *vm, struct vtree *t, uint32_t root)
 }
 
 struct site {
-	uint32_t fn, file, line, tip, next;
+	uint32_t fn, module, file, line, tip, next;
 };
 
 static int site_cmp(const void *pa, const void *pb)
@@ -318,11 +318,79 @@ static int site_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
+/*
+ * Where instance CX (whose parent is P, and the instance at or above P is NEXT) was called
+ * from: the caller's function, the call's file and line, and the caller's instance.  False
+ * for an instance that has no caller (below the root or a program entry).
+ */
+static bool caller_site(const struct vm *vm, const struct dbfile_context *cx,
+			const struct dbfile_context *p, uint32_t next, struct bu_site *s)
+{
+	s->fn = p->function;
+	s->module = s->fn < vm->db.nfunctions ? vm->db.functions[s->fn].module : DBFILE_NONE;
+	s->next = next;
+	if (cx->kind == DBFILE_INLINE) {
+		s->file = cx->file;
+		s->line = cx->line;
+		return true;
+	}
+	s->file = p->file;
+	s->line = p->line;
+	return cx->parent != 0 && p->kind != DBFILE_ROOT && p->kind != DBFILE_ENTRY;
+}
+
+/*
+ * The caller sites of every context, in one pass in context order (a parent comes before its
+ * children, so the instance above each is known when it is met): for a walk of the whole
+ * bottom-up tree (vm_load_blocks), which asks for every instance's site, each of them from
+ * one compact array rather than from three or four scattered context reads.
+ */
+static void index_caller_sites(struct vm *vm)
+{
+	uint32_t n = vm->db.ncontexts;
+	uint32_t *above = xmalloc(((size_t)n ? n : 1) * sizeof(uint32_t));
+	struct bu_site *sites = xmalloc(((size_t)n ? n : 1) * sizeof(*sites));
+	struct dbfile_context cx, p;
+	for (uint32_t c = 0; c < n && ctx_get(vm, c, &cx); c++) {
+		uint32_t up = DBFILE_NONE;
+		if (c && cx.parent < c)
+			up = above[cx.parent];
+		else if (c)
+			up = instance_at_or_above(vm, cx.parent);
+		above[c] = is_instance(cx.kind) ? c : up;
+		sites[c].fn = DBFILE_NONE;
+		if (c && is_instance(cx.kind) && ctx_get(vm, cx.parent, &p) &&
+		    !caller_site(vm, &cx, &p, up, &sites[c]))
+			sites[c].fn = DBFILE_NONE;
+	}
+	free(above);
+	vm->caller_sites = sites;
+}
+
+/* The caller site of instance X into *S; false when it has none (or on a reader error). */
+static bool caller_site_of(struct vm *vm, uint32_t x, struct bu_site *s)
+{
+	if (x == DBFILE_NONE || x == 0 || x >= vm->db.ncontexts)
+		return false;
+	if (vm->all_blocks && !vm->caller_sites && !vm->error)
+		index_caller_sites(vm);
+	if (vm->caller_sites) {
+		*s = vm->caller_sites[x];
+		return s->fn != DBFILE_NONE && !vm->error;
+	}
+	struct dbfile_context cx, p;
+	if (!ctx_get(vm, x, &cx) || !ctx_get(vm, cx.parent, &p))
+		return false;
+	return caller_site(vm, &cx, &p,
+			   cx.parent ? instance_at_or_above(vm, cx.parent) : DBFILE_NONE, s) &&
+	       !vm->error;
+}
+
 /* Bottom-up: the callers of NODE, from its instances. */
 static void build_bu_callers(struct vm *vm, struct vtree *t, uint32_t node)
 {
 	struct vnode *n = &t->nodes[node];
-	struct dbfile_context cx, p;
+	struct dbfile_context cx;
 	if (n->kind == VM_KIND_FUNCTION && !n->ninst) {
 		uint32_t cap = 0, *list;
 		uint32_t nl = ctx_list(vm, n->function, false, &list);
@@ -333,46 +401,36 @@ static void build_bu_callers(struct vm *vm, struct vtree *t, uint32_t node)
 	}
 	struct site *sites = xmalloc(((size_t)n->ninst ? n->ninst : 1) * sizeof(*sites));
 	uint32_t ns = 0;
+	/* How far ahead the scattered reads of sites and functions are asked for. */
+	enum { AHEAD = 8 };
 	for (uint32_t i = 0; i < n->ninst; i++) {
-		uint32_t x = n->inst_b[i];
-		if (x == DBFILE_NONE || x == 0 || !ctx_get(vm, x, &cx))
+		struct bu_site c;
+		if (vm->caller_sites && i + AHEAD < n->ninst && n->inst_b[i + AHEAD] < vm->db.ncontexts)
+			FTH_PREFETCH(&vm->caller_sites[n->inst_b[i + AHEAD]]);
+		if (!caller_site_of(vm, n->inst_b[i], &c))
 			continue;
-		struct site s = { DBFILE_NONE, DBFILE_NONE, 0, n->inst_a[i], DBFILE_NONE };
-		if (cx.kind == DBFILE_INLINE) {
-			if (!ctx_get(vm, cx.parent, &p))
-				continue;
-			s.fn = p.function;
-			s.file = cx.file;
-			s.line = cx.line;
-			s.next = cx.parent ? instance_at_or_above(vm, cx.parent) : DBFILE_NONE;
-		} else {
-			uint32_t pc = cx.parent;
-			if (pc == 0 || !ctx_get(vm, pc, &p) || p.kind == DBFILE_ROOT ||
-			    p.kind == DBFILE_ENTRY)
-				continue;
-			s.fn = p.function;
-			s.file = p.file;
-			s.line = p.line;
-			s.next = instance_at_or_above(vm, pc);
-		}
-		sites[ns++] = s;
+		sites[ns++] = (struct site){ c.fn, c.module, c.file, c.line, n->inst_a[i], c.next };
 	}
 	qsort(sites, ns, sizeof(*sites), site_cmp);
 	uint32_t root = n->root;
 	for (uint32_t i = 0; i < ns;) {
+		uint32_t j = i + 1;
+		while (j < ns && sites[j].fn == sites[i].fn && sites[j].file == sites[i].file &&
+		       sites[j].line == sites[i].line)
+			j++;
 		uint32_t id = new_node(t, VM_KIND_CALLER, node);
 		struct vnode *k = &t->nodes[id];
-		set_function(vm, k, sites[i].fn);
+		k->function = sites[i].fn;
+		k->module = sites[i].module;
 		k->file = sites[i].file;
 		k->line = sites[i].line;
 		k->root = root;
 		k->group = sites[i].fn;
-		uint32_t cap = 0, j = i;
-		for (; j < ns && sites[j].fn == sites[i].fn && sites[j].file == sites[i].file &&
-		       sites[j].line == sites[i].line;
-		     j++)
-			add_inst(k, sites[j].tip, sites[j].next, &cap);
-		i = j;
+		uint32_t cap = j - i;
+		k->inst_a = xreallocarray(NULL, cap, sizeof(uint32_t));
+		k->inst_b = xreallocarray(NULL, cap, sizeof(uint32_t));
+		for (; i < j; i++)
+			add_inst(k, sites[i].tip, sites[i].next, &cap);
 	}
 	free(sites);
 }

@@ -246,6 +246,15 @@ static int compile_formulas(struct vm *vm)
 	vm->formulas = xcalloc(vm->nm ? vm->nm : 1, sizeof(*vm->formulas));
 	vm->multiplexed = xcalloc(vm->nm ? vm->nm : 1, sizeof(bool));
 	vm->sample_metric = xcalloc(vm->nm ? vm->nm : 1, sizeof(int32_t));
+	vm->tma = xcalloc(vm->nm ? vm->nm : 1, sizeof(bool));
+	for (uint32_t k = 0; k < vm->nm; k++) {
+		int32_t parent = db->metrics[k].parent;
+		if (parent >= 0) {
+			vm->tma[k] = true;
+			if ((uint32_t)parent < vm->nm)
+				vm->tma[parent] = true;
+		}
+	}
 	for (uint32_t k = 0; k < vm->nm; k++) {
 		const struct dbfile_metric *m = &db->metrics[k];
 		if (m->kind != DBFILE_METRIC_DERIVED)
@@ -271,10 +280,10 @@ static int compile_formulas(struct vm *vm)
 	return 0;
 }
 
-struct vm *vm_open(const char *dir)
+static struct vm *open_model(const char *dir, bool whole)
 {
 	struct vm *vm = xcalloc(1, sizeof(*vm));
-	if (dbfile_open(dir, &vm->db) < 0) {
+	if ((whole ? dbfile_open_whole(dir, &vm->db) : dbfile_open(dir, &vm->db)) < 0) {
 		free(vm);
 		return NULL;
 	}
@@ -309,6 +318,16 @@ struct vm *vm_open(const char *dir)
 	return vm;
 }
 
+struct vm *vm_open(const char *dir)
+{
+	return open_model(dir, false);
+}
+
+struct vm *vm_open_whole(const char *dir)
+{
+	return open_model(dir, true);
+}
+
 void vm_close(struct vm *vm)
 {
 	if (!vm)
@@ -317,6 +336,7 @@ void vm_close(struct vm *vm)
 		formula_release(&vm->formulas[k]);
 	free(vm->formulas);
 	free(vm->multiplexed);
+	free(vm->tma);
 	free(vm->sample_metric);
 	free(vm->group_copy);
 	release_process(&vm->process_src);
@@ -351,6 +371,7 @@ void vm_close(struct vm *vm)
 	buf_release(&vm->label);
 	free(vm->scratch_vals);
 	free(vm->sort_keys);
+	free(vm->caller_sites);
 	dbfile_close(&vm->db);
 	free(vm);
 }
@@ -360,6 +381,7 @@ void vm_load_blocks(struct vm *vm)
 	uint32_t t = vm->cur->thread >= 0 ? (uint32_t)vm->cur->thread : DBFILE_NONE;
 	if (!vm->error && dbfile_load_blocks(&vm->db, t) < 0)
 		vm_fail(vm);
+	vm->all_blocks = !vm->error;
 }
 
 const struct dbfile *vm_db(const struct vm *vm)
@@ -400,14 +422,7 @@ int vm_metric_by_name(const struct vm *vm, const char *name)
 
 bool vm_metric_is_tma(const struct vm *vm, uint32_t metric)
 {
-	if (metric >= vm->nm)
-		return false;
-	if (vm->db.metrics[metric].parent >= 0)
-		return true;
-	for (uint32_t k = 0; k < vm->nm; k++)
-		if (vm->db.metrics[k].parent == (int32_t)metric)
-			return true;
-	return false;
+	return metric < vm->nm && vm->tma[metric];
 }
 
 uint32_t vm_default_metric(const struct vm *vm)

@@ -61,6 +61,9 @@ struct vm_node_info {
 
 /* Open database DIR (or DIR/summary.fdb).  Returns NULL with an error message on failure. */
 struct vm *vm_open(const char *dir);
+/* vm_open for a walk of the whole tree (batch output): every block read as the database is
+ * checked, and kept (dbfile_open_whole); vm_load_blocks then adds only a thread's values. */
+struct vm *vm_open_whole(const char *dir);
 void vm_close(struct vm *vm);
 /*
  * The first error reading the database after it was opened (a block that no longer reads or

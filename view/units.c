@@ -42,17 +42,19 @@ static size_t fixed(double v, int decimals, char *out, size_t size)
 		int k = snprintf(out, size, "%.*f", decimals, v);
 		return k < 0 ? 0 : (size_t)k < size ? (size_t)k : size - 1;
 	}
-	char tmp[32];
-	size_t len = 0;
-	for (int d = 0; d < decimals || n || len <= (size_t)decimals; d++) {
-		if (d == decimals && decimals)
-			tmp[len++] = '.';
-		tmp[len++] = (char)('0' + n % 10);
-		n /= 10;
-	}
-	size_t w = 0;
-	while (len && w + 1 < size)
-		out[w++] = tmp[--len];
+	/* The digits from the last, then the first SIZE - 1 of them copied. */
+	char tmp[32], *p = tmp + sizeof(tmp);
+	for (int d = 0; d < decimals; d++, n /= 10)
+		*--p = (char)('0' + n % 10);
+	if (decimals)
+		*--p = '.';
+	do
+		*--p = (char)('0' + n % 10);
+	while (n /= 10);
+	size_t w = (size_t)(tmp + sizeof(tmp) - p);
+	if (w > size - 1)
+		w = size - 1;
+	memcpy(out, p, w);
 	out[w] = '\0';
 	return w;
 }
@@ -122,7 +124,7 @@ const char *vm_format_value(double v, unsigned unit, char *out, size_t size)
 			const char *name;
 		} units[] = { { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" }, { 1, "ns" } };
 		if (a == 0) {
-			snprintf(out, size, "0 s");
+			concat("", "0 s", out, size);
 			return out;
 		}
 		if (a >= 1e12) {
