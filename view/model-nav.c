@@ -118,6 +118,21 @@ static void ids_push(struct ids *s, uint32_t x)
 	s->v[s->n++] = x;
 }
 
+/*
+ * With a thread or process selected, a scope that it has no value in (every measured metric
+ * zero, inclusive, so its whole subtree too): left out, as the selection never ran there.
+ */
+static bool empty_in_selection(struct vm *vm, enum vm_view view, vm_node node)
+{
+	if (vm->cur == &vm->sum)
+		return false;
+	for (uint32_t m = 0; m < vm->nm; m++)
+		if (vm->db.metrics[m].kind == DBFILE_METRIC_RAW &&
+		    vm_value(vm, view, node, m, true) != 0)
+			return false;
+	return true;
+}
+
 static void collect_visible(struct vm *vm, enum vm_view view, vm_node node, bool build,
 			    struct ids *out, uint32_t depth)
 {
@@ -130,6 +145,8 @@ static void collect_visible(struct vm *vm, enum vm_view view, vm_node node, bool
 	n = raw_children(vm, view, node, &copy);
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t k = copy[i];
+		if (empty_in_selection(vm, view, k))
+			continue;
 		int how = node_filtered(vm, view, k);
 		if (how < 0) {
 			ids_push(out, k);

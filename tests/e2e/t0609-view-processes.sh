@@ -42,6 +42,17 @@ test_expect_success 'the forked child: its own function, not its parent'"'"'s' '
 	grep -Eq "forked_child_work +[1-9]" $child && grep -Eq "producer_work +[1-9]" $parent &&
 	! grep -Eq "producer_work +[1-9]" $child
 '
+test_expect_success '--process leaves out the scopes the process never ran, in every view' '
+	c=$(pid_of consumer) &&
+	for v in top-down bottom-up flat; do
+		view --batch --view $v --process $c db >c-$v.txt &&
+		grep -q consumer c-$v.txt && ! grep -Eq "producer|forked_child_work" c-$v.txt ||
+		{ cat c-$v.txt; return 1; }
+	done &&
+	grep -q "program consumer" c-top-down.txt &&
+	view --batch --thread 0 db >t0.txt && view --batch db >all.txt &&
+	test $(wc -l <t0.txt) -lt $(wc -l <all.txt)
+'
 test_expect_success 'bad --process values are refused' '
 	! view --batch --process 1 db 2>err && grep -q "no process 1" err &&
 	! view --batch --process x db 2>err && grep -q "is not a number" err &&
