@@ -25,8 +25,11 @@ void die(int status, const char *fmt, ...)
 	exit(status);
 }
 
+unsigned long fth_warnings;
+
 void warn(const char *fmt, ...)
 {
+	fth_warnings++;
 	struct buf msg = BUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);

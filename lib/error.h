@@ -33,6 +33,8 @@ void fth_error_clear(void);
 void die(int status, const char *fmt, ...) FTH_PRINTF(2, 3) FTH_NORETURN;
 /* For main() only: print "PROG: warning: MESSAGE" to stderr. */
 void warn(const char *fmt, ...) FTH_PRINTF(1, 2);
+/* How many warnings warn() has printed. */
+extern unsigned long fth_warnings;
 /* The program name used by die() and warn(); set once by main(). */
 extern const char *fth_progname;
 

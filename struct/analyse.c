@@ -868,8 +868,11 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 	memset(stats, 0, sizeof(*stats));
 	struct dw_info dw;
 	if (dw_read(img, nthreads, &dw) < 0) {
+		/* Functions from the symbol table and loops from the machine code remain. */
+		stats->dwarf_error = xstrdup(fth_errmsg());
+		fth_error_clear();
 		dw_release(&dw);
-		return -1;
+		strtab_init(&dw.strings);
 	}
 	struct strtab *st = &dw.strings;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -1003,7 +1006,10 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 	stats->dwarf_cpu = seconds_between(&c0, &c1);
 	stats->cfg_cpu = seconds_between(&c1, &c2);
 	stats->cpu_seconds = seconds_between(&c0, &c3);
-	if (rc < 0)
+	if (rc < 0) {
 		sfile_release(sf);
+		free(stats->dwarf_error);
+		stats->dwarf_error = NULL;
+	}
 	return rc;
 }

@@ -229,7 +229,7 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 			first = lo; /* GCC lists the hot part (the entry) before cold parts */
 	}
 	if (off < 0) {
-		fail(t, "address ranges");
+		fail(t, "address ranges (.debug_ranges, .debug_rnglists)");
 		d->nranges = range_start;
 		return NONE32;
 	}
@@ -299,7 +299,7 @@ static void walk(struct dw_thread *t, Dwarf_Die *parent_die, uint32_t scope, uns
 	if (t->rc < 0 || dwarf_child(parent_die, &child) != 0)
 		return;
 	if (level > MAX_DIE_DEPTH) {
-		fail(t, "DIEs nested too deeply");
+		fail(t, "DIEs nested too deeply (.debug_info)");
 		return;
 	}
 	do {
@@ -380,7 +380,7 @@ static void read_lines(struct dw_thread *t, Dwarf_Die *cudie)
 	Dwarf_Lines *lines;
 	size_t n;
 	if (dwarf_getsrclines(cudie, &lines, &n) != 0) {
-		fail(t, "line table");
+		fail(t, "line table (.debug_line)");
 		return;
 	}
 	struct dw_info *d = &t->part;
@@ -632,7 +632,7 @@ static void walk_units(struct dw_thread *t)
 		Dwarf_Die *die = &cudie;
 		int tag = dwarf_tag(&cudie);
 		if (tag != DW_TAG_compile_unit && tag != DW_TAG_skeleton_unit) {
-			fail(t, "a unit without a valid compile-unit DIE");
+			fail(t, "a unit without a valid compile-unit DIE (.debug_info)");
 			break;
 		}
 		if (unit_type == DW_UT_skeleton && dwarf_tag(&subdie) == DW_TAG_compile_unit)
@@ -653,7 +653,7 @@ static void walk_units(struct dw_thread *t)
 			break;
 	}
 	if (rc < 0 && t->rc == 0)
-		fail(t, "unit headers");
+		fail(t, "unit headers (.debug_info)");
 	if (dwfl)
 		dwfl_end(dwfl);
 }

@@ -233,6 +233,22 @@ static int addr_order(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+bool image_has_section(const struct image *img, const char *name)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	if (elf_getshdrstrndx(img->elf, &shstrndx) < 0)
+		return false;
+	while ((scn = elf_nextscn(img->elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(img->elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, name))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Function starts from .eh_frame_hdr's search table (the form GNU ld writes: table of
  * datarel sdata4 pairs), for code that has no symbol: essential in stripped executables,

@@ -243,7 +243,11 @@ static void report(const struct options *o, const struct sfile *sf,
 		   const struct analyse_stats *st, double seconds, bool cached)
 {
 	said_something = true;
-	if (!cached && !(sf->flags & SFILE_MODULE_LINES))
+	if (!cached && st->dwarf_error)
+		warn("%s: using the symbol table and the machine code alone (functions and loops, "
+		     "no inline chains or lines)",
+		     st->dwarf_error);
+	else if (!cached && !(sf->flags & SFILE_MODULE_LINES))
 		warn("%s: no line information (%s): functions and loops have no file:line", sf->path,
 		     (sf->flags & SFILE_MODULE_DWARF) ? "the DWARF has no line table"
 						      : "no DWARF in the file or a debug file");
@@ -273,6 +277,14 @@ static void report(const struct options *o, const struct sfile *sf,
  * Analyse the binary at PATH (expected build-id WANT_ID when not NULL) into OUT_DIR, through
  * the cache.  With --dump (OUT_DIR NULL), print it instead.
  */
+static uint32_t functions_besides_plt(const struct sfile *sf)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < sf->nnodes; i++)
+		n += sf->nodes[i].kind == SFILE_FUNCTION && !(sf->nodes[i].flags & SFILE_NODE_PLT);
+	return n;
+}
+
 static int process_binary(const struct options *o, const char *path, const uint8_t *want_id,
 			  uint32_t want_len, const struct out_dir *out_dir)
 {
@@ -323,12 +335,20 @@ static int process_binary(const struct options *o, const char *path, const uint8
 	if ((rc = image_open(&img, path)) < 0)
 		goto out;
 	rc = analyse_image(&img, o->threads, &sf, &st);
+	if (rc == 0 && !functions_besides_plt(&sf) && img.text_bytes)
+		warn("%s: no functions found in its %llu bytes of code (PLT entries aside): no symbol "
+		     "table, no DWARF and no unwind table to find them in%s",
+		     path, (unsigned long long)img.text_bytes,
+		     image_has_section(&img, ".gopclntab")
+			     ? " (a Go binary: struct does not read Go's function table, .gopclntab)"
+			     : "");
 	image_close(&img);
 	if (rc < 0)
 		goto out;
 	sf.major = SFILE_MAJOR;
 	sf.minor = SFILE_MINOR;
-	if (cached && write_atomically(&sf, &cache_dir, cname) < 0) {
+	/* Not cached when the DWARF could not be read: a debug file installed later is read. */
+	if (cached && !st.dwarf_error && write_atomically(&sf, &cache_dir, cname) < 0) {
 		warn("cannot write the cache: %s", fth_errmsg());
 		fth_error_clear();
 	}
@@ -338,6 +358,7 @@ static int process_binary(const struct options *o, const char *path, const uint8
 		rc = write_atomically(&sf, out_dir, name);
 	if (rc == 0)
 		report(o, &sf, &st, now() - t0, false);
+	free(st.dwarf_error);
 	sfile_release(&sf);
 out:
 	free(key);
@@ -456,8 +477,8 @@ static int process_directory(const struct options *o, const char *dir)
 	}
 	free(mods);
 	if (!o->quiet)
-		esc_printf(stderr, "struct: %zu binaries analysed, %zu skipped with a warning, into %s\n",
-			done, failed, out_dir);
+		esc_printf(stderr, "struct: %zu binaries analysed, %zu skipped, %lu warning%s, into %s\n",
+			   done, failed, fth_warnings, fth_warnings == 1 ? "" : "s", out_dir);
 	if (out.fd >= 0)
 		close(out.fd);
 	free(out_dir);

@@ -93,6 +93,8 @@ void image_close(struct image *img);
 const uint8_t *image_code(const struct image *img, uint64_t addr, size_t *avail);
 /* Read SIZE bytes at ADDR from any allocated section with file contents (tables in .rodata). */
 bool image_read(const struct image *img, uint64_t addr, void *out, size_t size);
+/* Whether IMG has a section named NAME. */
+bool image_has_section(const struct image *img, const char *name);
 /* A key for the cache: the build-id in hex, or "sha-" and a 128-bit hash of the contents. */
 char *image_key(const struct image *img);
 const char *machine_name(unsigned machine);
@@ -158,9 +160,12 @@ struct analyse_stats {
 	double dwarf_seconds, cfg_seconds; /* phases: DWARF reading; CFG, loops and tree */
 	double cpu_seconds, dwarf_cpu, cfg_cpu; /* process CPU time: in all, and per phase */
 	uint32_t functions, loops, irreducible, unresolved_jumps;
+	char *dwarf_error; /* owned: why the DWARF was not used (functions from symbols), or NULL */
 };
 
-/* Analyse IMG into SF (strings owned by SF).  -1 with a message on failure. */
+/* Analyse IMG into SF (strings owned by SF).  -1 with a message on failure.  DWARF that
+ * cannot be read is not a failure: the symbol table and the machine code give what they can,
+ * and STATS->dwarf_error says why (the caller frees it). */
 int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 		  struct analyse_stats *stats);
 

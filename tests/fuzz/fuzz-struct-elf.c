@@ -48,6 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (sf.ranges[i].lo < sf.ranges[i - 1].hi)
 				abort();
 		sfile_release(&sf);
+		free(st.dwarf_error);
 	} else if (!fth_errmsg()[0]) {
 		abort();
 	}
