@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # struct-bench.sh: struct on large real binaries with full DWARF: PETSc's debug library
 # (libpetsc-real3.18-dbg, DWARF 5 in the file, dwz) and HotSpot's libjvm.so with its separate
-# compressed debug file (openjdk-17-dbg).  For each: wall and CPU time on 1 and 2 threads,
+# compressed debug file (openjdk-17-dbg); and a large binary with no DWARF at all, LLVM's shared
+# library (libllvm14: 50 MB of code, symbols from .dynsym and the unwind table, loops from the
+# machine code alone).  For each: wall and CPU time on 1 and 2 threads,
 # throughput (MB of executable code per second), peak memory, the speedup from 1 to 2
 # threads, and the time of a second run answered by the cache; then, for the best runs, the
 # wall and CPU time of struct's phases, which tell what the speedup would be on an idle
@@ -18,12 +20,14 @@ command -v "$STRUCT" >/dev/null 2>&1 || { echo "struct-bench: no struct program 
 
 PETSC=/usr/lib/petscdir/petsc3.18/x86_64-linux-gnu-real-debug/lib/libpetsc_real.so.3.18.5
 JVM=/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so
+LLVM=/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1
 
 need=""
 [ -f "$PETSC" ] || need="$need libpetsc-real3.18-dbg"
 if [ ! -f "$JVM" ] || ! dpkg -s openjdk-17-dbg >/dev/null 2>&1; then
 	need="$need openjdk-17-dbg"
 fi
+[ -f "$LLVM" ] || need="$need libllvm14"
 if [ -n "$need" ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "struct-bench: missing packages; run as root or: apt-get install$need" >&2
@@ -72,10 +76,11 @@ printf '%-10s %8s %8s %8s %9s %8s %8s %8s %9s %8s %9s\n' binary text_MB 1t_wall 
 	1t_RSS 2t_wall 2t_cpu 2t_MB/s speedup cache_hit
 status=0
 : >"$tmp/notes"
-for name in petsc libjvm; do
+for name in petsc libjvm libLLVM; do
 	case $name in
 	petsc) bin=$PETSC ;;
 	libjvm) bin=$JVM ;;
+	libLLVM) bin=$LLVM ;;
 	esac
 	one=$(best 1 "$bin") || { status=1; continue; }
 	two=$(best 2 "$bin") || { status=1; continue; }
