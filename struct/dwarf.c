@@ -66,6 +66,8 @@ struct dw_thread {
 	int rc;
 	char err[512];
 	/* Current unit. */
+	Dwarf_CU *cu;
+	Dwarf_Half version; /* of its DWARF */
 	Dwarf_Files *files;
 	size_t nfiles;
 	const char *comp_dir; /* DW_AT_comp_dir, or NULL */
@@ -112,6 +114,47 @@ static void fail_image(struct dw_thread *t)
 		snprintf(t->err, sizeof(t->err), "%s", fth_errmsg());
 	fth_error_clear();
 	t->rc = -1;
+}
+
+/*
+ * The name of the source file that attribute A (DW_AT_decl_file, DW_AT_call_file) refers to,
+ * or NULL.  The index is one of the line table of the unit that holds the attribute (not
+ * always the unit being walked: DW_AT_abstract_origin may lead to another one).  In DWARF 5,
+ * file 0 is the unit's primary source file, and clang uses it; elfutils' dwarf_decl_file()
+ * (0.188) returns NULL for it.  Before DWARF 5, index 0 means no file.
+ */
+static const char *attr_file(struct dw_thread *t, Dwarf_Attribute *a)
+{
+	Dwarf_Word idx;
+	if (dwarf_formudata(a, &idx) != 0)
+		return NULL;
+	Dwarf_Files *files = t->files;
+	size_t nfiles = t->nfiles;
+	Dwarf_Half version = t->version;
+	if (a->cu != t->cu) {
+		Dwarf_Die cudie;
+		if (!a->cu ||
+		    !dwarf_cu_die(a->cu, &cudie, &version, NULL, NULL, NULL, NULL, NULL) ||
+		    dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0)
+			return NULL;
+	}
+	if ((idx == 0 && version < 5) || !files || idx >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+/* The file and line where DIE (or the DIE it is an instance of) is declared. */
+static void decl_of(struct dw_thread *t, Dwarf_Die *die, uint32_t *file, uint32_t *line)
+{
+	Dwarf_Attribute a;
+	const char *name = NULL;
+	if (dwarf_attr_integrate(die, DW_AT_decl_file, &a))
+		name = attr_file(t, &a);
+	if (name)
+		*file = intern_file(t, name);
+	int l = 0;
+	if (dwarf_decl_line(die, &l) == 0 && l > 0)
+		*line = (uint32_t)l;
 }
 
 /* The DIE that declares DIE's function: the end of its DW_AT_abstract_origin and
@@ -249,12 +292,7 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 	if (kind == SFILE_FUNCTION) {
 		s->func = id;
 		s->depth = 0;
-		const char *file = dwarf_decl_file(die);
-		int line = 0;
-		if (file)
-			s->file = intern_file(t, file);
-		if (dwarf_decl_line(die, &line) == 0 && line > 0)
-			s->line = (uint32_t)line;
+		decl_of(t, die, &s->file, &s->line);
 		s->noreturn = dwarf_hasattr_integrate(die, DW_AT_noreturn);
 		Dwarf_Attribute a;
 		Dwarf_Addr entry;
@@ -269,19 +307,13 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 	} else {
 		const struct dw_scope *p = &d->scopes[parent];
 		s->func = p->func;
-		const char *decl = dwarf_decl_file(die);
-		int line = 0;
-		if (decl)
-			s->decl_file = intern_file(t, decl);
-		if (dwarf_decl_line(die, &line) == 0 && line > 0)
-			s->decl_line = (uint32_t)line;
+		decl_of(t, die, &s->decl_file, &s->decl_line);
 		s->depth = (uint16_t)(p->depth + 1);
 		s->entry = lowest;
 		Dwarf_Attribute a;
 		Dwarf_Word v;
-		if (dwarf_attr(die, DW_AT_call_file, &a) && dwarf_formudata(&a, &v) == 0 && t->files &&
-		    v < t->nfiles) {
-			const char *file = dwarf_filesrc(t->files, v, NULL, NULL);
+		if (dwarf_attr(die, DW_AT_call_file, &a)) {
+			const char *file = attr_file(t, &a);
 			if (file)
 				s->file = intern_file(t, file);
 		}
@@ -639,6 +671,9 @@ static void walk_units(struct dw_thread *t)
 			die = &subdie;
 		t->files = NULL;
 		t->nfiles = 0;
+		t->cu = die->cu;
+		t->version = 0;
+		dwarf_cu_die(die->cu, &(Dwarf_Die){ 0 }, &t->version, NULL, NULL, NULL, NULL, NULL);
 		Dwarf_Attribute cd;
 		t->comp_dir = dwarf_formstring(dwarf_attr(die, DW_AT_comp_dir, &cd));
 		hmap_release(&t->file_ids);
