@@ -240,7 +240,9 @@ static uint32_t function_name(struct dw_info *d, Dwarf_Die *die)
 	const char *name = dwarf_diename(die);
 	if (!name)
 		return strtab_intern(&d->strings, "<unnamed>");
-	if (is_cplusplus(die)) {
+	/* A name that is mangled already (GCC's OpenMP regions: _ZL1fv._omp_fn.0, a child of
+	 * f's DIE) is the symbol's name: not qualified again. */
+	if (is_cplusplus(die) && strncmp(name, "_Z", 2) != 0) {
 		Dwarf_Die mem;
 		char *q = qualified_name(declaring_die(die, &mem), name);
 		if (q) {
@@ -252,7 +254,12 @@ static uint32_t function_name(struct dw_info *d, Dwarf_Die *die)
 	return strtab_intern_stable(&d->strings, name);
 }
 
-static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, uint8_t kind)
+/*
+ * A scope for DIE (a function when KIND is SFILE_FUNCTION, OUTER being the DIE of the
+ * function that encloses it, or NULL), or NONE32 when it has no code.
+ */
+static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, uint8_t kind,
+			  Dwarf_Die *outer)
 {
 	struct dw_info *d = &t->part;
 	uint32_t range_start = d->nranges;
@@ -293,6 +300,12 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 		s->func = id;
 		s->depth = 0;
 		decl_of(t, die, &s->file, &s->line);
+		/* A function the compiler made out of part of another (an OpenMP region), with
+		 * no declaration of its own, is filed where the other is declared. */
+		if (s->file == NONE32 && outer) {
+			s->line = 0;
+			decl_of(t, outer, &s->file, &s->line);
+		}
 		s->noreturn = dwarf_hasattr_integrate(die, DW_AT_noreturn);
 		Dwarf_Attribute a;
 		Dwarf_Addr entry;
@@ -325,7 +338,9 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 	return id;
 }
 
-static void walk(struct dw_thread *t, Dwarf_Die *parent_die, uint32_t scope, unsigned level)
+/* The scopes under PARENT_DIE; OUTER is the DIE of the innermost function around them. */
+static void walk(struct dw_thread *t, Dwarf_Die *parent_die, uint32_t scope, Dwarf_Die *outer,
+		 unsigned level)
 {
 	Dwarf_Die child;
 	if (t->rc < 0 || dwarf_child(parent_die, &child) != 0)
@@ -338,26 +353,33 @@ static void walk(struct dw_thread *t, Dwarf_Die *parent_die, uint32_t scope, uns
 		uint32_t s;
 		switch (dwarf_tag(&child)) {
 		case DW_TAG_subprogram:
-			s = add_scope(t, &child, NONE32, SFILE_FUNCTION);
-			if (s != NONE32)
-				walk(t, &child, s, level + 1);
+			/*
+			 * A function with code, wherever its DIE is nested.  One without code
+			 * (a declaration, an abstract instance: DW_AT_inline) is still walked,
+			 * outside any scope, for the concrete functions it holds: GCC puts
+			 * the outlined regions of "#pragma omp parallel" (f._omp_fn.N) inside
+			 * the abstract instance of F when F is inlined into its callers.
+			 */
+			s = add_scope(t, &child, NONE32, SFILE_FUNCTION, outer);
+			walk(t, &child, s, &child, level + 1);
 			break;
 		case DW_TAG_inlined_subroutine:
-			if (scope == NONE32)
+			if (scope == NONE32) {
+				walk(t, &child, NONE32, outer, level + 1); /* functions inside */
 				break;
-			s = add_scope(t, &child, scope, SFILE_INLINE);
-			walk(t, &child, s != NONE32 ? s : scope, level + 1);
+			}
+			s = add_scope(t, &child, scope, SFILE_INLINE, NULL);
+			walk(t, &child, s != NONE32 ? s : scope, outer, level + 1);
 			break;
 		case DW_TAG_lexical_block:
 		case DW_TAG_try_block:
 		case DW_TAG_catch_block:
-			if (scope != NONE32)
-				walk(t, &child, scope, level + 1);
+			walk(t, &child, scope, outer, level + 1);
 			break;
 		case DW_TAG_namespace:
 		case DW_TAG_module:
 			if (scope == NONE32)
-				walk(t, &child, NONE32, level + 1);
+				walk(t, &child, NONE32, outer, level + 1);
 			break;
 		default:
 			break;
@@ -683,7 +705,7 @@ static void walk_units(struct dw_thread *t)
 			t->nfiles = 0;
 		}
 		read_lines(t, &cudie);
-		walk(t, die, NONE32, 0);
+		walk(t, die, NONE32, NULL, 0);
 		if (t->rc < 0)
 			break;
 	}
