@@ -66,6 +66,8 @@ struct dw_thread {
 	int rc;
 	char err[512];
 	/* Current unit. */
+	Dwarf_CU *cu;
+	Dwarf_Half version; /* of its DWARF */
 	Dwarf_Files *files;
 	size_t nfiles;
 	const char *comp_dir; /* DW_AT_comp_dir, or NULL */
@@ -112,6 +114,47 @@ static void fail_image(struct dw_thread *t)
 		snprintf(t->err, sizeof(t->err), "%s", fth_errmsg());
 	fth_error_clear();
 	t->rc = -1;
+}
+
+/*
+ * The name of the source file that attribute A (DW_AT_decl_file, DW_AT_call_file) refers to,
+ * or NULL.  The index is one of the line table of the unit that holds the attribute (not
+ * always the unit being walked: DW_AT_abstract_origin may lead to another one).  In DWARF 5,
+ * file 0 is the unit's primary source file, and clang uses it; elfutils' dwarf_decl_file()
+ * (0.188) returns NULL for it.  Before DWARF 5, index 0 means no file.
+ */
+static const char *attr_file(struct dw_thread *t, Dwarf_Attribute *a)
+{
+	Dwarf_Word idx;
+	if (dwarf_formudata(a, &idx) != 0)
+		return NULL;
+	Dwarf_Files *files = t->files;
+	size_t nfiles = t->nfiles;
+	Dwarf_Half version = t->version;
+	if (a->cu != t->cu) {
+		Dwarf_Die cudie;
+		if (!a->cu ||
+		    !dwarf_cu_die(a->cu, &cudie, &version, NULL, NULL, NULL, NULL, NULL) ||
+		    dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0)
+			return NULL;
+	}
+	if ((idx == 0 && version < 5) || !files || idx >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+/* The file and line where DIE (or the DIE it is an instance of) is declared. */
+static void decl_of(struct dw_thread *t, Dwarf_Die *die, uint32_t *file, uint32_t *line)
+{
+	Dwarf_Attribute a;
+	const char *name = NULL;
+	if (dwarf_attr_integrate(die, DW_AT_decl_file, &a))
+		name = attr_file(t, &a);
+	if (name)
+		*file = intern_file(t, name);
+	int l = 0;
+	if (dwarf_decl_line(die, &l) == 0 && l > 0)
+		*line = (uint32_t)l;
 }
 
 /* The DIE that declares DIE's function: the end of its DW_AT_abstract_origin and
@@ -197,7 +240,9 @@ static uint32_t function_name(struct dw_info *d, Dwarf_Die *die)
 	const char *name = dwarf_diename(die);
 	if (!name)
 		return strtab_intern(&d->strings, "<unnamed>");
-	if (is_cplusplus(die)) {
+	/* A name that is mangled already (GCC's OpenMP regions: _ZL1fv._omp_fn.0, a child of
+	 * f's DIE) is the symbol's name: not qualified again. */
+	if (is_cplusplus(die) && strncmp(name, "_Z", 2) != 0) {
 		Dwarf_Die mem;
 		char *q = qualified_name(declaring_die(die, &mem), name);
 		if (q) {
@@ -209,7 +254,12 @@ static uint32_t function_name(struct dw_info *d, Dwarf_Die *die)
 	return strtab_intern_stable(&d->strings, name);
 }
 
-static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, uint8_t kind)
+/*
+ * A scope for DIE (a function when KIND is SFILE_FUNCTION, OUTER being the DIE of the
+ * function that encloses it, or NULL), or NONE32 when it has no code.
+ */
+static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, uint8_t kind,
+			  Dwarf_Die *outer)
 {
 	struct dw_info *d = &t->part;
 	uint32_t range_start = d->nranges;
@@ -249,12 +299,13 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 	if (kind == SFILE_FUNCTION) {
 		s->func = id;
 		s->depth = 0;
-		const char *file = dwarf_decl_file(die);
-		int line = 0;
-		if (file)
-			s->file = intern_file(t, file);
-		if (dwarf_decl_line(die, &line) == 0 && line > 0)
-			s->line = (uint32_t)line;
+		decl_of(t, die, &s->file, &s->line);
+		/* A function the compiler made out of part of another (an OpenMP region), with
+		 * no declaration of its own, is filed where the other is declared. */
+		if (s->file == NONE32 && outer) {
+			s->line = 0;
+			decl_of(t, outer, &s->file, &s->line);
+		}
 		s->noreturn = dwarf_hasattr_integrate(die, DW_AT_noreturn);
 		Dwarf_Attribute a;
 		Dwarf_Addr entry;
@@ -269,19 +320,13 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 	} else {
 		const struct dw_scope *p = &d->scopes[parent];
 		s->func = p->func;
-		const char *decl = dwarf_decl_file(die);
-		int line = 0;
-		if (decl)
-			s->decl_file = intern_file(t, decl);
-		if (dwarf_decl_line(die, &line) == 0 && line > 0)
-			s->decl_line = (uint32_t)line;
+		decl_of(t, die, &s->decl_file, &s->decl_line);
 		s->depth = (uint16_t)(p->depth + 1);
 		s->entry = lowest;
 		Dwarf_Attribute a;
 		Dwarf_Word v;
-		if (dwarf_attr(die, DW_AT_call_file, &a) && dwarf_formudata(&a, &v) == 0 && t->files &&
-		    v < t->nfiles) {
-			const char *file = dwarf_filesrc(t->files, v, NULL, NULL);
+		if (dwarf_attr(die, DW_AT_call_file, &a)) {
+			const char *file = attr_file(t, &a);
 			if (file)
 				s->file = intern_file(t, file);
 		}
@@ -293,7 +338,9 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 	return id;
 }
 
-static void walk(struct dw_thread *t, Dwarf_Die *parent_die, uint32_t scope, unsigned level)
+/* The scopes under PARENT_DIE; OUTER is the DIE of the innermost function around them. */
+static void walk(struct dw_thread *t, Dwarf_Die *parent_die, uint32_t scope, Dwarf_Die *outer,
+		 unsigned level)
 {
 	Dwarf_Die child;
 	if (t->rc < 0 || dwarf_child(parent_die, &child) != 0)
@@ -306,26 +353,33 @@ static void walk(struct dw_thread *t, Dwarf_Die *parent_die, uint32_t scope, uns
 		uint32_t s;
 		switch (dwarf_tag(&child)) {
 		case DW_TAG_subprogram:
-			s = add_scope(t, &child, NONE32, SFILE_FUNCTION);
-			if (s != NONE32)
-				walk(t, &child, s, level + 1);
+			/*
+			 * A function with code, wherever its DIE is nested.  One without code
+			 * (a declaration, an abstract instance: DW_AT_inline) is still walked,
+			 * outside any scope, for the concrete functions it holds: GCC puts
+			 * the outlined regions of "#pragma omp parallel" (f._omp_fn.N) inside
+			 * the abstract instance of F when F is inlined into its callers.
+			 */
+			s = add_scope(t, &child, NONE32, SFILE_FUNCTION, outer);
+			walk(t, &child, s, &child, level + 1);
 			break;
 		case DW_TAG_inlined_subroutine:
-			if (scope == NONE32)
+			if (scope == NONE32) {
+				walk(t, &child, NONE32, outer, level + 1); /* functions inside */
 				break;
-			s = add_scope(t, &child, scope, SFILE_INLINE);
-			walk(t, &child, s != NONE32 ? s : scope, level + 1);
+			}
+			s = add_scope(t, &child, scope, SFILE_INLINE, NULL);
+			walk(t, &child, s != NONE32 ? s : scope, outer, level + 1);
 			break;
 		case DW_TAG_lexical_block:
 		case DW_TAG_try_block:
 		case DW_TAG_catch_block:
-			if (scope != NONE32)
-				walk(t, &child, scope, level + 1);
+			walk(t, &child, scope, outer, level + 1);
 			break;
 		case DW_TAG_namespace:
 		case DW_TAG_module:
 			if (scope == NONE32)
-				walk(t, &child, NONE32, level + 1);
+				walk(t, &child, NONE32, outer, level + 1);
 			break;
 		default:
 			break;
@@ -639,6 +693,9 @@ static void walk_units(struct dw_thread *t)
 			die = &subdie;
 		t->files = NULL;
 		t->nfiles = 0;
+		t->cu = die->cu;
+		t->version = 0;
+		dwarf_cu_die(die->cu, &(Dwarf_Die){ 0 }, &t->version, NULL, NULL, NULL, NULL, NULL);
 		Dwarf_Attribute cd;
 		t->comp_dir = dwarf_formstring(dwarf_attr(die, DW_AT_comp_dir, &cd));
 		hmap_release(&t->file_ids);
@@ -648,7 +705,7 @@ static void walk_units(struct dw_thread *t)
 			t->nfiles = 0;
 		}
 		read_lines(t, &cudie);
-		walk(t, die, NONE32, 0);
+		walk(t, die, NONE32, NULL, 0);
 		if (t->rc < 0)
 			break;
 	}
