@@ -25,6 +25,17 @@ static size_t fixed(double v, int decimals, char *out, size_t size)
 {
 	if (!size)
 		return 0;
+	if (v == 0 && size > (size_t)decimals + 2) {
+		/* Zero, the commonest cell: "0", "0.0", "0.00"... */
+		size_t w = 0;
+		out[w++] = '0';
+		if (decimals)
+			out[w++] = '.';
+		for (int d = 0; d < decimals; d++)
+			out[w++] = '0';
+		out[w] = '\0';
+		return w;
+	}
 	static const double scale[] = { 1, 10, 100, 1000, 10000 };
 	double x = v * scale[decimals], f = floor(x);
 	/* Far from a half, the rounded product decides; near one, the exact one (53 bits of V
