@@ -33,7 +33,8 @@ struct table_edge {
 struct builder {
 	const struct decoder *d;
 	const struct image *img;
-	const struct hmap *noreturn;
+	const struct cfg_noreturn *nr;
+	unsigned flags;
 	const struct span *ranges;
 	uint32_t nranges;
 	uint64_t *range_off; /* offset of each range in MARK */
@@ -47,6 +48,9 @@ struct builder {
 	struct table_edge *tedges;
 	size_t ntedges, tedges_cap;
 	uint32_t unresolved, tables;
+	bool returns;
+	uint64_t *callees;
+	uint32_t ncallees, callees_cap;
 };
 
 /* Offset of ADDR in the mark array, or -1 outside the function; *END: end of its range. */
@@ -83,7 +87,8 @@ static const uint8_t *read_code(const void *ctx, uint64_t addr, size_t *avail)
 	return image_code(ctx, addr, avail);
 }
 
-static void follow_table(struct builder *b, const uint64_t *trace, unsigned ntrace,
+/* Follow the jump table of the indirect jump at JMP_ADDR; false when there is none. */
+static bool follow_table(struct builder *b, const uint64_t *trace, unsigned ntrace,
 			 uint64_t jmp_addr)
 {
 	struct jump_table jt;
@@ -91,7 +96,7 @@ static void follow_table(struct builder *b, const uint64_t *trace, unsigned ntra
 		/* A jump through a function pointer is a tail call, not a switch. */
 		if (!decode_indirect_tail_call(b->d, trace, ntrace, read_code, b->img))
 			b->unresolved++;
-		return;
+		return false;
 	}
 	uint32_t limit = jt.count ? jt.count : MAX_TABLE_GUESS, found = 0;
 	for (uint32_t k = 0; k < limit; k++) {
@@ -120,6 +125,60 @@ static void follow_table(struct builder *b, const uint64_t *trace, unsigned ntra
 		b->tables++;
 	else
 		b->unresolved++;
+	return found > 0;
+}
+
+static bool is_noreturn(const struct builder *b, uint64_t addr)
+{
+	return addr && b->nr && b->nr->addrs && hmap_get(b->nr->addrs, addr, NULL);
+}
+
+static void add_callee(struct builder *b, uint64_t addr)
+{
+	if (!(b->flags & CFG_CALLEES) || !addr)
+		return;
+	ALLOC_GROW(b->callees, b->ncallees + 1, b->callees_cap);
+	b->callees[b->ncallees++] = addr;
+}
+
+/* A jump or call that leaves the function: it returns when its target may. */
+static void tail_call(struct builder *b, uint64_t addr)
+{
+	add_callee(b, addr);
+	if (!is_noreturn(b, addr))
+		b->returns = true;
+}
+
+/*
+ * The first instruction from ADDR on that is not padding (no-ops, or traps, which the block
+ * would stop at anyway), or 0 when only padding follows up to the end of the function.
+ */
+static uint64_t skip_padding(const struct builder *b, uint64_t addr)
+{
+	for (unsigned n = 0; n < 64; n++) {
+		uint64_t range_end;
+		if (offset_of(b, addr, &range_end) < 0)
+			return 0;
+		size_t avail;
+		const uint8_t *p = image_code(b->img, addr, &avail);
+		struct insn in;
+		if (!p || decode(b->d, addr, p, FTH_MIN(avail, range_end - addr), &in) < 0)
+			return addr;
+		if (!in.nop && in.kind != INSN_HALT)
+			return addr;
+		addr += in.len;
+	}
+	return addr;
+}
+
+static bool call_returns(const struct builder *b, uint64_t call, const struct insn *in)
+{
+	if (is_noreturn(b, in->kind == INSN_CALL ? in->target : in->slot))
+		return false;
+	uint64_t after = skip_padding(b, call + in->len);
+	if (!after)
+		return false;
+	return !(b->nr && b->nr->site && b->nr->site(b->nr->ctx, call, after));
 }
 
 /* Decode the straight-line run starting at ADDR. */
@@ -130,16 +189,24 @@ static void run(struct builder *b, uint64_t addr)
 	for (;;) {
 		uint64_t range_end;
 		int64_t off = offset_of(b, addr, &range_end);
-		if (off < 0 || (b->mark[off] & (MARK_START | MARK_BODY)))
+		if (off < 0) {
+			b->returns = true; /* runs off the end (not after a call: see call_returns) */
+			return;
+		}
+		if (b->mark[off] & (MARK_START | MARK_BODY))
 			return;
 		size_t avail;
 		const uint8_t *p = image_code(b->img, addr, &avail);
-		if (!p)
+		if (!p) {
+			b->returns = true; /* cannot tell */
 			return;
+		}
 		avail = FTH_MIN(avail, range_end - addr);
 		struct insn in;
-		if (decode(b->d, addr, p, avail, &in) < 0)
+		if (decode(b->d, addr, p, avail, &in) < 0) {
+			b->returns = true;
 			return;
+		}
 		b->mark[off] |= MARK_START;
 		for (unsigned i = 1; i < in.len; i++)
 			b->mark[off + i] |= MARK_BODY;
@@ -158,21 +225,31 @@ static void run(struct builder *b, uint64_t addr)
 		uint64_t next = addr + in.len;
 		switch (in.kind) {
 		case INSN_JCC:
+			if (offset_of(b, in.target, NULL) < 0)
+				tail_call(b, in.target);
 			push(b, in.target);
 			push(b, next);
 			addr = next;
 			break;
 		case INSN_JMP:
+			if (offset_of(b, in.target, NULL) < 0)
+				tail_call(b, in.target);
 			push(b, in.target);
 			return;
 		case INSN_IJMP:
-			follow_table(b, trace, ntrace, addr);
+			if (!follow_table(b, trace, ntrace, addr) &&
+			    !decode_stack_switch(b->d, trace, ntrace, read_code, b->img))
+				tail_call(b, in.slot);
 			return;
 		case INSN_RET:
+			b->returns = true;
+			return;
 		case INSN_HALT:
 			return;
 		case INSN_CALL:
-			if (b->noreturn && hmap_get(b->noreturn, in.target, NULL)) {
+		case INSN_ICALL:
+			add_callee(b, in.kind == INSN_CALL ? in.target : in.slot);
+			if (!call_returns(b, addr, &in)) {
 				x->kind = INSN_HALT; /* control does not come back */
 				return;
 			}
@@ -301,11 +378,11 @@ static void make_blocks(struct builder *b, struct cfg *c)
 
 int cfg_build(struct cfg *c, const struct decoder *d, const struct image *img,
 	      const struct span *ranges, uint32_t nranges, uint64_t entry,
-	      const struct hmap *noreturn)
+	      const struct cfg_noreturn *nr, unsigned flags)
 {
 	memset(c, 0, sizeof(*c));
 	struct builder b = { .d = d, .img = img, .ranges = ranges, .nranges = nranges,
-			     .noreturn = noreturn };
+			     .nr = nr, .flags = flags };
 	uint64_t total = 0;
 	b.range_off = xmalloc((nranges ? nranges : 1) * sizeof(uint64_t));
 	for (uint32_t i = 0; i < nranges; i++) {
@@ -328,6 +405,9 @@ int cfg_build(struct cfg *c, const struct decoder *d, const struct image *img,
 	make_blocks(&b, c);
 	c->unresolved_jumps = b.unresolved;
 	c->jump_tables = b.tables;
+	c->returns = b.returns;
+	c->callees = b.callees;
+	c->ncallees = b.ncallees;
 	c->g.entry = cfg_block_at(c, entry);
 	if (c->g.entry == NONE32)
 		c->g.entry = 0;
@@ -345,5 +425,6 @@ void cfg_release(struct cfg *c)
 	free(c->blocks);
 	free(c->g.succ);
 	free(c->g.succ_start);
+	free(c->callees);
 	memset(c, 0, sizeof(*c));
 }
