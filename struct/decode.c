@@ -45,6 +45,18 @@ int decode(const struct decoder *d, uint64_t addr, const uint8_t *p, size_t avai
 	out->nop = false;
 	bool relative = zi.raw.imm[0].is_relative;
 	uint64_t target = addr + zi.length + (uint64_t)zi.raw.imm[0].value.s;
+	/*
+	 * A transaction goes on after xbegin or, aborted anywhere inside (xabort, a conflict),
+	 * resumes at xbegin's target: the abort is an edge from xbegin, as a branch.  xabort
+	 * itself goes on at the next instruction (outside a transaction it does nothing).
+	 */
+	if (zi.mnemonic == ZYDIS_MNEMONIC_XBEGIN && relative) {
+		out->kind = INSN_JCC;
+		out->target = target;
+		return 0;
+	}
+	if (zi.mnemonic == ZYDIS_MNEMONIC_XABORT)
+		return 0;
 	switch (zi.meta.category) {
 	case ZYDIS_CATEGORY_COND_BR:
 		out->kind = INSN_JCC;
@@ -76,13 +88,6 @@ int decode(const struct decoder *d, uint64_t addr, const uint8_t *p, size_t avai
 			break;
 		case ZYDIS_MNEMONIC_NOP:
 			out->nop = true;
-			break;
-		case ZYDIS_MNEMONIC_XBEGIN:
-			/* A transaction that aborts (xabort, a conflict) resumes at the target. */
-			if (relative) {
-				out->kind = INSN_JCC;
-				out->target = target;
-			}
 			break;
 		default:
 			break;

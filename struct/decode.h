@@ -12,7 +12,7 @@
 
 enum insn_kind {
 	INSN_FALLTHROUGH, /* everything that continues at the next instruction */
-	INSN_JCC,	  /* conditional direct branch; also xbegin (its abort path) */
+	INSN_JCC,	  /* conditional direct branch; also xbegin (TARGET: where an abort resumes) */
 	INSN_JMP,	  /* unconditional direct jump */
 	INSN_IJMP,	  /* indirect jump */
 	INSN_CALL,	  /* direct call */
