@@ -656,6 +656,9 @@ static const char *const rust_noreturn[] = {
 	"core::slice::index::slice_*_fail*", "core::str::slice_error_fail*",
 	"core::cell::panic_already_*", "alloc::alloc::handle_alloc_error*",
 	"alloc::raw_vec::capacity_overflow", "alloc::raw_vec::handle_error", "std::alloc::rust_oom",
+	/* v0 names of the runtime's unmangled symbols live in the crate __rustc */
+	"__rustc::rust_panic", "__rustc::rust_begin_unwind", "__rustc::__rust_alloc_error_handler",
+	"__rustc::__rg_oom", "__rustc::__rdl_oom", "__rustc::__rust_abort",
 };
 
 /* Append the "<decimal length><identifier>" run at *P to OUT ("a::b"); false when none. */

@@ -171,14 +171,14 @@ static uint64_t skip_padding(const struct builder *b, uint64_t addr)
 	return addr;
 }
 
-static bool call_returns(const struct builder *b, uint64_t call, const struct insn *in)
+/* Whether the call at CALL returns; *AFTER: its first instruction after padding, or 0. */
+static bool call_returns(const struct builder *b, uint64_t call, const struct insn *in,
+			 uint64_t *after)
 {
-	if (is_noreturn(b, in->kind == INSN_CALL ? in->target : in->slot))
+	*after = skip_padding(b, call + in->len);
+	if (is_noreturn(b, in->kind == INSN_CALL ? in->target : in->slot) || !*after)
 		return false;
-	uint64_t after = skip_padding(b, call + in->len);
-	if (!after)
-		return false;
-	return !(b->nr && b->nr->site && b->nr->site(b->nr->ctx, call, after));
+	return !(b->nr && b->nr->site && b->nr->site(b->nr->ctx, call, *after));
 }
 
 /* Decode the straight-line run starting at ADDR. */
@@ -249,8 +249,16 @@ static void run(struct builder *b, uint64_t addr)
 		case INSN_CALL:
 		case INSN_ICALL:
 			add_callee(b, in.kind == INSN_CALL ? in.target : in.slot);
-			if (!call_returns(b, addr, &in)) {
+			uint64_t after;
+			if (!call_returns(b, addr, &in, &after)) {
 				x->kind = INSN_HALT; /* control does not come back */
+				/*
+				 * What follows is still code of the function, entered some other
+				 * way (a jump, or an exception's landing pad, which the CFG does
+				 * not see): decode it, as a block without this edge into it.
+				 */
+				if (after)
+					push(b, after);
 				return;
 			}
 			addr = next;
