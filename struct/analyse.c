@@ -600,7 +600,8 @@ static void prepass_function(const struct job *job, const struct decoder *dec, u
 	if (f->flags & SFILE_NODE_PLT)
 		return;
 	struct cfg_noreturn nr = { .addrs = &job->noreturn };
-	if (cfg_build(g, dec, job->img, f->ranges, f->nranges, f->entry, &nr, CFG_CALLEES) < 0)
+	if (cfg_build(g, dec, job->img, f->ranges, f->nranges, f->entry, &nr,
+		      CFG_CALLEES | CFG_NO_BLOCKS | CFG_UNTIL_RETURN) < 0)
 		return;
 	job->returns[fi] = g->returns;
 	uint64_t *callees = g->callees;

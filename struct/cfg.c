@@ -408,9 +408,12 @@ int cfg_build(struct cfg *c, const struct decoder *d, const struct image *img,
 	for (uint32_t i = nranges; i-- > 0;)
 		push(&b, ranges[i].lo);
 	push(&b, entry);
-	while (b.nstack)
+	bool until_return = (flags & (CFG_NO_BLOCKS | CFG_UNTIL_RETURN)) ==
+			    (CFG_NO_BLOCKS | CFG_UNTIL_RETURN);
+	while (b.nstack && !(until_return && b.returns))
 		run(&b, b.stack[--b.nstack]);
-	make_blocks(&b, c);
+	if (!(flags & CFG_NO_BLOCKS))
+		make_blocks(&b, c);
 	c->unresolved_jumps = b.unresolved;
 	c->jump_tables = b.tables;
 	c->returns = b.returns;

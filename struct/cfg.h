@@ -47,7 +47,14 @@ struct cfg_noreturn {
 	const void *ctx;
 };
 
-#define CFG_CALLEES 1u /* collect cfg.callees */
+#define CFG_CALLEES 1u	/* collect cfg.callees */
+#define CFG_NO_BLOCKS 2u /* only decode: returns and callees, no blocks nor graph */
+/*
+ * With CFG_NO_BLOCKS: stop decoding at the first path that may return.  The callees are then
+ * those of the code decoded so far, which is all a new verdict can depend on: while none of
+ * them turns out not to return, the same code is decoded and the same path found.
+ */
+#define CFG_UNTIL_RETURN 4u
 
 /*
  * Build the CFG of the function made of RANGES (sorted, disjoint) entered at ENTRY, by
