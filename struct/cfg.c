@@ -2,8 +2,9 @@
 /*
  * cfg.c: the control-flow graph of one function, by recursive descent over its address
  * ranges: decode from the entry, follow direct branches and jump tables that stay inside the
- * function, treat everything that leaves it as a call, and cut the decoded instructions into
- * basic blocks at branch targets and after branches.
+ * function, treat everything that leaves it as a call, end a block at a call that does not
+ * return, tell whether any path may return to the caller, and cut the decoded instructions
+ * into basic blocks at branch targets and after branches.
  */
 #include "compat.h"
 #include "cfg.h"
