@@ -4,10 +4,9 @@
  * (their ranges include cold parts) and from symbols that DWARF does not cover; clones are
  * linked to their parents by name.  A first parallel pass over the machine code finds the
  * functions that do not return (find_noreturn).  Each function is then analysed on its own,
- * in parallel:
- * innermost DWARF scope of every address, CFG, loop forest, the inline depth and header line
- * of every loop, and finally a tree of function > inline call sites > loops, built as a trie
- * of the scope chains of the function's address pieces.
+ * in parallel: innermost DWARF scope of every address, CFG, loop forest, the inline depth and
+ * header line of every loop, and finally a tree of function > inline call sites > loops,
+ * built as a trie of the scope chains of the function's address pieces.
  */
 #include "compat.h"
 #include "struct.h"
