@@ -2,10 +2,11 @@
 /*
  * analyse.c: turns one binary into a structure file.  Functions come from DWARF subprograms
  * (their ranges include cold parts) and from symbols that DWARF does not cover; clones are
- * linked to their parents by name.  Each function is then analysed on its own, in parallel:
- * innermost DWARF scope of every address, CFG, loop forest, the inline depth and header line
- * of every loop, and finally a tree of function > inline call sites > loops, built as a trie
- * of the scope chains of the function's address pieces.
+ * linked to their parents by name.  A first parallel pass over the machine code finds the
+ * functions that do not return (find_noreturn).  Each function is then analysed on its own,
+ * in parallel: innermost DWARF scope of every address, CFG, loop forest, the inline depth and
+ * header line of every loop, and finally a tree of function > inline call sites > loops,
+ * built as a trie of the scope chains of the function's address pieces.
  */
 #include "compat.h"
 #include "struct.h"
@@ -45,8 +46,11 @@ struct job {
 	uint32_t nfuncs;
 	uint32_t *scope_start, *scope_list; /* CSR: the DWARF scopes of each DWARF function */
 	struct fn_result *results;
-	struct hmap noreturn; /* entry addresses of functions that do not return */
+	struct hmap noreturn; /* callees that do not return: entries, PLT entries, GOT slots */
 	bool decode;
+	bool prepass;	  /* workers find which functions return (find_noreturn) */
+	bool *returns;	  /* prepass: per function, whether it may return */
+	struct cfg *cfgs; /* prepass: per function, its callees (the rest released) */
 	atomic_uint next;
 };
 
@@ -433,6 +437,34 @@ static void add_range(struct fn_result *r, uint32_t *cap, uint64_t lo, uint64_t 
 	r->nranges++;
 }
 
+/*
+ * cfg_noreturn.site: the call at CALL ends an inlined instance of a noreturn function (its
+ * next instruction lies outside the instance), as a call to glibc's __libc_message ends an
+ * inlined malloc_printerr.  Control cannot leave a function that does not return, so the
+ * call does not come back, whatever the callee is.
+ */
+static bool ends_noreturn_inline(const void *ctx, uint64_t call, uint64_t next)
+{
+	const struct ctx *c = ctx;
+	const struct dw_info *dw = c->job->dw;
+	if (c->f->scope == NONE32)
+		return false;
+	uint32_t s = scope_at(c, call), t = 0; /* 0: the function itself, or outside it */
+	bool looked = false;
+	for (uint32_t x = s; x != 0; x = c->parent[x]) {
+		const struct dw_scope *ds = &dw->scopes[c->scopes[x]];
+		if (ds->kind != SFILE_INLINE || !ds->noreturn)
+			continue;
+		if (!looked) {
+			t = scope_at(c, next);
+			looked = true;
+		}
+		if (!is_ancestor(c, x, t))
+			return true;
+	}
+	return false;
+}
+
 static void analyse_function(const struct job *job, const struct decoder *dec, uint32_t fi)
 {
 	const struct func *f = &job->funcs[fi];
@@ -471,8 +503,8 @@ static void analyse_function(const struct job *job, const struct decoder *dec, u
 	struct loop_forest lf = { 0 };
 	struct loop_info *li = NULL;
 	bool decodable = job->decode && !(f->flags & SFILE_NODE_PLT);
-	if (decodable && cfg_build(&g, dec, job->img, f->ranges, f->nranges, f->entry,
-				   &job->noreturn) == 0) {
+	struct cfg_noreturn nr = { .addrs = &job->noreturn, .site = ends_noreturn_inline, .ctx = &c };
+	if (decodable && cfg_build(&g, dec, job->img, f->ranges, f->nranges, f->entry, &nr, 0) == 0) {
 		loops_find(&g.g, &lf);
 		li = xmalloc((lf.nloops ? lf.nloops : 1) * sizeof(*li));
 		place_loops(&c, &g, &lf, li);
@@ -559,6 +591,28 @@ static void analyse_function(const struct job *job, const struct decoder *dec, u
 	free(c.depth);
 }
 
+/* Whether function FI may return, with the callees known now not to; its callees kept. */
+static void prepass_function(const struct job *job, const struct decoder *dec, uint32_t fi)
+{
+	const struct func *f = &job->funcs[fi];
+	struct cfg *g = &job->cfgs[fi];
+	cfg_release(g);
+	job->returns[fi] = true;
+	if (f->flags & SFILE_NODE_PLT)
+		return;
+	struct cfg_noreturn nr = { .addrs = &job->noreturn };
+	if (cfg_build(g, dec, job->img, f->ranges, f->nranges, f->entry, &nr,
+		      CFG_CALLEES | CFG_NO_BLOCKS | CFG_UNTIL_RETURN) < 0)
+		return;
+	job->returns[fi] = g->returns;
+	uint64_t *callees = g->callees;
+	uint32_t ncallees = g->ncallees;
+	g->callees = NULL;
+	cfg_release(g);
+	g->callees = callees;
+	g->ncallees = ncallees;
+}
+
 static void *worker(void *arg)
 {
 	struct job *job = arg;
@@ -569,7 +623,10 @@ static void *worker(void *arg)
 		uint32_t fi = atomic_fetch_add(&job->next, 1);
 		if (fi >= job->nfuncs)
 			break;
-		analyse_function(job, &dec, fi);
+		if (job->prepass)
+			prepass_function(job, &dec, fi);
+		else
+			analyse_function(job, &dec, fi);
 	}
 	return NULL;
 }
@@ -578,16 +635,112 @@ static void *worker(void *arg)
 
 /* Functions that never return, by name (C library, C++ runtime, unwinder). */
 static const char *const noreturn_names[] = {
-	"abort", "exit", "_exit", "_Exit", "quick_exit", "__stack_chk_fail", "__assert_fail",
-	"__assert_perror_fail", "__fortify_fail", "__chk_fail", "longjmp", "siglongjmp",
-	"_longjmp", "__longjmp_chk", "pthread_exit", "err", "errx", "verr", "verrx",
-	"__cxa_throw", "__cxa_rethrow", "__cxa_bad_cast", "__cxa_bad_typeid",
-	"__cxa_call_unexpected", "__cxa_pure_virtual", "_Unwind_Resume", "_ZSt9terminatev",
-	"__ubsan_handle_builtin_unreachable", "_gfortran_stop_string", "_gfortran_error_stop_string",
-	"_gfortran_runtime_error", "_gfortran_runtime_error_at", "_gfortran_os_error",
+	"abort", "exit", "_exit", "_Exit", "quick_exit", "__stack_chk_fail", "__stack_chk_fail_local",
+	"__assert_fail", "__assert_perror_fail", "__assert", "__fortify_fail", "__fortify_fail_abort",
+	"__chk_fail", "__libc_fatal", "longjmp", "siglongjmp", "_longjmp", "__longjmp_chk",
+	"____longjmp_chk", "__longjmp", "__longjmp_cancel", "__libc_longjmp", "__libc_siglongjmp",
+	"pthread_exit", "__pthread_unwind", "__pthread_unwind_next", "_dl_signal_error",
+	"_dl_signal_exception", "err", "errx", "verr", "verrx", "__cxa_throw", "__cxa_rethrow",
+	"__cxa_bad_cast", "__cxa_bad_typeid", "__cxa_throw_bad_array_new_length",
+	"__cxa_call_unexpected", "__cxa_pure_virtual", "__cxa_deleted_virtual", "_Unwind_Resume",
+	"_ZSt9terminatev", "__ubsan_handle_builtin_unreachable", "_gfortran_stop_string",
+	"_gfortran_error_stop_string", "_gfortran_runtime_error", "_gfortran_runtime_error_at",
+	"_gfortran_os_error", "rust_panic", "rust_begin_unwind", "__rust_alloc_error_handler",
+	"__rg_oom", "__rdl_oom", "__rust_abort",
 };
 
-static bool is_noreturn_name(const char *name)
+/* Rust paths (demangled, without hash) that never return: "PREFIX*" or exact. */
+static const char *const rust_noreturn[] = {
+	"core::panicking::*", "std::panicking::begin_panic*", "std::panicking::rust_panic*",
+	"std::process::abort", "std::process::exit", "std::sys::abort_internal",
+	"std::sys::pal::unix::abort_internal", "core::result::unwrap_failed",
+	"core::option::unwrap_failed", "core::option::expect_failed",
+	"core::slice::index::slice_*_fail*", "core::str::slice_error_fail*",
+	"core::cell::panic_already_*", "alloc::alloc::handle_alloc_error*",
+	"alloc::raw_vec::capacity_overflow", "alloc::raw_vec::handle_error", "std::alloc::rust_oom",
+	/* v0 names of the runtime's unmangled symbols live in the crate __rustc */
+	"__rustc::rust_panic", "__rustc::rust_begin_unwind", "__rustc::__rust_alloc_error_handler",
+	"__rustc::__rg_oom", "__rustc::__rdl_oom", "__rustc::__rust_abort",
+};
+
+/* Append the "<decimal length><identifier>" run at *P to OUT ("a::b"); false when none. */
+static bool rust_idents(const char **p, char *out, size_t cap, size_t *len)
+{
+	const char *s = *p;
+	bool any = false;
+	for (;;) {
+		if (*s == 's' && s[1] && s[1] != '_') { /* v0 disambiguator: s<base62>_ */
+			const char *q = s + 1;
+			while ((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z'))
+				q++;
+			if (*q != '_')
+				break;
+			s = q + 1;
+			continue;
+		}
+		if (*s < '1' || *s > '9')
+			break;
+		size_t n = 0;
+		while (*s >= '0' && *s <= '9' && n < 4096)
+			n = n * 10 + (size_t)(*s++ - '0');
+		if (*s == '_')
+			s++; /* v0: an identifier that starts with a digit or '_' */
+		if (strnlen(s, n) < n || *len + n + 3 > cap)
+			return false;
+		if (any || *len)
+			out[(*len)++] = ':', out[(*len)++] = ':';
+		memcpy(out + *len, s, n);
+		*len += n;
+		out[*len] = 0;
+		s += n;
+		any = true;
+	}
+	*p = s;
+	return any;
+}
+
+/*
+ * The path of a Rust symbol, legacy (_ZN...17h<hash>E) or v0 (_R...: the crate and the names
+ * of the nested path, which v0 writes innermost last), without hash: "core::panicking::panic".
+ */
+static bool rust_path(const char *name, char *out, size_t cap)
+{
+	size_t len = 0;
+	out[0] = 0;
+	if (!strncmp(name, "_ZN", 3)) {
+		const char *p = name + 3;
+		if (!rust_idents(&p, out, cap, &len) || *p != 'E')
+			return false;
+		char *last = strrchr(out, ':');
+		if (last && last[1] == 'h' && strlen(last + 1) == 17)
+			last[-1] = 0; /* the hash */
+		return true;
+	}
+	if (strncmp(name, "_R", 2) != 0)
+		return false;
+	const char *c = strchr(name + 2, 'C'); /* the crate root */
+	if (!c)
+		return false;
+	c++;
+	return rust_idents(&c, out, cap, &len);
+}
+
+/* Whether NAME matches PATTERN, whose '*' match any run of characters. */
+static bool glob_match(const char *pat, const char *name)
+{
+	if (!*pat)
+		return !*name;
+	if (*pat == '*')
+		return glob_match(pat + 1, name) || (*name && glob_match(pat, name + 1));
+	return *name == *pat && glob_match(pat + 1, name + 1);
+}
+
+/*
+ * Whether NAME (a symbol, with any @version or @plt cut) is a function that does not return.
+ * Plain words (exit, err) are taken only from symbols that can be the C library's (GLOBAL):
+ * a program's own static err() may well return.
+ */
+static bool is_noreturn_name(const char *name, bool global)
 {
 	size_t n = strlen(name);
 	const char *at = strchr(name, '@');
@@ -595,20 +748,164 @@ static bool is_noreturn_name(const char *name)
 		n = (size_t)(at - name);
 	if (n > 13 && !strncmp(name, "_ZSt", 4) && strstr(name, "__throw_"))
 		return true; /* std::__throw_logic_error and its kin */
-	for (size_t i = 0; i < ARRAY_SIZE(noreturn_names); i++)
-		if (strlen(noreturn_names[i]) == n && !strncmp(name, noreturn_names[i], n))
-			return true;
+	if (!strncmp(name, "__GI_", 5) && n > 5) /* glibc's internal aliases */
+		name += 5, n -= 5;
+	if (n > 15 && !strncmp(name, "__ubsan_handle_", 15) && n > 6 &&
+	    !strncmp(name + n - 6, "_abort", 6))
+		return true;
+	if (global || name[0] == '_')
+		for (size_t i = 0; i < ARRAY_SIZE(noreturn_names); i++)
+			if (strlen(noreturn_names[i]) == n && !strncmp(name, noreturn_names[i], n))
+				return true;
+	char path[512];
+	if ((name[0] == '_' && (name[1] == 'Z' || name[1] == 'R')) && n < sizeof(path)) {
+		char copy[512];
+		memcpy(copy, name, n);
+		copy[n] = 0;
+		if (rust_path(copy, path, sizeof(path)))
+			for (size_t i = 0; i < ARRAY_SIZE(rust_noreturn); i++)
+				if (glob_match(rust_noreturn[i], path))
+					return true;
+	}
 	return false;
 }
 
-static void find_noreturn(const struct image *img, const struct dw_info *dw, struct hmap *out)
+static void run_workers(struct job *job, unsigned nthreads)
 {
+	if (nthreads < 1)
+		nthreads = 1;
+	atomic_store(&job->next, 0);
+	pthread_t *tids = xcalloc(nthreads, sizeof(pthread_t));
+	bool *started = xcalloc(nthreads, sizeof(bool));
+	for (unsigned i = 1; i < nthreads; i++)
+		started[i] = pthread_create(&tids[i], NULL, worker, job) == 0;
+	worker(job);
+	for (unsigned i = 1; i < nthreads; i++)
+		if (started[i])
+			pthread_join(tids[i], NULL);
+	free(tids);
+	free(started);
+}
+
+/* A PLT entry or GOT slot FROM that leads to code of this binary at TO. */
+struct alias {
+	uint64_t from, to;
+};
+
+static int got_by_name(const void *a, const void *b)
+{
+	const struct got_slot *const *x = a, *const *y = b;
+	return strcmp((*x)->name, (*y)->name);
+}
+
+/* The noreturn callees known without analysis: by name, from DW_AT_noreturn. */
+static void seed_noreturn(struct job *job, const struct strtab *st, struct alias **aliases,
+			  uint32_t *naliases)
+{
+	const struct image *img = job->img;
+	const struct dw_info *dw = job->dw;
+	struct hmap *out = &job->noreturn;
+	uint32_t cap = 0;
 	for (uint32_t i = 0; i < img->nsyms; i++)
-		if (is_noreturn_name(img->syms[i].name))
+		if (is_noreturn_name(img->syms[i].name, img->syms[i].flags & SYM_GLOBAL))
 			hmap_put(out, img->syms[i].addr, 1);
 	for (uint32_t s = 0; s < dw->nscopes; s++)
 		if (dw->scopes[s].kind == SFILE_FUNCTION && dw->scopes[s].noreturn)
 			hmap_put(out, dw->scopes[s].entry, 1);
+	for (uint32_t i = 0; i < job->nfuncs; i++)
+		if (job->funcs[i].scope != NONE32 && is_noreturn_name(st->v[job->funcs[i].name], false))
+			hmap_put(out, job->funcs[i].entry, 1);
+	/* GOT slots by their symbol; slots and PLT entries bound to code here are aliases. */
+	const struct got_slot **named = xmalloc((img->ngot ? img->ngot : 1) * sizeof(*named));
+	uint32_t nnamed = 0;
+	for (uint32_t i = 0; i < img->ngot; i++) {
+		const struct got_slot *g = &img->got[i];
+		if (g->name && is_noreturn_name(g->name, true))
+			hmap_put(out, g->slot, 1);
+		if (g->addr) {
+			ALLOC_GROW(*aliases, *naliases + 1, cap);
+			(*aliases)[(*naliases)++] = (struct alias){ g->slot, g->addr };
+			if (g->name)
+				named[nnamed++] = g;
+		}
+	}
+	sort_array(named, nnamed, sizeof(*named), got_by_name);
+	for (uint32_t i = 0; i < img->nsyms && nnamed; i++) {
+		const struct symbol *sym = &img->syms[i];
+		const char *at = strstr(sym->name, "@plt");
+		if (!(sym->flags & SYM_PLT) || !at || (size_t)(at - sym->name) >= 512)
+			continue;
+		char name[512];
+		memcpy(name, sym->name, (size_t)(at - sym->name));
+		name[at - sym->name] = 0;
+		struct got_slot key = { .name = name };
+		const struct got_slot *pkey = &key;
+		const struct got_slot **hit = bsearch(&pkey, named, nnamed, sizeof(*named), got_by_name);
+		if (hit) {
+			ALLOC_GROW(*aliases, *naliases + 1, cap);
+			(*aliases)[(*naliases)++] = (struct alias){ sym->addr, (*hit)->addr };
+		}
+	}
+	free(named);
+}
+
+/*
+ * Which callees do not return: the known ones (seed_noreturn), then the functions of this
+ * binary with no path back to their caller, to a fixed point: a function that calls one
+ * found in a round is looked at again in the next.
+ */
+static void find_noreturn(struct job *job, unsigned nthreads)
+{
+	struct alias *aliases = NULL;
+	uint32_t naliases = 0;
+	seed_noreturn(job, &job->dw->strings, &aliases, &naliases);
+	struct decoder dec;
+	if (!job->decode || decoder_init(&dec, job->img->machine) < 0) {
+		free(aliases);
+		return;
+	}
+	uint32_t n = job->nfuncs;
+	job->returns = xcalloc(n ? n : 1, sizeof(bool));
+	job->cfgs = xcalloc(n ? n : 1, sizeof(struct cfg));
+	job->prepass = true;
+	run_workers(job, nthreads);
+	for (;;) {
+		struct hmap fresh = HMAP_INIT;
+		for (uint32_t i = 0; i < n; i++)
+			if (!job->returns[i] && !hmap_get(&job->noreturn, job->funcs[i].entry, NULL)) {
+				hmap_put(&job->noreturn, job->funcs[i].entry, 1);
+				hmap_put(&fresh, job->funcs[i].entry, 1);
+			}
+		for (uint32_t i = 0; i < naliases; i++)
+			if (hmap_get(&job->noreturn, aliases[i].to, NULL) &&
+			    !hmap_get(&job->noreturn, aliases[i].from, NULL)) {
+				hmap_put(&job->noreturn, aliases[i].from, 1);
+				hmap_put(&fresh, aliases[i].from, 1);
+			}
+		if (hmap_size(&fresh) == 0) {
+			hmap_release(&fresh);
+			break;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			if (!job->returns[i])
+				continue;
+			const struct cfg *g = &job->cfgs[i];
+			for (uint32_t k = 0; k < g->ncallees; k++)
+				if (hmap_get(&fresh, g->callees[k], NULL)) {
+					prepass_function(job, &dec, i);
+					break;
+				}
+		}
+		hmap_release(&fresh);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		cfg_release(&job->cfgs[i]);
+	free(job->cfgs);
+	free(job->returns);
+	job->cfgs = NULL;
+	job->returns = NULL;
+	job->prepass = false;
+	free(aliases);
 }
 
 static const char *const clone_suffixes[] = { ".constprop.", ".isra.", ".part.", ".cold",
@@ -884,8 +1181,6 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 	struct job job = { .img = img, .dw = &dw, .funcs = funcs, .nfuncs = nfuncs };
 	job.decode = img->machine == EM_X86_64;
 	hmap_init(&job.noreturn);
-	find_noreturn(img, &dw, &job.noreturn);
-	atomic_init(&job.next, 0);
 	job.results = xcalloc(nfuncs ? nfuncs : 1, sizeof(*job.results));
 	/* The DWARF scopes of each function, as CSR lists in scope order. */
 	job.scope_start = xcalloc((size_t)dw.nscopes + 1, sizeof(uint32_t));
@@ -901,18 +1196,8 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 	}
 	free(fill);
 
-	if (nthreads < 1)
-		nthreads = 1;
-	pthread_t *tids = xcalloc(nthreads, sizeof(pthread_t));
-	bool *started = xcalloc(nthreads, sizeof(bool));
-	for (unsigned i = 1; i < nthreads; i++)
-		started[i] = pthread_create(&tids[i], NULL, worker, &job) == 0;
-	worker(&job);
-	for (unsigned i = 1; i < nthreads; i++)
-		if (started[i])
-			pthread_join(tids[i], NULL);
-	free(tids);
-	free(started);
+	find_noreturn(&job, nthreads);
+	run_workers(&job, nthreads);
 	struct timespec t2;
 	clock_gettime(CLOCK_MONOTONIC, &t2);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c2);

@@ -2,8 +2,9 @@
 /*
  * cfg.c: the control-flow graph of one function, by recursive descent over its address
  * ranges: decode from the entry, follow direct branches and jump tables that stay inside the
- * function, treat everything that leaves it as a call, and cut the decoded instructions into
- * basic blocks at branch targets and after branches.
+ * function, treat everything that leaves it as a call, end a block at a call that does not
+ * return, tell whether any path may return to the caller, and cut the decoded instructions
+ * into basic blocks at branch targets and after branches.
  */
 #include "compat.h"
 #include "cfg.h"
@@ -33,7 +34,8 @@ struct table_edge {
 struct builder {
 	const struct decoder *d;
 	const struct image *img;
-	const struct hmap *noreturn;
+	const struct cfg_noreturn *nr;
+	unsigned flags;
 	const struct span *ranges;
 	uint32_t nranges;
 	uint64_t *range_off; /* offset of each range in MARK */
@@ -47,6 +49,9 @@ struct builder {
 	struct table_edge *tedges;
 	size_t ntedges, tedges_cap;
 	uint32_t unresolved, tables;
+	bool returns;
+	uint64_t *callees;
+	uint32_t ncallees, callees_cap;
 };
 
 /* Offset of ADDR in the mark array, or -1 outside the function; *END: end of its range. */
@@ -83,7 +88,8 @@ static const uint8_t *read_code(const void *ctx, uint64_t addr, size_t *avail)
 	return image_code(ctx, addr, avail);
 }
 
-static void follow_table(struct builder *b, const uint64_t *trace, unsigned ntrace,
+/* Follow the jump table of the indirect jump at JMP_ADDR; false when there is none. */
+static bool follow_table(struct builder *b, const uint64_t *trace, unsigned ntrace,
 			 uint64_t jmp_addr)
 {
 	struct jump_table jt;
@@ -91,7 +97,7 @@ static void follow_table(struct builder *b, const uint64_t *trace, unsigned ntra
 		/* A jump through a function pointer is a tail call, not a switch. */
 		if (!decode_indirect_tail_call(b->d, trace, ntrace, read_code, b->img))
 			b->unresolved++;
-		return;
+		return false;
 	}
 	uint32_t limit = jt.count ? jt.count : MAX_TABLE_GUESS, found = 0;
 	for (uint32_t k = 0; k < limit; k++) {
@@ -120,6 +126,60 @@ static void follow_table(struct builder *b, const uint64_t *trace, unsigned ntra
 		b->tables++;
 	else
 		b->unresolved++;
+	return found > 0;
+}
+
+static bool is_noreturn(const struct builder *b, uint64_t addr)
+{
+	return addr && b->nr && b->nr->addrs && hmap_get(b->nr->addrs, addr, NULL);
+}
+
+static void add_callee(struct builder *b, uint64_t addr)
+{
+	if (!(b->flags & CFG_CALLEES) || !addr)
+		return;
+	ALLOC_GROW(b->callees, b->ncallees + 1, b->callees_cap);
+	b->callees[b->ncallees++] = addr;
+}
+
+/* A jump or call that leaves the function: it returns when its target may. */
+static void tail_call(struct builder *b, uint64_t addr)
+{
+	add_callee(b, addr);
+	if (!is_noreturn(b, addr))
+		b->returns = true;
+}
+
+/*
+ * The first instruction from ADDR on that is not padding (no-ops, or traps, which the block
+ * would stop at anyway), or 0 when only padding follows up to the end of the function.
+ */
+static uint64_t skip_padding(const struct builder *b, uint64_t addr)
+{
+	for (unsigned n = 0; n < 64; n++) {
+		uint64_t range_end;
+		if (offset_of(b, addr, &range_end) < 0)
+			return 0;
+		size_t avail;
+		const uint8_t *p = image_code(b->img, addr, &avail);
+		struct insn in;
+		if (!p || decode(b->d, addr, p, FTH_MIN(avail, range_end - addr), &in) < 0)
+			return addr;
+		if (!in.nop && in.kind != INSN_HALT)
+			return addr;
+		addr += in.len;
+	}
+	return addr;
+}
+
+/* Whether the call at CALL returns; *AFTER: its first instruction after padding, or 0. */
+static bool call_returns(const struct builder *b, uint64_t call, const struct insn *in,
+			 uint64_t *after)
+{
+	*after = skip_padding(b, call + in->len);
+	if (is_noreturn(b, in->kind == INSN_CALL ? in->target : in->slot) || !*after)
+		return false;
+	return !(b->nr && b->nr->site && b->nr->site(b->nr->ctx, call, *after));
 }
 
 /* Decode the straight-line run starting at ADDR. */
@@ -130,16 +190,24 @@ static void run(struct builder *b, uint64_t addr)
 	for (;;) {
 		uint64_t range_end;
 		int64_t off = offset_of(b, addr, &range_end);
-		if (off < 0 || (b->mark[off] & (MARK_START | MARK_BODY)))
+		if (off < 0) {
+			b->returns = true; /* runs off the end (not after a call: see call_returns) */
+			return;
+		}
+		if (b->mark[off] & (MARK_START | MARK_BODY))
 			return;
 		size_t avail;
 		const uint8_t *p = image_code(b->img, addr, &avail);
-		if (!p)
+		if (!p) {
+			b->returns = true; /* cannot tell */
 			return;
+		}
 		avail = FTH_MIN(avail, range_end - addr);
 		struct insn in;
-		if (decode(b->d, addr, p, avail, &in) < 0)
+		if (decode(b->d, addr, p, avail, &in) < 0) {
+			b->returns = true;
 			return;
+		}
 		b->mark[off] |= MARK_START;
 		for (unsigned i = 1; i < in.len; i++)
 			b->mark[off + i] |= MARK_BODY;
@@ -158,22 +226,40 @@ static void run(struct builder *b, uint64_t addr)
 		uint64_t next = addr + in.len;
 		switch (in.kind) {
 		case INSN_JCC:
+			if (offset_of(b, in.target, NULL) < 0)
+				tail_call(b, in.target);
 			push(b, in.target);
 			push(b, next);
 			addr = next;
 			break;
 		case INSN_JMP:
+			if (offset_of(b, in.target, NULL) < 0)
+				tail_call(b, in.target);
 			push(b, in.target);
 			return;
 		case INSN_IJMP:
-			follow_table(b, trace, ntrace, addr);
+			if (!follow_table(b, trace, ntrace, addr) &&
+			    !decode_stack_switch(b->d, trace, ntrace, read_code, b->img))
+				tail_call(b, in.slot);
 			return;
 		case INSN_RET:
+			b->returns = true;
+			return;
 		case INSN_HALT:
 			return;
 		case INSN_CALL:
-			if (b->noreturn && hmap_get(b->noreturn, in.target, NULL)) {
+		case INSN_ICALL:
+			add_callee(b, in.kind == INSN_CALL ? in.target : in.slot);
+			uint64_t after;
+			if (!call_returns(b, addr, &in, &after)) {
 				x->kind = INSN_HALT; /* control does not come back */
+				/*
+				 * What follows is still code of the function, entered some other
+				 * way (a jump, or an exception's landing pad, which the CFG does
+				 * not see): decode it, as a block without this edge into it.
+				 */
+				if (after)
+					push(b, after);
 				return;
 			}
 			addr = next;
@@ -301,11 +387,11 @@ static void make_blocks(struct builder *b, struct cfg *c)
 
 int cfg_build(struct cfg *c, const struct decoder *d, const struct image *img,
 	      const struct span *ranges, uint32_t nranges, uint64_t entry,
-	      const struct hmap *noreturn)
+	      const struct cfg_noreturn *nr, unsigned flags)
 {
 	memset(c, 0, sizeof(*c));
 	struct builder b = { .d = d, .img = img, .ranges = ranges, .nranges = nranges,
-			     .noreturn = noreturn };
+			     .nr = nr, .flags = flags };
 	uint64_t total = 0;
 	b.range_off = xmalloc((nranges ? nranges : 1) * sizeof(uint64_t));
 	for (uint32_t i = 0; i < nranges; i++) {
@@ -323,11 +409,17 @@ int cfg_build(struct cfg *c, const struct decoder *d, const struct image *img,
 	for (uint32_t i = nranges; i-- > 0;)
 		push(&b, ranges[i].lo);
 	push(&b, entry);
-	while (b.nstack)
+	bool until_return = (flags & (CFG_NO_BLOCKS | CFG_UNTIL_RETURN)) ==
+			    (CFG_NO_BLOCKS | CFG_UNTIL_RETURN);
+	while (b.nstack && !(until_return && b.returns))
 		run(&b, b.stack[--b.nstack]);
-	make_blocks(&b, c);
+	if (!(flags & CFG_NO_BLOCKS))
+		make_blocks(&b, c);
 	c->unresolved_jumps = b.unresolved;
 	c->jump_tables = b.tables;
+	c->returns = b.returns;
+	c->callees = b.callees;
+	c->ncallees = b.ncallees;
 	c->g.entry = cfg_block_at(c, entry);
 	if (c->g.entry == NONE32)
 		c->g.entry = 0;
@@ -345,5 +437,6 @@ void cfg_release(struct cfg *c)
 	free(c->blocks);
 	free(c->g.succ);
 	free(c->g.succ_start);
+	free(c->callees);
 	memset(c, 0, sizeof(*c));
 }

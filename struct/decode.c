@@ -23,6 +23,15 @@ int decoder_init(struct decoder *d, unsigned machine)
 	return 0;
 }
 
+/* The slot that "call/jmp [rip+X]" loads its target from, or 0 for any other operand. */
+static uint64_t rip_slot(uint64_t addr, const ZydisDecodedInstruction *zi)
+{
+	if (!(zi->attributes & ZYDIS_ATTRIB_HAS_MODRM) || zi->raw.modrm.mod != 0 ||
+	    zi->raw.modrm.rm != 5)
+		return 0;
+	return addr + zi->length + (uint64_t)zi->raw.disp.value;
+}
+
 int decode(const struct decoder *d, uint64_t addr, const uint8_t *p, size_t avail,
 	   struct insn *out)
 {
@@ -31,9 +40,23 @@ int decode(const struct decoder *d, uint64_t addr, const uint8_t *p, size_t avai
 		return -1;
 	out->len = zi.length;
 	out->target = 0;
+	out->slot = 0;
 	out->kind = INSN_FALLTHROUGH;
+	out->nop = false;
 	bool relative = zi.raw.imm[0].is_relative;
 	uint64_t target = addr + zi.length + (uint64_t)zi.raw.imm[0].value.s;
+	/*
+	 * A transaction goes on after xbegin or, aborted anywhere inside (xabort, a conflict),
+	 * resumes at xbegin's target: the abort is an edge from xbegin, as a branch.  xabort
+	 * itself goes on at the next instruction (outside a transaction it does nothing).
+	 */
+	if (zi.mnemonic == ZYDIS_MNEMONIC_XBEGIN && relative) {
+		out->kind = INSN_JCC;
+		out->target = target;
+		return 0;
+	}
+	if (zi.mnemonic == ZYDIS_MNEMONIC_XABORT)
+		return 0;
 	switch (zi.meta.category) {
 	case ZYDIS_CATEGORY_COND_BR:
 		out->kind = INSN_JCC;
@@ -42,10 +65,14 @@ int decode(const struct decoder *d, uint64_t addr, const uint8_t *p, size_t avai
 	case ZYDIS_CATEGORY_UNCOND_BR:
 		out->kind = relative ? INSN_JMP : INSN_IJMP;
 		out->target = relative ? target : 0;
+		if (!relative)
+			out->slot = rip_slot(addr, &zi);
 		break;
 	case ZYDIS_CATEGORY_CALL:
 		out->kind = relative ? INSN_CALL : INSN_ICALL;
 		out->target = relative ? target : 0;
+		if (!relative)
+			out->slot = rip_slot(addr, &zi);
 		break;
 	case ZYDIS_CATEGORY_RET:
 		out->kind = INSN_RET;
@@ -58,6 +85,9 @@ int decode(const struct decoder *d, uint64_t addr, const uint8_t *p, size_t avai
 		case ZYDIS_MNEMONIC_UD2:
 		case ZYDIS_MNEMONIC_INT3:
 			out->kind = INSN_HALT;
+			break;
+		case ZYDIS_MNEMONIC_NOP:
+			out->nop = true;
 			break;
 		default:
 			break;
@@ -252,4 +282,26 @@ bool decode_indirect_tail_call(const struct decoder *d, const uint64_t *trace, u
 		       x->ops[1].mem.index == ZYDIS_REGISTER_NONE;
 	}
 	return true; /* the register came from the caller: an argument */
+}
+
+bool decode_stack_switch(const struct decoder *d, const uint64_t *trace, unsigned n,
+			 code_reader code, const void *ctx)
+{
+	if (n > MAX_SLICE) {
+		trace += n - MAX_SLICE;
+		n = MAX_SLICE;
+	}
+	for (unsigned i = 0; i + 1 < n; i++) {
+		ZydisDecodedInstruction zi;
+		ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+		size_t avail;
+		const uint8_t *p = code(ctx, trace[i], &avail);
+		if (!p || !decode_full(d, p, avail, &zi, ops) || zi.mnemonic != ZYDIS_MNEMONIC_MOV ||
+		    ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER || ops[0].reg.value != ZYDIS_REGISTER_RSP)
+			continue;
+		if (ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY ||
+		    (ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[1].reg.value != ZYDIS_REGISTER_RBP))
+			return true;
+	}
+	return false;
 }

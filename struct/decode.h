@@ -12,7 +12,7 @@
 
 enum insn_kind {
 	INSN_FALLTHROUGH, /* everything that continues at the next instruction */
-	INSN_JCC,	  /* conditional direct branch */
+	INSN_JCC,	  /* conditional direct branch; also xbegin (TARGET: where an abort resumes) */
 	INSN_JMP,	  /* unconditional direct jump */
 	INSN_IJMP,	  /* indirect jump */
 	INSN_CALL,	  /* direct call */
@@ -22,9 +22,11 @@ enum insn_kind {
 };
 
 struct insn {
-	uint64_t target; /* direct target of JCC, JMP and CALL */
+	uint64_t target; /* direct target of JCC, JMP and CALL (xbegin: its abort target) */
+	uint64_t slot;	 /* ICALL, IJMP through [rip+X] (the GOT): the slot's address, else 0 */
 	uint8_t len;
 	uint8_t kind; /* enum insn_kind */
+	bool nop;     /* a no-op (padding) */
 };
 
 struct decoder {
@@ -64,5 +66,13 @@ bool decode_jump_table(const struct decoder *d, const uint64_t *trace, unsigned 
  */
 bool decode_indirect_tail_call(const struct decoder *d, const uint64_t *trace, unsigned n,
 			       code_reader code, const void *ctx);
+
+/*
+ * Whether the indirect jump at TRACE[N-1] switches stacks: on its straight-line path the
+ * stack pointer is loaded with mov from another register or memory (not the frame pointer),
+ * as longjmp and context switches do.  Such a jump does not return to the caller.
+ */
+bool decode_stack_switch(const struct decoder *d, const uint64_t *trace, unsigned n,
+			 code_reader code, const void *ctx);
 
 #endif

@@ -296,6 +296,7 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 	s->nranges = d->nranges - range_start;
 	s->name = function_name(d, die);
 	s->file = s->decl_file = NONE32;
+	s->noreturn = dwarf_hasattr_integrate(die, DW_AT_noreturn); /* inlined ones too */
 	if (kind == SFILE_FUNCTION) {
 		s->func = id;
 		s->depth = 0;
@@ -306,7 +307,6 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 			s->line = 0;
 			decl_of(t, outer, &s->file, &s->line);
 		}
-		s->noreturn = dwarf_hasattr_integrate(die, DW_AT_noreturn);
 		Dwarf_Attribute a;
 		Dwarf_Addr entry;
 		if (dwarf_attr(die, DW_AT_entry_pc, &a) && dwarf_formaddr(&a, &entry) == 0 &&

@@ -2,7 +2,8 @@
 /*
  * elf.c: the binary as struct sees it: checks that a file is an ELF executable or shared
  * library it can analyse, and reads its build-id, executable sections, function symbols
- * (.symtab and .dynsym) and PLT entries (labelled "name@plt" from the relocations).
+ * (.symtab and .dynsym), PLT entries (labelled "name@plt" from the relocations) and the GOT
+ * slots that the dynamic relocations bind to a symbol or to code.
  */
 #include "compat.h"
 #include "struct.h"
@@ -147,19 +148,31 @@ static void read_symbols(struct image *img, Elf_Scn *scn, const GElf_Shdr *sh, u
 	}
 }
 
-/* GOT slot -> dynamic symbol name, from JUMP_SLOT and GLOB_DAT relocations. */
-static void read_got_names(struct image *img, struct hmap *slots)
+static int slot_order(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/*
+ * GOT slots from the relocations: JUMP_SLOT, GLOB_DAT and 64-bit ones name a symbol (and
+ * its address when this binary defines it in code), RELATIVE ones give an address.
+ */
+static void read_got(struct image *img)
 {
 	Elf_Scn *scn = NULL;
+	uint32_t cap = 0;
 	while ((scn = elf_nextscn(img->elf, scn))) {
 		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
+		    (sh.sh_flags & SHF_ALLOC) == 0)
 			continue;
 		Elf_Scn *symscn = elf_getscn(img->elf, sh.sh_link);
 		GElf_Shdr symsh;
 		Elf_Data *rd = elf_getdata(scn, NULL), *sd = symscn ? elf_getdata(symscn, NULL) : NULL;
-		if (!rd || !sd || !gelf_getshdr(symscn, &symsh))
+		if (!rd)
 			continue;
+		bool have_syms = sd && gelf_getshdr(symscn, &symsh);
 		size_t n = sh.sh_size / sh.sh_entsize;
 		for (size_t i = 0; i < n; i++) {
 			GElf_Rela rela;
@@ -167,15 +180,27 @@ static void read_got_names(struct image *img, struct hmap *slots)
 			if (!gelf_getrela(rd, (int)i, &rela))
 				break;
 			unsigned type = GELF_R_TYPE(rela.r_info);
-			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			struct got_slot g = { .slot = rela.r_offset };
+			if (type == R_X86_64_RELATIVE) {
+				if (in_text(img, (uint64_t)rela.r_addend))
+					g.addr = (uint64_t)rela.r_addend;
+			} else if (type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT ||
+				   type == R_X86_64_64) {
+				if (!have_syms || !gelf_getsym(sd, (int)GELF_R_SYM(rela.r_info), &sym))
+					continue;
+				const char *name = elf_strptr(img->elf, symsh.sh_link, sym.st_name);
+				if (name && *name)
+					g.name = name;
+				if (sym.st_shndx != SHN_UNDEF && in_text(img, sym.st_value))
+					g.addr = sym.st_value;
+			}
+			if (!g.addr && !g.name)
 				continue;
-			if (!gelf_getsym(sd, (int)GELF_R_SYM(rela.r_info), &sym))
-				continue;
-			const char *name = elf_strptr(img->elf, symsh.sh_link, sym.st_name);
-			if (name && *name)
-				hmap_put(slots, rela.r_offset, (uint64_t)(uintptr_t)name);
+			ALLOC_GROW(img->got, img->ngot + 1, cap);
+			img->got[img->ngot++] = g;
 		}
 	}
+	sort_array(img->got, img->ngot, sizeof(*img->got), slot_order);
 }
 
 /* Label every entry of .plt, .plt.sec and .plt.got that jumps through a named GOT slot. */
@@ -185,7 +210,9 @@ static void read_plt(struct image *img, uint32_t *cap)
 	if (img->machine != EM_X86_64 || decoder_init(&dec, img->machine) < 0)
 		return;
 	struct hmap slots = HMAP_INIT;
-	read_got_names(img, &slots);
+	for (uint32_t i = 0; i < img->ngot; i++)
+		if (img->got[i].name)
+			hmap_put(&slots, img->got[i].slot, (uint64_t)(uintptr_t)img->got[i].name);
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	if (hmap_size(&slots) == 0 || elf_getshdrstrndx(img->elf, &shstrndx) < 0)
@@ -348,6 +375,8 @@ static int check_sections(struct image *img, bool symbols)
 	}
 	if (!symbols)
 		return 0;
+	if (img->machine == EM_X86_64)
+		read_got(img);
 	read_plt(img, &symcap);
 	read_fde_starts(img, &symcap);
 	/* Made-up names were stored as ids while the table could still move: resolve them. */
@@ -457,6 +486,7 @@ void image_close(struct image *img)
 	free(img->path);
 	free(img->texts);
 	free(img->syms);
+	free(img->got);
 	strtab_release(&img->names);
 	memset(img, 0, sizeof(*img));
 	img->fd = -1;

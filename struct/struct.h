@@ -67,6 +67,13 @@ struct symbol {
 	uint32_t flags;
 };
 
+/* A GOT slot from the dynamic relocations: "call [rip+slot]" goes where it points. */
+struct got_slot {
+	uint64_t slot;
+	uint64_t addr;	  /* code in this binary it points to, or 0 */
+	const char *name; /* the symbol it is bound to (inside the mapping), or NULL */
+};
+
 struct image {
 	char *path; /* owned */
 	int fd;
@@ -82,6 +89,8 @@ struct image {
 	struct symbol *syms; /* owned, sorted by address then name */
 	uint32_t nsyms;
 	struct strtab names; /* owns PLT labels */
+	struct got_slot *got; /* owned, sorted by slot */
+	uint32_t ngot;
 };
 
 /* Open and check PATH; -1 with a message naming the file for anything we cannot analyse. */
@@ -132,7 +141,7 @@ struct dw_scope {
 	uint32_t decl_file, decl_line;	   /* INLINE: the inlined function's declaration */
 	uint64_t entry;
 	uint32_t range_start, nranges; /* in dw_info.ranges */
-	bool noreturn;		       /* DW_AT_noreturn */
+	bool noreturn;		       /* DW_AT_noreturn (on the function or its origin) */
 	uint64_t die;		       /* DIE offset: breaks ties between identical functions */
 };
 
