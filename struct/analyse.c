@@ -4,8 +4,9 @@
  * (their ranges include cold parts) and from symbols that DWARF does not cover; clones are
  * linked to their parents by name.  Each function is then analysed on its own, in parallel:
  * innermost DWARF scope of every address, CFG, loop forest, the inline depth and header line
- * of every loop, and finally a tree of function > inline call sites > loops, built as a trie
- * of the scope chains of the function's address pieces.
+ * of every loop (at the deepest scope holding all of its code), and finally a tree of
+ * function > inline call sites > loops, built as a trie of the scope chains of the function's
+ * address pieces.
  */
 #include "compat.h"
 #include "struct.h"
@@ -257,6 +258,22 @@ static uint32_t lca(const struct ctx *c, uint32_t a, uint32_t b)
 	return a;
 }
 
+/* The deepest scope that holds every byte of block B. */
+static uint32_t block_scope(const struct ctx *c, const struct block *b)
+{
+	uint32_t lo = 0, hi = c->niv, s = NONE32;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (c->iv[mid].hi <= b->lo)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (uint32_t i = lo; i < c->niv && c->iv[i].lo < b->hi; i++)
+		s = lca(c, s, c->iv[i].scope);
+	return s == NONE32 ? 0 : s;
+}
+
 /* ---- per function: the tree of scopes as a trie of chains ---- */
 
 struct trie {
@@ -292,19 +309,11 @@ struct loop_info {
 	uint32_t entries;
 };
 
-static bool is_ancestor(const struct ctx *c, uint32_t a, uint32_t s)
-{
-	while (c->depth[s] > c->depth[a])
-		s = c->parent[s];
-	return s == a;
-}
-
 /*
  * Header line and inline level of every loop.  The candidates are the loop's branches: first
  * conditional back edges and exits (the loop's condition), then other back edges, then the
  * header block's first instruction; among a class the shallowest inline level wins, then the
- * smallest line.  The loop sits at the inline level of the chosen branch, lifted to the
- * common level of its subloops when they are elsewhere.
+ * smallest line.  The loop sits at the deepest scope that holds all of its bytes.
  */
 struct header_pick {
 	int cls;
@@ -367,7 +376,7 @@ static void place_loops(struct ctx *c, const struct cfg *g, const struct loop_fo
 				consider(&pick[l], 1, c->depth[s], s, row);
 		}
 	}
-	for (uint32_t l = 0; l < nl; l++) { /* inner loops come first */
+	for (uint32_t l = 0; l < nl; l++) {
 		const struct block *h = &g->blocks[lf->loops[l].header];
 		uint32_t s = scope_at(c, h->lo);
 		consider(&pick[l], 2, c->depth[s], s, line_at(dw, h->lo));
@@ -376,20 +385,25 @@ static void place_loops(struct ctx *c, const struct cfg *g, const struct loop_fo
 		li[l].file = pick[l].row ? pick[l].row->file : NONE32;
 		li[l].line = pick[l].row ? pick[l].row->line : 0;
 		li[l].column = pick[l].row ? pick[l].row->column : 0;
-		li[l].scope = pick[l].scope;
+		li[l].scope = NONE32;
 	}
-	/* Never deeper than a subloop: children were placed first, so lift parents now. */
-	for (uint32_t l = 0; l < nl; l++) {
-		uint32_t p = lf->loops[l].parent;
-		if (p != NONE32 && !is_ancestor(c, li[p].scope, li[l].scope))
-			li[p].scope = lca(c, li[p].scope, li[l].scope);
+	/*
+	 * The loop sits at the deepest scope that holds every byte of its blocks (subloops
+	 * included), so that no byte of the loop gets a frame DWARF does not give it or loses
+	 * one it gives: a loop whose condition is an inlined comparator sits in its caller,
+	 * with the comparator's and the body's inline call sites inside it.
+	 */
+	for (uint32_t b = 0; b < g->nblocks; b++) {
+		uint32_t inner = lf->innermost[b];
+		if (inner == NONE32)
+			continue;
+		uint32_t s = block_scope(c, &g->blocks[b]);
+		for (uint32_t l = inner; l != NONE32; l = lf->loops[l].parent)
+			li[l].scope = lca(c, li[l].scope, s);
 	}
-	/* A parent lifted after its child was visited may now sit below that child's level. */
-	for (uint32_t l = nl; l-- > 0;) {
-		uint32_t p = lf->loops[l].parent;
-		if (p != NONE32 && !is_ancestor(c, li[p].scope, li[l].scope))
-			li[l].scope = li[p].scope;
-	}
+	for (uint32_t l = 0; l < nl; l++)
+		if (li[l].scope == NONE32)
+			li[l].scope = 0;
 	free(pick);
 }
 
@@ -399,8 +413,6 @@ static uint32_t chain_node(struct ctx *c, struct trie *t, const struct loop_fore
 {
 	uint32_t scopes[1024], loops[1024];
 	uint32_t ns = 0, nl = 0;
-	if (l != NONE32 && !is_ancestor(c, li[l].scope, s))
-		s = li[l].scope; /* bytes of the loop outside its inline level: at the loop */
 	for (uint32_t x = s; x != 0 && ns < ARRAY_SIZE(scopes) - 1; x = c->parent[x])
 		scopes[ns++] = x;
 	scopes[ns++] = 0;
