@@ -175,6 +175,15 @@ static void dump_node(struct dump_ctx *c, uint32_t node, unsigned depth)
 	} else {
 		buf_addstr(out, " at ");
 		add_where(c, n->file, n->line, n->column);
+		if (n->latch_line) {
+			buf_addstr(out, " latch=");
+			if (n->latch_file == n->file)
+				buf_printf(out, "%u", n->latch_line); /* the label's file */
+			else
+				add_where(c, n->latch_file, n->latch_line, 0);
+			if (n->latch_column)
+				buf_printf(out, ":%u", n->latch_column);
+		}
 		buf_printf(out, " header=0x%llx", (unsigned long long)n->addr);
 		if (n->entries > 1)
 			buf_printf(out, " entries=%u", n->entries);

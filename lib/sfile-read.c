@@ -265,6 +265,43 @@ fail:
 	return -1;
 }
 
+/* The latch lines of loops: a chunk since 1.3, absent before (none known). */
+static int read_latches(struct cf_reader *r, struct sfile *sf)
+{
+	for (uint32_t i = 0; i < sf->nnodes; i++) {
+		sf->nodes[i].latch_file = SFILE_NONE;
+		sf->nodes[i].latch_line = sf->nodes[i].latch_column = 0;
+	}
+	if (!cf_find(r, SFILE_CHUNK_LATCHES, 0))
+		return 0;
+	struct cf_stream s;
+	if (open_chunk(r, SFILE_CHUNK_LATCHES, &s) < 0)
+		return -1;
+	uint64_t n;
+	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, sf->nnodes, 4, "latches") < 0)
+		goto fail;
+	for (uint64_t k = 0; k < n; k++) {
+		uint32_t node = 0, file = SFILE_NONE, line = 0, column = 0;
+		if (get_u32(&s, &node, sf->nnodes ? sf->nnodes - 1 : 0, "node") < 0 ||
+		    get_index(&s, &file, sf->nstrings, "file") < 0 ||
+		    get_u32(&s, &line, UINT32_MAX, "line") < 0 ||
+		    get_u32(&s, &column, UINT32_MAX, "column") < 0)
+			goto fail;
+		if (sf->nodes[node].kind != SFILE_LOOP) {
+			cf_stream_error(&s, "latch %llu: node %u is not a loop", (unsigned long long)k,
+					node);
+			goto fail;
+		}
+		sf->nodes[node].latch_file = file;
+		sf->nodes[node].latch_line = line;
+		sf->nodes[node].latch_column = column;
+	}
+	return cf_stream_finish(&s);
+fail:
+	cf_stream_free(&s);
+	return -1;
+}
+
 static int read_ranges(struct cf_reader *r, struct sfile *sf)
 {
 	struct cf_stream s;
@@ -329,7 +366,7 @@ int sfile_read(const char *path, struct sfile *sf)
 	sf->minor = r.minor;
 	int rc = 0;
 	if (read_module(&r, sf) < 0 || read_strings(&r, sf) < 0 || read_nodes(&r, sf) < 0 ||
-	    read_decls(&r, sf) < 0 || read_ranges(&r, sf) < 0 || read_lines(&r, sf) < 0)
+	    read_decls(&r, sf) < 0 || read_latches(&r, sf) < 0 || read_ranges(&r, sf) < 0 || read_lines(&r, sf) < 0)
 		rc = -1;
 	cf_close(&r);
 	if (rc < 0)

@@ -81,6 +81,25 @@ static int write_decls(struct cf_writer *w, const struct sfile *sf)
 	return cf_chunk_end(w);
 }
 
+/* The latch lines of loops (since 1.3): the loops that have one. */
+static int write_latches(struct cf_writer *w, const struct sfile *sf)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < sf->nnodes; i++)
+		n += sf->nodes[i].kind == SFILE_LOOP && sf->nodes[i].latch_line != 0;
+	if (cf_chunk_begin(w, SFILE_CHUNK_LATCHES) < 0 || cf_put_varint(w, n) < 0)
+		return -1;
+	for (uint32_t i = 0; i < sf->nnodes; i++) {
+		const struct sfile_node *x = &sf->nodes[i];
+		if (x->kind != SFILE_LOOP || x->latch_line == 0)
+			continue;
+		if (cf_put_varint(w, i) < 0 || cf_put_varint(w, plus_one(x->latch_file)) < 0 ||
+		    cf_put_varint(w, x->latch_line) < 0 || cf_put_varint(w, x->latch_column) < 0)
+			return -1;
+	}
+	return cf_chunk_end(w);
+}
+
 static int write_ranges(struct cf_writer *w, const struct sfile *sf)
 {
 	if (cf_chunk_begin(w, SFILE_CHUNK_RANGES) < 0 || cf_put_varint(w, sf->nranges) < 0)
@@ -137,6 +156,7 @@ int sfile_write_at(int dirfd, const char *name, const char *path, const struct s
 	if (rc == 0)
 		rc = write_module(&w, sf) < 0 || write_strings(&w, sf) < 0 ||
 				     write_nodes(&w, sf) < 0 || write_decls(&w, sf) < 0 ||
+				     write_latches(&w, sf) < 0 ||
 				     write_ranges(&w, sf) < 0 ||
 				     write_lines(&w, sf) < 0 || cf_writer_finish(&w) < 0
 			     ? -1

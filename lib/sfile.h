@@ -6,7 +6,8 @@
  * its loop nest and a file:line with two binary searches.
  *
  * Chunks: MODL module identity, STRS string table, NODE scope tree, RNGS innermost scope of
- * every analysed address, LINE line map.  The reader validates every field and refuses bad
+ * every analysed address, LINE line map, DECL declarations of inlined functions (1.1), LTCH
+ * latch lines of loops (1.3).  The reader validates every field and refuses bad
  * input with a message naming the file.
  */
 #ifndef FATHOM_SFILE_H
@@ -16,7 +17,7 @@
 
 #define SFILE_MAGIC "FTHMSTRC"
 #define SFILE_MAJOR 1
-#define SFILE_MINOR 2
+#define SFILE_MINOR 3
 
 #define SFILE_CHUNK_MODULE CF_ID('M', 'O', 'D', 'L')
 #define SFILE_CHUNK_STRINGS CF_ID('S', 'T', 'R', 'S')
@@ -24,6 +25,7 @@
 #define SFILE_CHUNK_RANGES CF_ID('R', 'N', 'G', 'S')
 #define SFILE_CHUNK_LINES CF_ID('L', 'I', 'N', 'E')
 #define SFILE_CHUNK_DECLS CF_ID('D', 'E', 'C', 'L')
+#define SFILE_CHUNK_LATCHES CF_ID('L', 'T', 'C', 'H')
 
 #define SFILE_NONE UINT32_MAX
 #define SFILE_MAX_STRING (1u << 20)
@@ -71,13 +73,15 @@ struct sfile_node {
 	uint32_t parent; /* SFILE_NONE for functions */
 	uint32_t name;	 /* FUNCTION and INLINE: the (callee) function's name */
 	uint32_t symbol; /* FUNCTION: ELF symbol at the entry when it differs from NAME */
-	uint32_t file;	 /* FUNCTION: declaration; INLINE: call site; LOOP: header line */
+	uint32_t file;	 /* FUNCTION: declaration; INLINE: call site; LOOP: its statement's line */
 	uint32_t line, column;
 	uint32_t flags;	 /* enum sfile_node_flag */
 	uint64_t addr;	 /* FUNCTION: entry; LOOP: first instruction of the header block */
 	uint32_t origin; /* FUNCTION: the function this is a clone or part of, or SFILE_NONE */
 	uint32_t entries; /* LOOP: number of entry blocks (more than 1: irreducible) */
 	uint32_t decl_file, decl_line; /* INLINE: the inlined function's declaration (DECL) */
+	/* LOOP: the line of its latch (its back edge or exit test, LTCH); SFILE_NONE, 0: unknown */
+	uint32_t latch_file, latch_line, latch_column;
 };
 
 /* [LO, HI) belongs to NODE and to none of its descendants. */

@@ -5,8 +5,9 @@
  * linked to their parents by name.  A first parallel pass over the machine code finds the
  * functions that do not return (find_noreturn).  Each function is then analysed on its own,
  * in parallel: innermost DWARF scope of every address, CFG, loop forest, the inline depth and
- * header line of every loop, and finally a tree of function > inline call sites > loops,
- * built as a trie of the scope chains of the function's address pieces.
+ * header line of every loop (at the deepest scope holding all of its code), and finally a
+ * tree of function > inline call sites > loops, built as a trie of the scope chains of the
+ * function's address pieces.
  */
 #include "compat.h"
 #include "struct.h"
@@ -45,6 +46,7 @@ struct job {
 	struct func *funcs;
 	uint32_t nfuncs;
 	uint32_t *scope_start, *scope_list; /* CSR: the DWARF scopes of each DWARF function */
+	uint32_t *block_start, *block_list; /* CSR: the DWARF lexical blocks of each function */
 	struct fn_result *results;
 	struct hmap noreturn; /* callees that do not return: entries, PLT entries, GOT slots */
 	bool decode;
@@ -109,6 +111,8 @@ struct ctx {
 	const struct func *f;
 	uint32_t nscopes;
 	const uint32_t *scopes; /* local -> DWARF scope (NULL for symbol-only functions) */
+	const uint32_t *blocks; /* the function's lexical blocks (dw_info.blocks) */
+	uint32_t nblocks;
 	uint32_t *parent;	/* local parents */
 	uint32_t *depth;
 	struct interval *iv;	/* innermost scope of every byte of the function, sorted */
@@ -261,6 +265,22 @@ static uint32_t lca(const struct ctx *c, uint32_t a, uint32_t b)
 	return a;
 }
 
+/* The deepest scope that holds every byte of block B. */
+static uint32_t block_scope(const struct ctx *c, const struct block *b)
+{
+	uint32_t lo = 0, hi = c->niv, s = NONE32;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (c->iv[mid].hi <= b->lo)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (uint32_t i = lo; i < c->niv && c->iv[i].lo < b->hi; i++)
+		s = lca(c, s, c->iv[i].scope);
+	return s == NONE32 ? 0 : s;
+}
+
 /* ---- per function: the tree of scopes as a trie of chains ---- */
 
 struct trie {
@@ -291,24 +311,19 @@ static uint32_t trie_child(struct trie *t, uint32_t parent, uint8_t kind, uint32
 
 struct loop_info {
 	uint32_t scope; /* local scope the loop sits in */
-	uint32_t file, line, column;
+	uint32_t file, line, column; /* its label: the loop statement's line where known */
+	uint32_t latch_file, latch_line, latch_column; /* its condition or back edge */
+	uint32_t latch_scope; /* the local scope of that branch */
+	uint32_t label_scope; /* the scope whose lines name the loop (label_loops) */
 	uint64_t header;
 	uint32_t entries;
 };
-
-static bool is_ancestor(const struct ctx *c, uint32_t a, uint32_t s)
-{
-	while (c->depth[s] > c->depth[a])
-		s = c->parent[s];
-	return s == a;
-}
 
 /*
  * Header line and inline level of every loop.  The candidates are the loop's branches: first
  * conditional back edges and exits (the loop's condition), then other back edges, then the
  * header block's first instruction; among a class the shallowest inline level wins, then the
- * smallest line.  The loop sits at the inline level of the chosen branch, lifted to the
- * common level of its subloops when they are elsewhere.
+ * smallest line.  The loop sits at the deepest scope that holds all of its bytes.
  */
 struct header_pick {
 	int cls;
@@ -338,6 +353,294 @@ static bool loop_contains(const struct loop_forest *lf, uint32_t inner, uint32_t
 		if (l == outer)
 			return true;
 	return false;
+}
+
+/* ---- per loop: the line of its loop statement ---- */
+
+struct src_line {
+	uint32_t file, line, column;
+	bool seen; /* also inside the loop */
+};
+
+struct src_lines {
+	struct src_line *v;
+	uint32_t n, cap;
+};
+
+static void push_line(struct src_lines *o, uint32_t file, uint32_t line, uint32_t column)
+{
+	if (!line || (o->n && o->v[o->n - 1].file == file && o->v[o->n - 1].line == line))
+		return;
+	ALLOC_GROW(o->v, o->n + 1, o->cap);
+	o->v[o->n++] = (struct src_line){ file, line, column, false };
+}
+
+/* The scope just below L on the chain of S: L itself when S is L, NONE32 when S is not in L. */
+static uint32_t child_toward(const struct ctx *c, uint32_t s, uint32_t l)
+{
+	if (s == l)
+		return l;
+	if (c->depth[s] <= c->depth[l])
+		return NONE32;
+	while (c->depth[s] > c->depth[l] + 1)
+		s = c->parent[s];
+	return c->parent[s] == l ? s : NONE32;
+}
+
+/*
+ * Append the source lines of [LO, HI) as seen from scope L: the line rows of L's own bytes
+ * and, for bytes of inlined code inside L, the line of the call site in L.  Bytes outside L
+ * give nothing.
+ */
+static void lines_in_scope(const struct ctx *c, uint64_t lo, uint64_t hi, uint32_t l,
+			   struct src_lines *out)
+{
+	const struct dw_info *dw = c->job->dw;
+	uint32_t a = 0, b = c->niv;
+	while (a < b) {
+		uint32_t mid = a + (b - a) / 2;
+		if (c->iv[mid].hi <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (uint32_t i = a; i < c->niv && c->iv[i].lo < hi; i++) {
+		uint64_t x = FTH_MAX(lo, c->iv[i].lo), y = FTH_MIN(hi, c->iv[i].hi);
+		uint32_t k = child_toward(c, c->iv[i].scope, l);
+		if (k == NONE32)
+			continue;
+		if (k != l) {
+			const struct dw_scope *ds = &dw->scopes[c->scopes[k]];
+			push_line(out, ds->file, ds->line, ds->column);
+			continue;
+		}
+		uint64_t r0 = 0, r1 = dw->nlines;
+		while (r0 < r1) {
+			uint64_t mid = r0 + (r1 - r0) / 2;
+			if (dw->lines[mid].hi <= x)
+				r0 = mid + 1;
+			else
+				r1 = mid;
+		}
+		for (; r0 < dw->nlines && dw->lines[r0].lo < y; r0++)
+			push_line(out, dw->lines[r0].file, dw->lines[r0].line, dw->lines[r0].column);
+	}
+}
+
+static int src_line_order(const void *a, const void *b)
+{
+	const struct src_line *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static struct src_line *find_line(struct src_lines *s, uint32_t file, uint32_t line)
+{
+	struct src_line key = { file, line, 0, false };
+	return s->n ? bsearch(&key, s->v, s->n, sizeof(*s->v), src_line_order) : NULL;
+}
+
+/* The local scope of DWARF scope S (the function's list is sorted), or NONE32. */
+static uint32_t local_scope(const struct ctx *c, uint32_t s)
+{
+	uint32_t lo = 0, hi = c->nscopes;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (c->scopes[mid] < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nscopes && c->scopes[lo] == s ? lo : NONE32;
+}
+
+static bool block_holds(const struct dw_info *dw, const struct dw_block *b, uint64_t addr)
+{
+	for (uint32_t r = 0; r < b->nranges; r++)
+		if (dw->ranges[b->range_start + r].lo <= addr && addr < dw->ranges[b->range_start + r].hi)
+			return true;
+	return false;
+}
+
+/*
+ * The line of the lexical block that a for statement's own variable makes, for loop L whose
+ * lines give none (an OpenMP work-shared loop: the outlined function has no code at the for's
+ * line): of the blocks of the loop's scope around a block that holds its header (a for's own
+ * block around the block of its body's declarations, not a do-while's or a for (;;)'s body)
+ * whose declaration line lies after the code on the entry edge (ENTRY_MAX) and before all of
+ * the loop's code (LOOP_MIN), in the file of the latch, the first one.  0 when none.
+ */
+static uint32_t declaring_block_line(const struct ctx *c, const struct loop_info *l,
+				     uint32_t entry_max, uint32_t loop_min)
+{
+	const struct dw_info *dw = c->job->dw;
+	uint32_t best = 0;
+	for (uint32_t i = 0; i < c->nblocks; i++) {
+		const struct dw_block *inner = &dw->blocks[c->blocks[i]];
+		if (inner->parent == NONE32 || !block_holds(dw, inner, l->header))
+			continue;
+		const struct dw_block *b = &dw->blocks[inner->parent];
+		if (b->file != l->latch_file || b->line <= entry_max || b->line >= loop_min ||
+		    (best && b->line >= best) || local_scope(c, b->scope) != l->label_scope ||
+		    !block_holds(dw, b, l->header))
+			continue;
+		best = b->line;
+	}
+	return best;
+}
+
+/*
+ * Label every loop with the line of its loop statement where the lines allow it.  The latch
+ * (the pick of place_loops) of a rotated or work-shared loop may be a line at the bottom of
+ * its body; the statement of a for or while loop is also where the loop is entered (its guard,
+ * its initialisation, the jump to its test) and where it is continued (its test, its
+ * increment), so the label is the smallest line that both the entry edge (the blocks outside
+ * the loop that lead into its header, and the one block before such a block when it has no
+ * other way in) and a block that controls the loop (a back edge, a conditional exit) have, as
+ * seen from the scope whose code the loop is, and that does not come after the latch's line.
+ * Only controlling blocks count, and never a line after the latch: a compiler that copies the
+ * first statement of a body before the loop does not make it the loop's line.  Failing that,
+ * a lexical block that declares the loop's variable between the entry and the loop's code
+ * gives the line (declaring_block_line).  A loop without either (a do-while) keeps its
+ * latch's line.
+ */
+static void label_loops(const struct ctx *c, const struct cfg *g, const struct loop_forest *lf,
+			struct loop_info *li)
+{
+	uint32_t n = g->nblocks, nl = lf->nloops;
+	const struct graph *gr = &g->g;
+	uint32_t *pstart = xcalloc((size_t)n + 1, sizeof(uint32_t));
+	uint32_t nedges = gr->succ_start[n];
+	uint32_t *pred = xmalloc((nedges ? nedges : 1) * sizeof(uint32_t));
+	uint32_t *fill = xcalloc(n ? n : 1, sizeof(uint32_t));
+	for (uint32_t e = 0; e < nedges; e++)
+		pstart[gr->succ[e] + 1]++;
+	for (uint32_t i = 0; i < n; i++)
+		pstart[i + 1] += pstart[i];
+	for (uint32_t v = 0; v < n; v++)
+		for (uint32_t e = gr->succ_start[v]; e < gr->succ_start[v + 1]; e++) {
+			uint32_t w = gr->succ[e];
+			pred[pstart[w] + fill[w]++] = v;
+		}
+	/*
+	 * The loop is the code of the scope it sits in when a back edge is a jump in that scope's
+	 * own bytes; when every back edge is inside one inlined callee (a loop of the callee
+	 * into which the caller scheduled a few instructions), the callee's lines name it.
+	 */
+	for (uint32_t l = 0; l < nl; l++)
+		li[l].label_scope = li[l].latch_scope;
+	for (uint32_t b = 0; b < n; b++) {
+		const struct block *bl = &g->blocks[b];
+		uint32_t s = scope_at(c, bl->last);
+		if (bl->last_kind != INSN_JMP && bl->last_kind != INSN_JCC)
+			continue; /* falling into the header is no branch of the scope */
+		for (uint32_t l = lf->innermost[b]; l != NONE32; l = lf->loops[l].parent)
+			for (uint32_t e = bl->succ_start; e < bl->succ_start + bl->nsucc; e++)
+				if (gr->succ[e] == lf->loops[l].header && s == li[l].scope)
+					li[l].label_scope = li[l].scope;
+	}
+	for (uint32_t l = 0; l < nl; l++)
+		if (child_toward(c, li[l].label_scope, li[l].scope) == NONE32)
+			li[l].label_scope = li[l].scope; /* the latch is not inside the loop's scope */
+	struct src_lines *cand = xcalloc(nl ? nl : 1, sizeof(*cand));
+	for (uint32_t l = 0; l < nl; l++) {
+		uint32_t h = lf->loops[l].header;
+		for (uint32_t e = pstart[h]; e < pstart[h + 1]; e++) {
+			uint32_t p = pred[e];
+			if (lf->innermost[p] != NONE32 && loop_contains(lf, lf->innermost[p], l))
+				continue;
+			lines_in_scope(c, g->blocks[p].lo, g->blocks[p].hi, li[l].label_scope,
+				       &cand[l]);
+			if (pstart[p + 1] - pstart[p] == 1) {
+				uint32_t q = pred[pstart[p]];
+				if (lf->innermost[q] == NONE32 || !loop_contains(lf, lf->innermost[q], l))
+					lines_in_scope(c, g->blocks[q].lo, g->blocks[q].hi,
+						       li[l].label_scope, &cand[l]);
+			}
+		}
+		sort_array(cand[l].v, cand[l].n, sizeof(*cand[l].v), src_line_order);
+		uint32_t k = 0;
+		for (uint32_t i = 0; i < cand[l].n; i++)
+			if (!k || src_line_order(&cand[l].v[k - 1], &cand[l].v[i]))
+				cand[l].v[k++] = cand[l].v[i];
+		cand[l].n = k;
+	}
+	/* Which of them the loop's controlling blocks have: each block, seen from each loop. */
+	struct src_lines here = { 0 };
+	uint32_t *loop_min = xcalloc(nl ? nl : 1, sizeof(uint32_t)); /* in the latch's file */
+	for (uint32_t b = 0; b < n; b++)
+		for (uint32_t l = lf->innermost[b]; l != NONE32; l = lf->loops[l].parent) {
+			here.n = 0;
+			lines_in_scope(c, g->blocks[b].lo, g->blocks[b].hi, li[l].label_scope, &here);
+			bool controls = false; /* a back edge or a conditional exit of L */
+			const struct block *bl = &g->blocks[b];
+			for (uint32_t e = bl->succ_start; e < bl->succ_start + bl->nsucc; e++) {
+				uint32_t t = gr->succ[e];
+				controls |= t == lf->loops[l].header ||
+					    (bl->last_kind == INSN_JCC &&
+					     (lf->innermost[t] == NONE32 ||
+					      !loop_contains(lf, lf->innermost[t], l)));
+			}
+			for (uint32_t i = 0; i < here.n; i++) {
+				if (here.v[i].file == li[l].latch_file &&
+				    (!loop_min[l] || here.v[i].line < loop_min[l]))
+					loop_min[l] = here.v[i].line;
+				if (!cand[l].n || !controls)
+					continue;
+				struct src_line *x = find_line(&cand[l], here.v[i].file, here.v[i].line);
+				if (x && !x->seen) {
+					x->seen = true;
+					x->column = here.v[i].column;
+				}
+			}
+		}
+	for (uint32_t l = 0; l < nl; l++) {
+		const struct src_line *best = NULL;
+		for (uint32_t i = 0; i < cand[l].n; i++) {
+			const struct src_line *x = &cand[l].v[i];
+			/*
+			 * The statement comes before the body: a line after the latch's (both seen
+			 * from one scope) is body code that the compiler copied before the loop.
+			 */
+			if (!x->seen || (li[l].latch_scope == li[l].label_scope &&
+					 x->file == li[l].latch_file && x->line > li[l].latch_line))
+				continue;
+			/* The latch's file first, then the smallest line. */
+			bool same = x->file == li[l].latch_file;
+			bool best_same = best && best->file == li[l].latch_file;
+			if (!best || (same && !best_same) ||
+			    (same == best_same && x->line < best->line))
+				best = x;
+		}
+		if (best) {
+			li[l].file = best->file;
+			li[l].line = best->line;
+			li[l].column = best->file == li[l].latch_file && best->line == li[l].latch_line
+					       ? li[l].latch_column
+					       : best->column;
+		} else if (loop_min[l] && c->nblocks) {
+			uint32_t entry_max = 0;
+			for (uint32_t i = 0; i < cand[l].n; i++)
+				if (cand[l].v[i].file == li[l].latch_file)
+					entry_max = FTH_MAX(entry_max, cand[l].v[i].line);
+			uint32_t line = entry_max ? declaring_block_line(c, &li[l], entry_max,
+									 loop_min[l])
+						  : 0;
+			if (line) {
+				li[l].file = li[l].latch_file;
+				li[l].line = line;
+				li[l].column = 0;
+			}
+		}
+		free(cand[l].v);
+	}
+	free(loop_min);
+	free(here.v);
+	free(cand);
+	free(pstart);
+	free(pred);
+	free(fill);
 }
 
 static void place_loops(struct ctx *c, const struct cfg *g, const struct loop_forest *lf,
@@ -371,29 +674,36 @@ static void place_loops(struct ctx *c, const struct cfg *g, const struct loop_fo
 				consider(&pick[l], 1, c->depth[s], s, row);
 		}
 	}
-	for (uint32_t l = 0; l < nl; l++) { /* inner loops come first */
+	for (uint32_t l = 0; l < nl; l++) {
 		const struct block *h = &g->blocks[lf->loops[l].header];
 		uint32_t s = scope_at(c, h->lo);
 		consider(&pick[l], 2, c->depth[s], s, line_at(dw, h->lo));
 		li[l].header = h->lo;
 		li[l].entries = lf->loops[l].entries;
-		li[l].file = pick[l].row ? pick[l].row->file : NONE32;
-		li[l].line = pick[l].row ? pick[l].row->line : 0;
-		li[l].column = pick[l].row ? pick[l].row->column : 0;
-		li[l].scope = pick[l].scope;
+		li[l].latch_scope = pick[l].scope;
+		li[l].latch_file = li[l].file = pick[l].row ? pick[l].row->file : NONE32;
+		li[l].latch_line = li[l].line = pick[l].row ? pick[l].row->line : 0;
+		li[l].latch_column = li[l].column = pick[l].row ? pick[l].row->column : 0;
+		li[l].scope = NONE32;
 	}
-	/* Never deeper than a subloop: children were placed first, so lift parents now. */
-	for (uint32_t l = 0; l < nl; l++) {
-		uint32_t p = lf->loops[l].parent;
-		if (p != NONE32 && !is_ancestor(c, li[p].scope, li[l].scope))
-			li[p].scope = lca(c, li[p].scope, li[l].scope);
+	/*
+	 * The loop sits at the deepest scope that holds every byte of its blocks (subloops
+	 * included), so that no byte of the loop gets a frame DWARF does not give it or loses
+	 * one it gives: a loop whose condition is an inlined comparator sits in its caller,
+	 * with the comparator's and the body's inline call sites inside it.
+	 */
+	for (uint32_t b = 0; b < g->nblocks; b++) {
+		uint32_t inner = lf->innermost[b];
+		if (inner == NONE32)
+			continue;
+		uint32_t s = block_scope(c, &g->blocks[b]);
+		for (uint32_t l = inner; l != NONE32; l = lf->loops[l].parent)
+			li[l].scope = lca(c, li[l].scope, s);
 	}
-	/* A parent lifted after its child was visited may now sit below that child's level. */
-	for (uint32_t l = nl; l-- > 0;) {
-		uint32_t p = lf->loops[l].parent;
-		if (p != NONE32 && !is_ancestor(c, li[p].scope, li[l].scope))
-			li[l].scope = li[p].scope;
-	}
+	for (uint32_t l = 0; l < nl; l++)
+		if (li[l].scope == NONE32)
+			li[l].scope = 0;
+	label_loops(c, g, lf, li);
 	free(pick);
 }
 
@@ -403,8 +713,6 @@ static uint32_t chain_node(struct ctx *c, struct trie *t, const struct loop_fore
 {
 	uint32_t scopes[1024], loops[1024];
 	uint32_t ns = 0, nl = 0;
-	if (l != NONE32 && !is_ancestor(c, li[l].scope, s))
-		s = li[l].scope; /* bytes of the loop outside its inline level: at the loop */
 	for (uint32_t x = s; x != 0 && ns < ARRAY_SIZE(scopes) - 1; x = c->parent[x])
 		scopes[ns++] = x;
 	scopes[ns++] = 0;
@@ -476,6 +784,8 @@ static void analyse_function(const struct job *job, const struct decoder *dec, u
 		uint32_t start = job->scope_start[f->scope], end = job->scope_start[f->scope + 1];
 		c.scopes = job->scope_list + start;
 		c.nscopes = end - start;
+		c.blocks = job->block_list + job->block_start[f->scope];
+		c.nblocks = job->block_start[f->scope + 1] - job->block_start[f->scope];
 	} else {
 		c.scopes = &one;
 		c.nscopes = 1;
@@ -549,7 +859,7 @@ static void analyse_function(const struct job *job, const struct decoder *dec, u
 	/* Fill in the nodes. */
 	for (uint32_t n = 0; n < t.n; n++) {
 		struct sfile_node *x = &t.nodes[n];
-		x->name = x->symbol = x->file = x->origin = x->decl_file = SFILE_NONE;
+		x->name = x->symbol = x->file = x->origin = x->decl_file = x->latch_file = SFILE_NONE;
 		if (x->kind == SFILE_FUNCTION) {
 			x->name = f->name;
 			x->symbol = f->symbol;
@@ -573,6 +883,9 @@ static void analyse_function(const struct job *job, const struct decoder *dec, u
 			x->file = l->file;
 			x->line = l->line;
 			x->column = l->column;
+			x->latch_file = l->latch_file;
+			x->latch_line = l->latch_line;
+			x->latch_column = l->latch_column;
 			x->addr = l->header;
 			x->entries = l->entries;
 			if (l->entries > 1)
@@ -1185,6 +1498,8 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 	/* The DWARF scopes of each function, as CSR lists in scope order. */
 	job.scope_start = xcalloc((size_t)dw.nscopes + 1, sizeof(uint32_t));
 	job.scope_list = xmalloc((dw.nscopes ? dw.nscopes : 1) * sizeof(uint32_t));
+	job.block_start = xcalloc((size_t)dw.nscopes + 1, sizeof(uint32_t));
+	job.block_list = xmalloc((dw.nblocks ? dw.nblocks : 1) * sizeof(uint32_t));
 	for (uint32_t s = 0; s < dw.nscopes; s++)
 		job.scope_start[dw.scopes[s].func + 1]++;
 	for (uint32_t s = 0; s < dw.nscopes; s++)
@@ -1193,6 +1508,15 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 	for (uint32_t s = 0; s < dw.nscopes; s++) {
 		uint32_t fs = dw.scopes[s].func;
 		job.scope_list[job.scope_start[fs] + fill[fs]++] = s;
+	}
+	for (uint32_t b = 0; b < dw.nblocks; b++)
+		job.block_start[dw.scopes[dw.blocks[b].scope].func + 1]++;
+	for (uint32_t s = 0; s < dw.nscopes; s++)
+		job.block_start[s + 1] += job.block_start[s];
+	memset(fill, 0, (dw.nscopes ? dw.nscopes : 1) * sizeof(uint32_t));
+	for (uint32_t b = 0; b < dw.nblocks; b++) {
+		uint32_t fs = dw.scopes[dw.blocks[b].scope].func;
+		job.block_list[job.block_start[fs] + fill[fs]++] = b;
 	}
 	free(fill);
 
@@ -1249,6 +1573,8 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 	free(job.results);
 	free(job.scope_start);
 	free(job.scope_list);
+	free(job.block_start);
+	free(job.block_list);
 	hmap_release(&job.noreturn);
 	free(funcs);
 
@@ -1278,6 +1604,7 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 		sf->nodes[i].symbol = RANK(sf->nodes[i].symbol);
 		sf->nodes[i].file = RANK(sf->nodes[i].file);
 		sf->nodes[i].decl_file = RANK(sf->nodes[i].decl_file);
+		sf->nodes[i].latch_file = RANK(sf->nodes[i].latch_file);
 	}
 	for (uint64_t i = 0; i < sf->nlines; i++)
 		sf->lines[i].file = RANK(sf->lines[i].file);

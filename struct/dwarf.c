@@ -338,8 +338,70 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 	return id;
 }
 
-/* The scopes under PARENT_DIE; OUTER is the DIE of the innermost function around them. */
-static void walk(struct dw_thread *t, Dwarf_Die *parent_die, uint32_t scope, Dwarf_Die *outer,
+/* Append the code ranges of DIE to the ranges of T's part; false when it has none. */
+static bool add_ranges(struct dw_thread *t, Dwarf_Die *die)
+{
+	struct dw_info *d = &t->part;
+	uint32_t start = d->nranges;
+	ptrdiff_t off = 0;
+	Dwarf_Addr base, lo, hi;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		size_t avail;
+		if (hi <= lo || !image_code(t->sh->img, lo, &avail))
+			continue;
+		ALLOC_GROW(d->ranges, d->nranges + 1, d->ranges_cap);
+		d->ranges[d->nranges].lo = lo;
+		d->ranges[d->nranges].hi = FTH_MIN(hi, lo + avail);
+		d->nranges++;
+	}
+	if (off < 0)
+		d->nranges = start; /* a bad range list: the block is just not known */
+	return d->nranges > start;
+}
+
+/*
+ * Record the lexical block DIE of SCOPE (inside block PARENT) when it declares variables and
+ * has code; its index, or NONE32.
+ */
+static uint32_t add_block(struct dw_thread *t, Dwarf_Die *die, uint32_t scope, uint32_t parent)
+{
+	Dwarf_Die child;
+	uint32_t best = 0, file = NONE32;
+	if (dwarf_child(die, &child) != 0)
+		return NONE32;
+	do {
+		/* decl_of reads DWARF 5's file 0 too (clang) */
+		uint32_t f = NONE32, line = 0;
+		if (dwarf_tag(&child) == DW_TAG_variable) {
+			decl_of(t, &child, &f, &line);
+			if (line > 0 && f != NONE32 && (!best || line < best)) {
+				best = line;
+				file = f;
+			}
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	struct dw_info *d = &t->part;
+	uint32_t start = d->nranges;
+	if (!best || file == NONE32 || !add_ranges(t, die))
+		return NONE32;
+	ALLOC_GROW(d->blocks, d->nblocks + 1, d->blocks_cap);
+	struct dw_block *b = &d->blocks[d->nblocks++];
+	b->scope = scope;
+	b->parent = parent;
+	b->file = file;
+	b->line = best;
+	b->range_start = start;
+	b->nranges = d->nranges - start;
+	return d->nblocks - 1;
+}
+
+/*
+ * Walk the children of PARENT_DIE, inside function or inline SCOPE (NONE32 outside any: in
+ * an abstract instance, only functions are looked for) and lexical BLOCK; OUTER is the DIE of
+ * the innermost function around them.
+ */
+static void walk(struct dw_thread *t, Dwarf_Die *parent_die, uint32_t scope, uint32_t block,
+		 Dwarf_Die *outer,
 		 unsigned level)
 {
 	Dwarf_Die child;
@@ -361,25 +423,31 @@ static void walk(struct dw_thread *t, Dwarf_Die *parent_die, uint32_t scope, Dwa
 			 * the abstract instance of F when F is inlined into its callers.
 			 */
 			s = add_scope(t, &child, NONE32, SFILE_FUNCTION, outer);
-			walk(t, &child, s, &child, level + 1);
+			walk(t, &child, s, NONE32, &child, level + 1);
 			break;
 		case DW_TAG_inlined_subroutine:
 			if (scope == NONE32) {
-				walk(t, &child, NONE32, outer, level + 1); /* functions inside */
+				walk(t, &child, NONE32, NONE32, outer, level + 1); /* functions inside */
 				break;
 			}
 			s = add_scope(t, &child, scope, SFILE_INLINE, NULL);
-			walk(t, &child, s != NONE32 ? s : scope, outer, level + 1);
+			if (s != NONE32)
+				walk(t, &child, s, NONE32, outer, level + 1);
+			else
+				walk(t, &child, scope, block, outer, level + 1);
 			break;
 		case DW_TAG_lexical_block:
+			s = scope != NONE32 ? add_block(t, &child, scope, block) : NONE32;
+			walk(t, &child, scope, s != NONE32 ? s : block, outer, level + 1);
+			break;
 		case DW_TAG_try_block:
 		case DW_TAG_catch_block:
-			walk(t, &child, scope, outer, level + 1);
+			walk(t, &child, scope, block, outer, level + 1);
 			break;
 		case DW_TAG_namespace:
 		case DW_TAG_module:
 			if (scope == NONE32)
-				walk(t, &child, NONE32, outer, level + 1);
+				walk(t, &child, NONE32, NONE32, outer, level + 1);
 			break;
 		default:
 			break;
@@ -705,7 +773,7 @@ static void walk_units(struct dw_thread *t)
 			t->nfiles = 0;
 		}
 		read_lines(t, &cudie);
-		walk(t, die, NONE32, NULL, 0);
+		walk(t, die, NONE32, NONE32, NULL, 0);
 		if (t->rc < 0)
 			break;
 	}
@@ -781,9 +849,16 @@ static void merge_scopes(struct dw_info *out, struct dw_shared *sh)
 			out->ranges = part->ranges;
 			out->nranges = part->nranges;
 			out->ranges_cap = part->ranges_cap;
+			out->blocks = part->blocks;
+			out->nblocks = part->nblocks;
+			out->blocks_cap = part->blocks_cap;
 			part->scopes = NULL;
 			part->ranges = NULL;
+			part->blocks = NULL;
 			part->nscopes = part->scopes_cap = part->nranges = part->ranges_cap = 0;
+			part->nblocks = part->blocks_cap = 0;
+			for (uint32_t i = 0; i < out->nblocks; i++)
+				out->blocks[i].file = REMAP(out->blocks[i].file);
 			for (uint32_t i = 0; i < out->nscopes; i++) {
 				out->scopes[i].name = REMAP(out->scopes[i].name);
 				out->scopes[i].file = REMAP(out->scopes[i].file);
@@ -808,6 +883,17 @@ static void merge_scopes(struct dw_info *out, struct dw_shared *sh)
 			memcpy(out->ranges + out->nranges, part->ranges,
 			       part->nranges * sizeof(*part->ranges));
 		out->nranges += part->nranges;
+		uint32_t block0 = out->nblocks;
+		ALLOC_GROW(out->blocks, out->nblocks + part->nblocks, out->blocks_cap);
+		for (uint32_t i = 0; i < part->nblocks; i++) {
+			struct dw_block b = part->blocks[i];
+			b.scope += scope0;
+			if (b.parent != NONE32)
+				b.parent += block0;
+			b.file = REMAP(b.file);
+			b.range_start += range0;
+			out->blocks[out->nblocks++] = b;
+		}
 #undef REMAP
 	}
 	free(rank);
@@ -912,6 +998,7 @@ void dw_release(struct dw_info *d)
 	strtab_release(&d->strings);
 	free(d->scopes);
 	free(d->ranges);
+	free(d->blocks);
 	free(d->lines);
 	free(d->debug_path);
 	memset(d, 0, sizeof(*d));

@@ -145,12 +145,26 @@ struct dw_scope {
 	uint64_t die;		       /* DIE offset: breaks ties between identical functions */
 };
 
+/*
+ * A lexical block that declares variables: the scope of a for statement's own variable, of a
+ * compound statement's locals.  Its LINE is the smallest declaration line of the variables
+ * declared directly in it (a "for (long i = ...)" gives the for's line).
+ */
+struct dw_block {
+	uint32_t scope;		       /* the function or inline scope it is in */
+	uint32_t parent;	       /* the recorded block of SCOPE around it, or NONE32 */
+	uint32_t file, line;	       /* strings of the strtab */
+	uint32_t range_start, nranges; /* in dw_info.ranges */
+};
+
 struct dw_info {
 	struct strtab strings;
 	struct dw_scope *scopes;
 	uint32_t nscopes, scopes_cap;
 	struct span *ranges;
 	uint32_t nranges, ranges_cap;
+	struct dw_block *blocks; /* in DIE order within each function */
+	uint32_t nblocks, blocks_cap;
 	struct sfile_line *lines; /* file = string id; sorted and disjoint after dw_read */
 	uint64_t nlines, lines_cap;
 	char *debug_path; /* owned: where DWARF came from */

@@ -45,15 +45,20 @@ static void make_sfile(const char *path)
 	sf.nnodes = 5;
 	sf.nodes = xcalloc(5, sizeof(*sf.nodes));
 	sf.nodes[0] = (struct sfile_node){ SFILE_FUNCTION, SFILE_NONE, 1, SFILE_NONE, 2, 39, 0, 0,
-					   0x100, SFILE_NONE, 0, SFILE_NONE, 0 };
+					   0x100, SFILE_NONE, 0, SFILE_NONE, 0,
+					   SFILE_NONE, 0, 0 };
 	sf.nodes[1] = (struct sfile_node){ SFILE_FUNCTION, SFILE_NONE, 4, SFILE_NONE, 2, 17, 0, 0,
-					   0x200, SFILE_NONE, 0, SFILE_NONE, 0 };
+					   0x200, SFILE_NONE, 0, SFILE_NONE, 0,
+					   SFILE_NONE, 0, 0 };
 	sf.nodes[2] = (struct sfile_node){ SFILE_LOOP, 1, SFILE_NONE, SFILE_NONE, 2, 20, 0, 0,
-					   0x210, SFILE_NONE, 1, SFILE_NONE, 0 };
+					   0x210, SFILE_NONE, 1, SFILE_NONE, 0,
+					   SFILE_NONE, 0, 0 };
 	sf.nodes[3] = (struct sfile_node){ SFILE_INLINE, 2, 0, SFILE_NONE, 2, 21, 0, 0,
-					   0, SFILE_NONE, 0, SFILE_NONE, 0 };
+					   0, SFILE_NONE, 0, SFILE_NONE, 0,
+					   SFILE_NONE, 0, 0 };
 	sf.nodes[4] = (struct sfile_node){ SFILE_FUNCTION, SFILE_NONE, 3, SFILE_NONE, 2, 29, 0, 0,
-					   0x300, SFILE_NONE, 0, SFILE_NONE, 0 };
+					   0x300, SFILE_NONE, 0, SFILE_NONE, 0,
+					   SFILE_NONE, 0, 0 };
 	static const struct sfile_range ranges[] = {
 		{ 0x100, 0x140, 0 }, { 0x200, 0x210, 1 }, { 0x210, 0x220, 2 },
 		{ 0x220, 0x230, 3 }, { 0x230, 0x240, 1 }, { 0x300, 0x340, 4 },

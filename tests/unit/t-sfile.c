@@ -25,7 +25,10 @@ static char *tmp_path(const char *name)
 	return p;
 }
 
-/* main [0x1000,0x1100): loop at t.c:5 [0x1010,0x1040) holding inline k [0x1020,0x1030). */
+/*
+ * main [0x1000,0x1100): loop at t.c:5 (latch at line 9) [0x1010,0x1040) holding inline k
+ * [0x1020,0x1030).
+ */
 static void sample(struct sfile *sf)
 {
 	memset(sf, 0, sizeof(*sf));
@@ -45,15 +48,15 @@ static void sample(struct sfile *sf)
 	sf->nnodes = 4;
 	sf->nodes = xcalloc(4, sizeof(*sf->nodes));
 	sf->nodes[0] = (struct sfile_node){ SFILE_FUNCTION, SFILE_NONE, 0, 3, 1, 3, 0, 0, 0x1000,
-					    SFILE_NONE, 0, SFILE_NONE, 0 };
+					    SFILE_NONE, 0, SFILE_NONE, 0, SFILE_NONE, 0, 0 };
 	sf->nodes[1] = (struct sfile_node){ SFILE_LOOP, 0, SFILE_NONE, SFILE_NONE, 1, 5, 7,
 					    SFILE_NODE_IRREDUCIBLE, 0x1010, SFILE_NONE, 2,
-					    SFILE_NONE, 0 };
+					    SFILE_NONE, 0, 1, 9, 3 };
 	sf->nodes[2] = (struct sfile_node){ SFILE_INLINE, 1, 2, SFILE_NONE, 1, 6, 9, 0, 0,
-					    SFILE_NONE, 0, 1, 3 };
+					    SFILE_NONE, 0, 1, 3, SFILE_NONE, 0, 0 };
 	sf->nodes[3] = (struct sfile_node){ SFILE_FUNCTION, SFILE_NONE, 4, SFILE_NONE, SFILE_NONE,
 					    0, 0, SFILE_NODE_CLONE | SFILE_NODE_NO_DWARF, 0x2000, 0, 0,
-					    SFILE_NONE, 0 };
+					    SFILE_NONE, 0, SFILE_NONE, 0, 0 };
 	sf->nranges = 5;
 	sf->ranges = xcalloc(5, sizeof(*sf->ranges));
 	sf->ranges[0] = (struct sfile_range){ 0x1000, 0x1010, 0 };
@@ -120,7 +123,7 @@ static void test_lookup_and_dump(void)
 	char *text = dump_text(&sf);
 	like(text, "  file /src/t.c\n    function main at /src/t.c:3 entry=0x1000 symbol=main.cold "
 		   "[0x1000-0x1100)\n", "function line");
-	like(text, "      loop at /src/t.c:5:7 header=0x1010 entries=2 flags=irreducible "
+	like(text, "      loop at /src/t.c:5:7 latch=9:3 header=0x1010 entries=2 flags=irreducible "
 		   "[0x1010-0x1100)\n", "loop line");
 	like(text, "        inline k called at /src/t.c:6:9 declared at /src/t.c:3 [0x1020-0x1030)\n", "inline line");
 	like(text, "          stmt ?:0 [0x1020-0x1030)\n", "statement without a line");
