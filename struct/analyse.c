@@ -767,7 +767,7 @@ static bool ends_noreturn_inline(const void *ctx, uint64_t call, uint64_t next)
 			t = scope_at(c, next);
 			looked = true;
 		}
-		if (!is_ancestor(c, x, t))
+		if (lca(c, x, t) != x) /* NEXT is outside the instance */
 			return true;
 	}
 	return false;
