@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,7 +81,7 @@ static void put_percent(struct buf *b, double v, double total, int decimals, con
 }
 
 /* A value in a text cell: as the screen shows it, or exactly. */
-static void put_text_value(struct vm *vm, const struct batch_options *opt, uint32_t metric,
+static void put_text_value(const struct vm *vm, const struct batch_options *opt, uint32_t metric,
 			   double v, struct buf *b)
 {
 	char tmp[64];
@@ -336,34 +337,210 @@ static void put_tma_text(struct vm *vm, const struct batch_options *opt, vm_node
 #define SPOOL_LINE '\x1e'
 
 /*
- * ROW's line as the spool holds it, appended to LINE: its label at DEPTH, indented, then each
- * cell after a SPOOL_CELL (value and percent, inclusive then exclusive, per metric; empty
- * where PCT says the metric has no percent), then a newline.  The label's display width into
- * *LWIDTH, where each cell starts into CELL (offsets in LINE) and its length into CLEN.
+ * The cells of a row whose values are V (inclusive then exclusive, per metric), appended to
+ * LINE: each after a SPOOL_CELL (value and percent per value; empty where PCT says the metric
+ * has no percent), then a newline.  Where each cell starts into CELL (offsets in LINE), its
+ * length into CLEN.  Reads only the metrics' descriptions: safe beside the walk.
  */
-static void text_row(struct vm *vm, const struct batch_options *opt, const double *totals,
-		     const bool *pct, vm_node row, uint32_t depth, struct buf *scratch,
-		     struct buf *line, size_t *lwidth, size_t *cell, size_t *clen)
+static void text_cells(const struct vm *vm, const struct batch_options *opt,
+		       const double *totals, const bool *pct, const double *v, struct buf *line,
+		       size_t *cell, size_t *clen)
 {
-	size_t at = line->len;
-	put_indent(line, 2 * (size_t)depth);
-	put_label(vm, opt, row, scratch, line);
-	*lwidth = text_width((const char *)line->data + at, line->len - at);
 	for (uint32_t k = 0; k < opt->nmetrics; k++)
-		for (int incl = 1; incl >= 0; incl--) {
-			double v = vm_value(vm, opt->view, row, opt->metrics[k], incl);
-			uint32_t i = 4 * k + 2 * (uint32_t)(1 - incl);
+		for (uint32_t e = 0; e < 2; e++) {
+			uint32_t i = 4 * k + 2 * e;
 			buf_addch(line, SPOOL_CELL);
 			cell[i] = line->len;
-			put_text_value(vm, opt, opt->metrics[k], v, line);
+			put_text_value(vm, opt, opt->metrics[k], v[2 * k + e], line);
 			clen[i] = line->len - cell[i];
 			buf_addch(line, SPOOL_CELL);
 			cell[i + 1] = line->len;
 			if (pct[k])
-				put_percent(line, v, totals[k], 1, "%", "-");
+				put_percent(line, v[2 * k + e], totals[k], 1, "%", "-");
 			clen[i + 1] = line->len - cell[i + 1];
 		}
 	buf_addch(line, '\n');
+}
+
+/* ROW's label at DEPTH, indented, appended to LINE; returns its display width. */
+static size_t text_label(struct vm *vm, const struct batch_options *opt, vm_node row,
+			 uint32_t depth, struct buf *scratch, struct buf *line)
+{
+	size_t at = line->len;
+	put_indent(line, 2 * (size_t)depth);
+	put_label(vm, opt, row, scratch, line);
+	return text_width((const char *)line->data + at, line->len - at);
+}
+
+/* ROW's values into V: inclusive then exclusive, per metric. */
+static void text_values(struct vm *vm, const struct batch_options *opt, vm_node row, double *v)
+{
+	for (uint32_t k = 0; k < opt->nmetrics; k++) {
+		v[2 * k] = vm_value(vm, opt->view, row, opt->metrics[k], true);
+		v[2 * k + 1] = vm_value(vm, opt->view, row, opt->metrics[k], false);
+	}
+}
+
+/* ROW's line as the spool holds it, appended to LINE: its label, then text_cells. */
+static void text_row(struct vm *vm, const struct batch_options *opt, const double *totals,
+		     const bool *pct, vm_node row, uint32_t depth, struct buf *scratch,
+		     struct buf *line, size_t *lwidth, size_t *cell, size_t *clen, double *v)
+{
+	*lwidth = text_label(vm, opt, row, depth, scratch, line);
+	text_values(vm, opt, row, v);
+	text_cells(vm, opt, totals, pct, v, line, cell, clen);
+}
+
+/*
+ * The spool written beside the walk: the walk (the model, on the calling thread) gives each
+ * row's label, values and top-down lines in chunks; a second thread formats the values, as
+ * the text shows them, into the spool and measures the columns.  Formatting reads only the
+ * metrics' descriptions, which nothing changes during the walk.  Without the thread, each
+ * chunk is formatted when it is full.
+ */
+enum { CHUNK_ROWS = 4096 };
+
+struct row_chunk {
+	uint32_t n;
+	struct buf text;  /* the labels, then each row's top-down lines, back to back */
+	size_t *end;	  /* per row: where its label ends, and where its lines end in TEXT */
+	double *vals;	  /* per row: 2 per metric */
+};
+
+struct spooler {
+	const struct vm *vm;
+	const struct batch_options *opt;
+	const double *totals;
+	const bool *pct;
+	struct out *spool;
+	size_t *cw, *cell, *clen; /* the columns' widths; one row's cells */
+	struct row_chunk chunk[2];
+	bool full[2], done, threaded;
+	uint32_t fill; /* the chunk the walk fills */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+};
+
+static void spool_chunk(struct spooler *sp, struct row_chunk *c)
+{
+	uint32_t ncells = 4 * sp->opt->nmetrics;
+	const char *t = (const char *)c->text.data;
+	size_t at = 0;
+	for (uint32_t r = 0; r < c->n; r++) {
+		struct buf *b = &sp->spool->b;
+		size_t label_end = c->end[2 * r], lines_end = c->end[2 * r + 1];
+		buf_add(b, t + at, label_end - at);
+		text_cells(sp->vm, sp->opt, sp->totals, sp->pct,
+			   c->vals + 2 * (size_t)sp->opt->nmetrics * r, b, sp->cell, sp->clen);
+		for (uint32_t i = 0; i < ncells; i++)
+			if (sp->clen[i] > sp->cw[i])
+				sp->cw[i] = sp->clen[i];
+		for (size_t a = label_end, e; a < lines_end; a = e + 1) {
+			for (e = a; e < lines_end && t[e] != '\n'; e++)
+				;
+			buf_addch(b, SPOOL_LINE);
+			buf_add(b, t + a, e + 1 - a);
+		}
+		at = lines_end;
+		out_row_done(sp->spool);
+	}
+	c->n = 0;
+	buf_reset(&c->text);
+}
+
+static void *spooler_main(void *arg)
+{
+	struct spooler *sp = arg;
+	for (uint32_t j = 0;; j ^= 1) {
+		pthread_mutex_lock(&sp->lock);
+		while (!sp->full[j] && !sp->done)
+			pthread_cond_wait(&sp->cond, &sp->lock);
+		bool have = sp->full[j];
+		pthread_mutex_unlock(&sp->lock);
+		if (!have)
+			return NULL;
+		spool_chunk(sp, &sp->chunk[j]);
+		pthread_mutex_lock(&sp->lock);
+		sp->full[j] = false;
+		pthread_cond_broadcast(&sp->cond);
+		pthread_mutex_unlock(&sp->lock);
+	}
+}
+
+static void spooler_start(struct spooler *sp, const struct vm *vm,
+			  const struct batch_options *opt, const double *totals, const bool *pct,
+			  struct out *spool, size_t *cw)
+{
+	memset(sp, 0, sizeof(*sp));
+	sp->vm = vm;
+	sp->opt = opt;
+	sp->totals = totals;
+	sp->pct = pct;
+	sp->spool = spool;
+	sp->cw = cw;
+	size_t ncells = 4 * (size_t)opt->nmetrics + 1;
+	sp->cell = xcalloc(ncells, sizeof(size_t));
+	sp->clen = xcalloc(ncells, sizeof(size_t));
+	for (int i = 0; i < 2; i++) {
+		buf_init(&sp->chunk[i].text);
+		sp->chunk[i].end = xmalloc(2 * CHUNK_ROWS * sizeof(size_t));
+		sp->chunk[i].vals =
+			xmalloc((size_t)CHUNK_ROWS * (2 * (size_t)opt->nmetrics + 1) * sizeof(double));
+	}
+	pthread_mutex_init(&sp->lock, NULL);
+	pthread_cond_init(&sp->cond, NULL);
+	sp->threaded = pthread_create(&sp->thread, NULL, spooler_main, sp) == 0;
+}
+
+/* The chunk that the walk's next row goes into (waiting for the thread to free it). */
+static struct row_chunk *spooler_chunk(struct spooler *sp)
+{
+	if (sp->threaded) {
+		pthread_mutex_lock(&sp->lock);
+		while (sp->full[sp->fill])
+			pthread_cond_wait(&sp->cond, &sp->lock);
+		pthread_mutex_unlock(&sp->lock);
+	}
+	return &sp->chunk[sp->fill];
+}
+
+/* Hand the filling chunk over (or format it here, without the thread). */
+static void spooler_pass(struct spooler *sp)
+{
+	struct row_chunk *c = &sp->chunk[sp->fill];
+	if (!c->n)
+		return;
+	if (!sp->threaded) {
+		spool_chunk(sp, c);
+		return;
+	}
+	pthread_mutex_lock(&sp->lock);
+	sp->full[sp->fill] = true;
+	pthread_cond_broadcast(&sp->cond);
+	pthread_mutex_unlock(&sp->lock);
+	sp->fill ^= 1;
+}
+
+static void spooler_finish(struct spooler *sp)
+{
+	spooler_pass(sp);
+	if (sp->threaded) {
+		pthread_mutex_lock(&sp->lock);
+		sp->done = true;
+		pthread_cond_broadcast(&sp->cond);
+		pthread_mutex_unlock(&sp->lock);
+		pthread_join(sp->thread, NULL);
+	}
+	pthread_mutex_destroy(&sp->lock);
+	pthread_cond_destroy(&sp->cond);
+	for (int i = 0; i < 2; i++) {
+		buf_release(&sp->chunk[i].text);
+		free(sp->chunk[i].end);
+		free(sp->chunk[i].vals);
+	}
+	free(sp->cell);
+	free(sp->clen);
 }
 
 /* A row padded to the columns: LABEL, then the cells (N each, PCT-less percents skipped). */
@@ -390,11 +567,12 @@ static void print_text_row(struct buf *out, const char *label, size_t len, size_
 static void run_text(struct vm *vm, const struct batch_options *opt, struct out *out)
 {
 	uint32_t ncells = 4 * opt->nmetrics;
-	struct buf row_line = BUF_INIT, tma = BUF_INIT, scratch = BUF_INIT;
+	struct buf row_line = BUF_INIT, scratch = BUF_INIT;
 	const char **cell = xcalloc(ncells + 1, sizeof(char *));
 	size_t *at = xcalloc(ncells + 1, sizeof(size_t));
 	size_t *clen = xcalloc(ncells + 1, sizeof(size_t));
 	size_t lwr;
+	double *vals = xcalloc(2 * (size_t)opt->nmetrics + 1, sizeof(double));
 	size_t lw = strlen("Scope");
 	size_t *cw = xcalloc(ncells + 1, sizeof(size_t));
 	double *totals = xcalloc(opt->nmetrics + 1, sizeof(double));
@@ -410,30 +588,33 @@ static void run_text(struct vm *vm, const struct batch_options *opt, struct out 
 	vm_node row;
 	uint32_t depth;
 	walk_start(&w, vm, opt);
-	while (walk_next(&w, &row, &depth) && !vm_error(vm)) {
-		/* Straight into the spool, or measured and dropped when there is none. */
-		struct buf *b = spool.f ? &spool.b : &row_line;
+	if (spool.f) {
+		struct spooler sp;
+		spooler_start(&sp, vm, opt, totals, pct, &spool, cw);
+		while (walk_next(&w, &row, &depth) && !vm_error(vm)) {
+			struct row_chunk *c = spooler_chunk(&sp);
+			lwr = text_label(vm, opt, row, depth, &scratch, &c->text);
+			if (lwr > lw)
+				lw = lwr;
+			c->end[2 * c->n] = c->text.len;
+			text_values(vm, opt, row, c->vals + 2 * (size_t)opt->nmetrics * c->n);
+			if (opt->topdown)
+				put_tma_text(vm, opt, row, 2 * depth, &c->text);
+			c->end[2 * c->n + 1] = c->text.len;
+			if (++c->n == CHUNK_ROWS)
+				spooler_pass(&sp);
+		}
+		spooler_finish(&sp);
+	}
+	while (!spool.f && walk_next(&w, &row, &depth) && !vm_error(vm)) {
+		/* No spool: measured here, and printed by a second walk below. */
 		buf_reset(&row_line);
-		text_row(vm, opt, totals, pct, row, depth, &scratch, b, &lwr, at, clen);
+		text_row(vm, opt, totals, pct, row, depth, &scratch, &row_line, &lwr, at, clen, vals);
 		if (lwr > lw)
 			lw = lwr;
 		for (uint32_t i = 0; i < ncells; i++)
 			if (clen[i] > cw[i])
 				cw[i] = clen[i];
-		if (!spool.f)
-			continue;
-		if (opt->topdown) {
-			buf_reset(&tma);
-			put_tma_text(vm, opt, row, 2 * depth, &tma);
-			for (size_t a = 0, e; a < tma.len; a = e + 1) {
-				const char *t = (const char *)tma.data;
-				for (e = a; e < tma.len && t[e] != '\n'; e++)
-					;
-				buf_addch(&spool.b, SPOOL_LINE);
-				buf_add(&spool.b, t + a, e + 1 - a);
-			}
-		}
-		out_row_done(&spool);
 	}
 	walk_end(&w);
 	if (spool.f) {
@@ -496,7 +677,7 @@ static void run_text(struct vm *vm, const struct batch_options *opt, struct out 
 	walk_start(&w, vm, opt);
 	while (walk_next(&w, &row, &depth) && !vm_error(vm)) {
 		buf_reset(&row_line);
-		text_row(vm, opt, totals, pct, row, depth, &scratch, &row_line, &lwr, at, clen);
+		text_row(vm, opt, totals, pct, row, depth, &scratch, &row_line, &lwr, at, clen, vals);
 		for (uint32_t i = 0; i < ncells; i++)
 			cell[i] = (const char *)row_line.data + at[i];
 		size_t llen = ncells ? at[0] - 1 : row_line.len - 1;
@@ -513,10 +694,10 @@ done:
 	buf_release(&spool.b);
 	free(line);
 	buf_release(&row_line);
-	buf_release(&tma);
 	buf_release(&scratch);
 	free(cell);
 	free(at);
+	free(vals);
 	free(clen);
 	free(cw);
 	free(totals);
