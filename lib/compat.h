@@ -14,8 +14,6 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
-/* Ask for the cache line at P ahead of a read (scattered reads in a loop). */
-#define FTH_PREFETCH(p) __builtin_prefetch(p)
 #define FTH_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define FTH_NORETURN __attribute__((noreturn))
 #define FTH_UNUSED __attribute__((unused))

@@ -260,20 +260,27 @@ static int addr_order(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-bool image_has_section(const struct image *img, const char *name)
+/* The first section named NAME, of type TYPE (SHT_NULL: any), with its header in *SH; or NULL. */
+static Elf_Scn *section_named(const struct image *img, const char *name, GElf_Word type,
+			      GElf_Shdr *sh)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	if (elf_getshdrstrndx(img->elf, &shstrndx) < 0)
-		return false;
+		return NULL;
 	while ((scn = elf_nextscn(img->elf, scn))) {
-		GElf_Shdr sh;
 		const char *n;
-		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(img->elf, shstrndx, sh.sh_name)) &&
-		    !strcmp(n, name))
-			return true;
+		if (gelf_getshdr(scn, sh) && (type == SHT_NULL || sh->sh_type == type) &&
+		    (n = elf_strptr(img->elf, shstrndx, sh->sh_name)) && !strcmp(n, name))
+			return scn;
 	}
-	return false;
+	return NULL;
+}
+
+bool image_has_section(const struct image *img, const char *name)
+{
+	GElf_Shdr sh;
+	return section_named(img, name, SHT_NULL, &sh) != NULL;
 }
 
 /*
@@ -283,49 +290,40 @@ bool image_has_section(const struct image *img, const char *name)
  */
 static void read_fde_starts(struct image *img, uint32_t *cap)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-	if (elf_getshdrstrndx(img->elf, &shstrndx) < 0)
+	GElf_Shdr sh;
+	Elf_Scn *scn = section_named(img, ".eh_frame_hdr", SHT_PROGBITS, &sh);
+	if (!scn)
 		return;
-	while ((scn = elf_nextscn(img->elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    !(name = elf_strptr(img->elf, shstrndx, sh.sh_name)) ||
-		    strcmp(name, ".eh_frame_hdr") != 0)
+	Elf_Data *d = elf_rawdata(scn, NULL);
+	const uint8_t *p = d ? d->d_buf : NULL;
+	if (!p || d->d_size < 12 || p[0] != 1 || p[1] != 0x1b || p[2] != 0x03 || p[3] != 0x3b)
+		return;
+	uint32_t count;
+	memcpy(&count, p + 8, 4);
+	if (count > (d->d_size - 12) / 8)
+		return;
+	uint32_t known = img->nsyms;
+	sort_array(img->syms, img->nsyms, sizeof(*img->syms), addr_order);
+	for (uint32_t i = 0; i < count; i++) {
+		int32_t rel;
+		memcpy(&rel, p + 12 + 8 * (size_t)i, 4);
+		uint64_t start = sh.sh_addr + (uint64_t)(int64_t)rel;
+		if (!in_text(img, start))
 			continue;
-		Elf_Data *d = elf_rawdata(scn, NULL);
-		const uint8_t *p = d ? d->d_buf : NULL;
-		if (!p || d->d_size < 12 || p[0] != 1 || p[1] != 0x1b || p[2] != 0x03 || p[3] != 0x3b)
-			return;
-		uint32_t count;
-		memcpy(&count, p + 8, 4);
-		if (count > (d->d_size - 12) / 8)
-			return;
-		uint32_t known = img->nsyms;
-		sort_array(img->syms, img->nsyms, sizeof(*img->syms), addr_order);
-		for (uint32_t i = 0; i < count; i++) {
-			int32_t rel;
-			memcpy(&rel, p + 12 + 8 * (size_t)i, 4);
-			uint64_t start = sh.sh_addr + (uint64_t)(int64_t)rel;
-			if (!in_text(img, start))
-				continue;
-			uint32_t lo = 0, hi = known;
-			while (lo < hi) {
-				uint32_t mid = lo + (hi - lo) / 2;
-				if (img->syms[mid].addr < start)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if (lo < known && img->syms[lo].addr == start)
-				continue;
-			char label[40];
-			snprintf(label, sizeof(label), "func_%llx", (unsigned long long)start);
-			uint32_t id = strtab_intern(&img->names, label);
-			add_symbol(img, cap, start, 0, (const char *)(uintptr_t)id, SYM_NAME_ID);
+		uint32_t lo = 0, hi = known;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (img->syms[mid].addr < start)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
-		return;
+		if (lo < known && img->syms[lo].addr == start)
+			continue;
+		char label[40];
+		snprintf(label, sizeof(label), "func_%llx", (unsigned long long)start);
+		uint32_t id = strtab_intern(&img->names, label);
+		add_symbol(img, cap, start, 0, (const char *)(uintptr_t)id, SYM_NAME_ID);
 	}
 }
 

@@ -401,12 +401,8 @@ static void build_bu_callers(struct vm *vm, struct vtree *t, uint32_t node)
 	}
 	struct site *sites = xmalloc(((size_t)n->ninst ? n->ninst : 1) * sizeof(*sites));
 	uint32_t ns = 0;
-	/* How far ahead the scattered reads of sites and functions are asked for. */
-	enum { AHEAD = 8 };
 	for (uint32_t i = 0; i < n->ninst; i++) {
 		struct bu_site c;
-		if (vm->caller_sites && i + AHEAD < n->ninst && n->inst_b[i + AHEAD] < vm->db.ncontexts)
-			FTH_PREFETCH(&vm->caller_sites[n->inst_b[i + AHEAD]]);
 		if (!caller_site_of(vm, n->inst_b[i], &c))
 			continue;
 		sites[ns++] = (struct site){ c.fn, c.module, c.file, c.line, n->inst_a[i], c.next };
