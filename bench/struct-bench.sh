@@ -4,7 +4,9 @@
 # (libpetsc-real3.18-dbg, DWARF 5 in the file, dwz) and HotSpot's libjvm.so with its separate
 # compressed debug file (openjdk-17-dbg); and a large binary with no DWARF at all, LLVM's shared
 # library (libllvm14: 50 MB of code, symbols from .dynsym and the unwind table, loops from the
-# machine code alone).  For each: wall and CPU time on 1 and 2 threads,
+# machine code alone), and two Rust compiler libraries without DWARF, where panics and deep
+# loop nests abound: Debian's librustc_driver (libstd-rust-1.63, 47 MB of code) and, when a
+# rustup toolchain is installed, its own (about 97 MB of code in Rust 1.95).  For each: wall and CPU time on 1 and 2 threads,
 # throughput (MB of executable code per second), peak memory, the speedup from 1 to 2
 # threads, and the time of a second run answered by the cache; then, for the best runs, the
 # wall and CPU time of struct's phases, which tell what the speedup would be on an idle
@@ -21,6 +23,8 @@ command -v "$STRUCT" >/dev/null 2>&1 || { echo "struct-bench: no struct program 
 PETSC=/usr/lib/petscdir/petsc3.18/x86_64-linux-gnu-real-debug/lib/libpetsc_real.so.3.18.5
 JVM=/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so
 LLVM=/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1
+rustc_driver() { ls "$@" 2>/dev/null | head -n 1; }
+RUSTC=$(rustc_driver /usr/lib/x86_64-linux-gnu/librustc_driver-*.so)
 
 need=""
 [ -f "$PETSC" ] || need="$need libpetsc-real3.18-dbg"
@@ -28,6 +32,7 @@ if [ ! -f "$JVM" ] || ! dpkg -s openjdk-17-dbg >/dev/null 2>&1; then
 	need="$need openjdk-17-dbg"
 fi
 [ -f "$LLVM" ] || need="$need libllvm14"
+[ -n "$RUSTC" ] || need="$need libstd-rust-1.63"
 if [ -n "$need" ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "struct-bench: missing packages; run as root or: apt-get install$need" >&2
@@ -36,7 +41,9 @@ if [ -n "$need" ]; then
 	echo "struct-bench: installing$need"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $need >/dev/null ||
 		{ echo "struct-bench: apt-get install$need failed" >&2; exit 2; }
+	RUSTC=$(rustc_driver /usr/lib/x86_64-linux-gnu/librustc_driver-*.so)
 fi
+RUSTUP=$(rustc_driver "${RUSTUP_HOME:-$HOME/.rustup}"/toolchains/stable-*/lib/librustc_driver-*.so)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/struct-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -76,12 +83,19 @@ printf '%-10s %8s %8s %8s %9s %8s %8s %8s %9s %8s %9s\n' binary text_MB 1t_wall 
 	1t_RSS 2t_wall 2t_cpu 2t_MB/s speedup cache_hit
 status=0
 : >"$tmp/notes"
-for name in petsc libjvm libLLVM; do
+for name in petsc libjvm libLLVM rustc rustup; do
 	case $name in
 	petsc) bin=$PETSC ;;
 	libjvm) bin=$JVM ;;
 	libLLVM) bin=$LLVM ;;
+	rustc) bin=$RUSTC ;;
+	rustup) bin=$RUSTUP ;;
 	esac
+	if [ -z "$bin" ]; then
+		echo "  $name: skipped: no rustup toolchain with librustc_driver" >>"$tmp/notes"
+		continue
+	fi
+	echo "  $name: $bin" >>"$tmp/notes"
 	one=$(best 1 "$bin") || { status=1; continue; }
 	two=$(best 2 "$bin") || { status=1; continue; }
 	rm -rf "$tmp/cache"

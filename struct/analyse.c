@@ -347,14 +347,6 @@ static void consider(struct header_pick *p, int cls, uint32_t depth, uint32_t sc
 	}
 }
 
-static bool loop_contains(const struct loop_forest *lf, uint32_t inner, uint32_t outer)
-{
-	for (uint32_t l = inner; l != NONE32; l = lf->loops[l].parent)
-		if (l == outer)
-			return true;
-	return false;
-}
-
 /* ---- per loop: the line of its loop statement ---- */
 
 struct src_line {
@@ -548,13 +540,13 @@ static void label_loops(const struct ctx *c, const struct cfg *g, const struct l
 		uint32_t h = lf->loops[l].header;
 		for (uint32_t e = pstart[h]; e < pstart[h + 1]; e++) {
 			uint32_t p = pred[e];
-			if (lf->innermost[p] != NONE32 && loop_contains(lf, lf->innermost[p], l))
+			if (lf->innermost[p] != NONE32 && loop_within(lf, lf->innermost[p], l))
 				continue;
 			lines_in_scope(c, g->blocks[p].lo, g->blocks[p].hi, li[l].label_scope,
 				       &cand[l]);
 			if (pstart[p + 1] - pstart[p] == 1) {
 				uint32_t q = pred[pstart[p]];
-				if (lf->innermost[q] == NONE32 || !loop_contains(lf, lf->innermost[q], l))
+				if (lf->innermost[q] == NONE32 || !loop_within(lf, lf->innermost[q], l))
 					lines_in_scope(c, g->blocks[q].lo, g->blocks[q].hi,
 						       li[l].label_scope, &cand[l]);
 			}
@@ -580,7 +572,7 @@ static void label_loops(const struct ctx *c, const struct cfg *g, const struct l
 				controls |= t == lf->loops[l].header ||
 					    (bl->last_kind == INSN_JCC &&
 					     (lf->innermost[t] == NONE32 ||
-					      !loop_contains(lf, lf->innermost[t], l)));
+					      !loop_within(lf, lf->innermost[t], l)));
 			}
 			for (uint32_t i = 0; i < here.n; i++) {
 				if (here.v[i].file == li[l].latch_file &&
@@ -665,7 +657,7 @@ static void place_loops(struct ctx *c, const struct cfg *g, const struct loop_fo
 				if (t == lf->loops[l].header)
 					back = true;
 				else if (lf->innermost[t] == NONE32 ||
-					 !loop_contains(lf, lf->innermost[t], l))
+					 !loop_within(lf, lf->innermost[t], l))
 					exits = true;
 			}
 			if ((back || exits) && bl->last_kind == INSN_JCC)
@@ -1521,11 +1513,14 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 	free(fill);
 
 	find_noreturn(&job, nthreads);
+	struct timespec t_noreturn, c_noreturn, t2;
+	clock_gettime(CLOCK_MONOTONIC, &t_noreturn);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c_noreturn);
+	stats->noreturn_seconds = seconds_between(&t1, &t_noreturn);
 	run_workers(&job, nthreads);
-	struct timespec t2;
 	clock_gettime(CLOCK_MONOTONIC, &t2);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c2);
-	stats->cfg_seconds = (double)(t2.tv_sec - t1.tv_sec) + (double)(t2.tv_nsec - t1.tv_nsec) / 1e9;
+	stats->cfg_seconds = seconds_between(&t_noreturn, &t2);
 
 	/* Assemble: nodes function by function, then one sorted range table. */
 	uint32_t *first_node = xmalloc((nfuncs ? nfuncs : 1) * sizeof(uint32_t));
@@ -1616,7 +1611,8 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c3);
 	stats->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	stats->dwarf_cpu = seconds_between(&c0, &c1);
-	stats->cfg_cpu = seconds_between(&c1, &c2);
+	stats->noreturn_cpu = seconds_between(&c1, &c_noreturn);
+	stats->cfg_cpu = seconds_between(&c_noreturn, &c2);
 	stats->cpu_seconds = seconds_between(&c0, &c3);
 	if (rc < 0) {
 		sfile_release(sf);

@@ -76,6 +76,7 @@ struct loop {
 	uint32_t header; /* node */
 	uint32_t parent; /* enclosing loop, or NONE32 */
 	uint32_t entries; /* 1 for reducible loops */
+	uint32_t preorder, nested; /* in a preorder of the forest; loops in its subtree, itself included */
 };
 
 struct loop_forest {
@@ -90,6 +91,11 @@ struct loop_forest {
  * DFS starts at the entry, then at nodes the entry does not reach, so no loop is lost.
  */
 int loops_find(const struct graph *g, struct loop_forest *f);
+/* Whether loop INNER is OUTER or nested in it, in constant time. */
+static inline bool loop_within(const struct loop_forest *f, uint32_t inner, uint32_t outer)
+{
+	return f->loops[inner].preorder - f->loops[outer].preorder < f->loops[outer].nested;
+}
 void loops_release(struct loop_forest *f);
 
 #endif

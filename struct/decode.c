@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decode.c: the x86-64 instruction classifier behind decode.h, on Zydis.  The fast path
- * decodes without operands; PLT slots and jump tables decode the few instructions they need
- * in full.
+ * decodes in Zydis's minimal mode, without operands; PLT slots and jump tables decode the few
+ * instructions they need in full.
  */
 #include "compat.h"
 #include "decode.h"
@@ -20,13 +20,17 @@ int decoder_init(struct decoder *d, unsigned machine)
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&d->zydis, ZYDIS_MACHINE_MODE_LONG_64,
 					   ZYDIS_STACK_WIDTH_64)))
 		return fth_error("cannot initialise the Zydis decoder");
+	d->zydis_fast = d->zydis;
+	if (!ZYAN_SUCCESS(ZydisDecoderEnableMode(&d->zydis_fast, ZYDIS_DECODER_MODE_MINIMAL, ZYAN_TRUE)))
+		return fth_error("cannot initialise the Zydis decoder");
 	return 0;
 }
 
 /* The slot that "call/jmp [rip+X]" loads its target from, or 0 for any other operand. */
 static uint64_t rip_slot(uint64_t addr, const ZydisDecodedInstruction *zi)
 {
-	if (!(zi->attributes & ZYDIS_ATTRIB_HAS_MODRM) || zi->raw.modrm.mod != 0 ||
+	/* The raw fields only: minimal mode leaves most attributes unset (no ModRM: offset 0). */
+	if (zi->raw.modrm.offset == 0 || zi->raw.modrm.mod != 0 ||
 	    zi->raw.modrm.rm != 5)
 		return 0;
 	return addr + zi->length + (uint64_t)zi->raw.disp.value;
@@ -36,7 +40,7 @@ int decode(const struct decoder *d, uint64_t addr, const uint8_t *p, size_t avai
 	   struct insn *out)
 {
 	ZydisDecodedInstruction zi;
-	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&d->zydis, NULL, p, avail, &zi)))
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&d->zydis_fast, NULL, p, avail, &zi)))
 		return -1;
 	out->len = zi.length;
 	out->target = 0;

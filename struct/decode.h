@@ -31,7 +31,8 @@ struct insn {
 
 struct decoder {
 	unsigned machine; /* ELF e_machine */
-	ZydisDecoder zydis;
+	ZydisDecoder zydis;	  /* in full: operands (PLT slots, jump tables) */
+	ZydisDecoder zydis_fast; /* minimal mode: length, mnemonic, category and raw fields */
 };
 
 /* -1 with a message when MACHINE has no decoder. */

@@ -72,19 +72,21 @@ const uint8_t *image_code(const struct image *img, uint64_t addr, size_t *avail)
 
 bool image_read(const struct image *img, uint64_t addr, void *out, size_t size)
 {
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(img->elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || sh.sh_type == SHT_NOBITS)
-			continue;
-		if (addr < sh.sh_addr || addr - sh.sh_addr > sh.sh_size ||
-		    size > sh.sh_size - (addr - sh.sh_addr))
-			continue;
-		Elf_Data *d = elf_rawdata(scn, NULL);
-		if (!d || !d->d_buf || d->d_size < sh.sh_size)
-			return false;
-		memcpy(out, (const uint8_t *)d->d_buf + (addr - sh.sh_addr), size);
-		return true;
+	/* The last section starting at or before ADDR, then any before it (they may overlap). */
+	uint32_t lo = 0, hi = img->nloaded;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (img->loaded[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (uint32_t i = lo; i-- > 0;) {
+		const struct text_section *t = &img->loaded[i];
+		if (addr - t->addr <= t->size && size <= t->size - (addr - t->addr)) {
+			memcpy(out, t->bytes + (addr - t->addr), size);
+			return true;
+		}
 	}
 	return false;
 }
@@ -332,7 +334,7 @@ static int check_sections(struct image *img, bool symbols)
 	size_t shstrndx, nsec;
 	if (elf_getshdrnum(img->elf, &nsec) < 0 || elf_getshdrstrndx(img->elf, &shstrndx) < 0)
 		return fth_error("%s: bad section headers: %s", img->path, elf_errmsg(-1));
-	uint32_t cap = 0, symcap = 0;
+	uint32_t cap = 0, loaded_cap = 0, symcap = 0;
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(img->elf, scn))) {
 		GElf_Shdr sh;
@@ -348,6 +350,14 @@ static int check_sections(struct image *img, bool symbols)
 			read_build_id(img, scn);
 		if (sh.sh_type == SHT_SYMTAB)
 			img->has_symtab = true;
+		if ((sh.sh_flags & SHF_ALLOC) && sh.sh_type != SHT_NOBITS && sh.sh_size) {
+			Elf_Data *d = elf_rawdata(scn, NULL);
+			if (d && d->d_buf && d->d_size >= sh.sh_size) { /* else image_read fails there */
+				ALLOC_GROW(img->loaded, img->nloaded + 1, loaded_cap);
+				img->loaded[img->nloaded++] = (struct text_section){ sh.sh_addr, sh.sh_size,
+										      d->d_buf };
+			}
+		}
 		if (sh.sh_type != SHT_PROGBITS || (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) !=
 							  (SHF_ALLOC | SHF_EXECINSTR) || !sh.sh_size)
 			continue;
@@ -363,6 +373,7 @@ static int check_sections(struct image *img, bool symbols)
 		img->text_bytes += sh.sh_size;
 	}
 	sort_array(img->texts, img->ntexts, sizeof(*img->texts), by_address);
+	sort_array(img->loaded, img->nloaded, sizeof(*img->loaded), by_address);
 	for (uint32_t i = 1; i < img->ntexts; i++)
 		if (img->texts[i].addr < img->texts[i - 1].addr + img->texts[i - 1].size)
 			return fth_error("%s: executable sections overlap", img->path);
@@ -483,6 +494,7 @@ void image_close(struct image *img)
 		close(img->fd);
 	free(img->path);
 	free(img->texts);
+	free(img->loaded);
 	free(img->syms);
 	free(img->got);
 	strtab_release(&img->names);

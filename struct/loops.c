@@ -187,6 +187,7 @@ int loops_find(const struct graph *g, struct loop_forest *f)
 		l->header = node[w];
 		l->parent = NONE32;
 		l->entries = 1 + entries[w];
+		l->preorder = l->nested = 0;
 		loop_of[w] = f->nloops++;
 	}
 	for (uint32_t w = 0; w < count; w++) {
@@ -200,6 +201,28 @@ int loops_find(const struct graph *g, struct loop_forest *f)
 		}
 	}
 #undef ANCESTOR
+	/*
+	 * A preorder of the forest, so that nesting is a range test: inner loops come first, so
+	 * subtree sizes add up in index order and positions are handed out in reverse.
+	 */
+	for (uint32_t l = 0; l < f->nloops; l++) {
+		f->loops[l].nested += 1;
+		if (f->loops[l].parent != NONE32)
+			f->loops[f->loops[l].parent].nested += f->loops[l].nested;
+	}
+	uint32_t *next_child = loop_of; /* reused: the next free position under each loop */
+	uint32_t next_top = 0;
+	for (uint32_t l = f->nloops; l-- > 0;) {
+		struct loop *lp = &f->loops[l];
+		if (lp->parent == NONE32) {
+			lp->preorder = next_top;
+			next_top += lp->nested;
+		} else {
+			lp->preorder = next_child[lp->parent];
+			next_child[lp->parent] += lp->nested;
+		}
+		next_child[l] = lp->preorder + 1;
+	}
 	for (uint32_t i = 0; i < count; i++)
 		free(extra_preds[i].v);
 	free(extra_preds);

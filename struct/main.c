@@ -265,11 +265,13 @@ static void report(const struct options *o, const struct sfile *sf,
 		fprintf(stderr,
 			"struct: stats: time %.3f s, text %.1f MB, %.1f MB/s, peak RSS %.0f MB, "
 			"%u threads, %u unresolved indirect jumps; phases (wall/CPU): DWARF "
-			"%.2f/%.2f s, functions and loops %.2f/%.2f s, the rest %.2f/%.2f s\n",
+			"%.2f/%.2f s, calls that return %.2f/%.2f s, functions and loops %.2f/%.2f s, "
+			"the rest %.2f/%.2f s\n",
 			seconds, mb, seconds > 0 ? mb / seconds : 0.0, peak_rss_mb(), o->threads,
-			st->unresolved_jumps, st->dwarf_seconds, st->dwarf_cpu, st->cfg_seconds,
-			st->cfg_cpu, st->seconds - st->dwarf_seconds - st->cfg_seconds,
-			st->cpu_seconds - st->dwarf_cpu - st->cfg_cpu);
+			st->unresolved_jumps, st->dwarf_seconds, st->dwarf_cpu, st->noreturn_seconds,
+			st->noreturn_cpu, st->cfg_seconds, st->cfg_cpu,
+			st->seconds - st->dwarf_seconds - st->noreturn_seconds - st->cfg_seconds,
+			st->cpu_seconds - st->dwarf_cpu - st->noreturn_cpu - st->cfg_cpu);
 	}
 }
 

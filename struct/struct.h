@@ -85,6 +85,8 @@ struct image {
 	bool has_symtab;
 	struct text_section *texts; /* owned, sorted by address */
 	uint32_t ntexts;
+	struct text_section *loaded; /* owned: every section with bytes in memory, by address */
+	uint32_t nloaded;
 	uint64_t text_bytes;
 	struct symbol *syms; /* owned, sorted by address then name */
 	uint32_t nsyms;
@@ -180,8 +182,9 @@ void dw_release(struct dw_info *d);
 
 struct analyse_stats {
 	double seconds;
-	double dwarf_seconds, cfg_seconds; /* phases: DWARF reading; CFG, loops and tree */
-	double cpu_seconds, dwarf_cpu, cfg_cpu; /* process CPU time: in all, and per phase */
+	/* phases: DWARF reading; which functions return; CFG, loops and tree */
+	double dwarf_seconds, noreturn_seconds, cfg_seconds;
+	double cpu_seconds, dwarf_cpu, noreturn_cpu, cfg_cpu; /* process CPU time: all, per phase */
 	uint32_t functions, loops, irreducible, unresolved_jumps;
 	char *dwarf_error; /* owned: why the DWARF was not used (functions from symbols), or NULL */
 };

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * t-loops.c: Havlak's loop-nesting forest on hand-made graphs: nested, sibling and self
- * loops, an irreducible region with two entries, unreachable nodes, and a deep chain that a
- * recursive DFS would not survive.
+ * loops, an irreducible region with two entries, unreachable nodes, a deep chain that a
+ * recursive DFS would not survive, and a deep nest; loop_within agrees with the parent links.
  */
 #include "compat.h"
 #include "cfg.h"
@@ -46,6 +46,20 @@ static uint32_t loop_headed_by(const struct loop_forest *f, uint32_t h)
 	return NONE32;
 }
 
+/* Whether loop_within(F, a, b) is "b is a or an ancestor of a" for every pair of loops. */
+static bool nesting_agrees(const struct loop_forest *f)
+{
+	for (uint32_t a = 0; a < f->nloops; a++)
+		for (uint32_t b = 0; b < f->nloops; b++) {
+			bool up = false;
+			for (uint32_t l = a; l != NONE32 && !up; l = f->loops[l].parent)
+				up = l == b;
+			if (loop_within(f, a, b) != up)
+				return false;
+		}
+	return true;
+}
+
 static void test_nested_and_siblings(void)
 {
 	/* 0 -> 1 (outer header) -> 2 (inner header) -> 3 -> 2 ; 3 -> 4 -> 1 ; 1 -> 5 -> 6 <-> 6 ;
@@ -74,6 +88,9 @@ static void test_nested_and_siblings(void)
 	   "back-edge sources marked");
 	ok(!f.is_back_source[2] && !f.is_back_source[5], "others are not");
 	is_uint(f.loops[outer].entries + f.loops[inner].entries, 2, "reducible: one entry each");
+	ok(nesting_agrees(&f), "loop_within follows the parent links");
+	ok(loop_within(&f, inner, outer) && !loop_within(&f, outer, inner) &&
+	   !loop_within(&f, self, sib) && loop_within(&f, sib, sib), "nesting tests");
 	loops_release(&f);
 	free_graph(&g);
 }
@@ -116,6 +133,40 @@ static void test_unreachable_and_deep(void)
 	is_uint(f.innermost[1], self, "the unreached node is in its own loop");
 	is_uint(f.innermost[n - 1], chain, "last node in the chain's loop");
 	is_uint(f.innermost[0], NONE32, "entry in no loop");
+	ok(nesting_agrees(&f), "loop_within: two roots");
+	loops_release(&f);
+	free_graph(&g);
+	free(e);
+}
+
+static void test_deep_nest(void)
+{
+	/* 0 -> 1 -> ... -> K, and K back to every node 1..K: K loops, each inside the one before
+	 * (a Rust state machine's nest is this deep); then 0 -> K+1 -> K+2 -> K+1 beside them. */
+	enum { K = 300 };
+	uint32_t(*e)[2] = xmalloc((2 * K + 4) * sizeof(*e));
+	uint32_t ne = 0;
+	for (uint32_t i = 0; i < K; i++)
+		e[ne][0] = i, e[ne][1] = i + 1, ne++;
+	for (uint32_t i = 1; i <= K; i++)
+		e[ne][0] = K, e[ne][1] = i, ne++;
+	e[ne][0] = 0, e[ne][1] = K + 1, ne++;
+	e[ne][0] = K + 1, e[ne][1] = K + 2, ne++;
+	e[ne][0] = K + 2, e[ne][1] = K + 1, ne++;
+	struct graph g;
+	struct loop_forest f;
+	make_graph(&g, K + 3, (const uint32_t(*)[2])e, ne);
+	loops_find(&g, &f);
+	is_uint(f.nloops, K + 1, "deep nest: K nested loops and one beside them");
+	uint32_t top = loop_headed_by(&f, 1), bottom = loop_headed_by(&f, K);
+	uint32_t beside = loop_headed_by(&f, K + 1);
+	uint32_t depth = 0;
+	for (uint32_t l = bottom; l != NONE32; l = f.loops[l].parent)
+		depth++;
+	is_uint(depth, K, "the innermost loop is K deep");
+	ok(loop_within(&f, bottom, top) && !loop_within(&f, top, bottom), "inner within outer");
+	ok(!loop_within(&f, bottom, beside) && !loop_within(&f, beside, top), "siblings apart");
+	ok(nesting_agrees(&f), "loop_within follows the parent links at every depth");
 	loops_release(&f);
 	free_graph(&g);
 	free(e);
@@ -154,6 +205,7 @@ int main(void)
 	test_irreducible();
 	test_unreachable_and_deep();
 	test_unreached_region();
+	test_deep_nest();
 	test_empty();
 	return done_testing();
 }
