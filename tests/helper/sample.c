@@ -96,7 +96,8 @@ static void alloc_cct(struct mfile_cct *c, uint32_t nnodes, uint64_t nvalues)
 	c->val = xcalloc(nvalues ? nvalues : 1, sizeof(*c->val));
 }
 
-void sample_mfile(struct mfile *m)
+/* An empty measurement of the current version with the sample identity, modules, metrics. */
+static void start_mfile(struct mfile *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->major = MFILE_MAJOR;
@@ -104,6 +105,11 @@ void sample_mfile(struct mfile *m)
 	set_identity(m);
 	set_modules(m);
 	set_metrics(m);
+}
+
+void sample_mfile(struct mfile *m)
+{
+	start_mfile(m);
 	/* root > main > {kernel A > sample, partial > sample}, plus an address outside modules. */
 	static const struct {
 		uint32_t parent;
@@ -171,12 +177,7 @@ static uint64_t next_random(uint64_t *state)
 
 void sample_mfile_large(struct mfile *m, uint32_t nnodes, uint64_t seed)
 {
-	memset(m, 0, sizeof(*m));
-	m->major = MFILE_MAJOR;
-	m->minor = MFILE_MINOR;
-	set_identity(m);
-	set_modules(m);
-	set_metrics(m);
+	start_mfile(m);
 	uint64_t state = seed ? seed : 1;
 	struct mfile_cct *c = &m->cct;
 	/* Values: every fourth node is a sampled leaf with one or two values. */

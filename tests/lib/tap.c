@@ -106,6 +106,22 @@ void skip_all(const char *reason)
 	exit(0);
 }
 
+uint64_t tap_rng(uint64_t *state)
+{
+	uint64_t x = *state;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *state = x;
+}
+
+uint64_t tap_rng_value(uint64_t *state)
+{
+	unsigned bits = (unsigned)(tap_rng(state) % 65);
+	uint64_t v = tap_rng(state);
+	return bits == 64 ? v : v & ((UINT64_C(1) << bits) - 1);
+}
+
 const char *tap_tmpdir(void)
 {
 	if (!tmpdir[0]) {

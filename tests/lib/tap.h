@@ -27,6 +27,10 @@ void skip(const char *reason, const char *name);
 void skip_all(const char *reason) __attribute__((noreturn));
 /* Print the plan; returns 0 when every check passed, else 1. */
 int done_testing(void);
+/* The next number of a deterministic xorshift64 sequence; *STATE is the test's seed, never 0. */
+uint64_t tap_rng(uint64_t *state);
+/* A number of random bit length (0 to 64 bits), so that short and long numbers both occur. */
+uint64_t tap_rng_value(uint64_t *state);
 /* A fresh temporary directory for this test (removed by done_testing unless KEEP_TMP is set). */
 const char *tap_tmpdir(void);
 

@@ -11,12 +11,7 @@ static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
 
 static uint64_t rng(void)
 {
-	uint64_t x = rng_state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	rng_state = x;
-	return x;
+	return tap_rng(&rng_state);
 }
 
 /* The definition, one bit at a time: an oracle independent of either fast method. */

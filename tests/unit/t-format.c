@@ -22,20 +22,12 @@ static uint64_t rng_state = 0x853c49e6748fea9bULL;
 
 static uint64_t rng(void)
 {
-	uint64_t x = rng_state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	rng_state = x;
-	return x;
+	return tap_rng(&rng_state);
 }
 
-/* A random value of random magnitude, so short and long numbers are both common. */
 static uint64_t rng_value(void)
 {
-	unsigned bits = (unsigned)(rng() % 65);
-	uint64_t v = rng();
-	return bits == 64 ? v : v & ((UINT64_C(1) << bits) - 1);
+	return tap_rng_value(&rng_state);
 }
 
 /*

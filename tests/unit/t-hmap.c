@@ -12,12 +12,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
 static uint64_t rng(void)
 {
-	uint64_t x = rng_state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	rng_state = x;
-	return x;
+	return tap_rng(&rng_state);
 }
 
 static size_t home_of(const struct hmap *m, uint64_t key)

@@ -14,19 +14,12 @@ static uint64_t rng_state = 0xd1b54a32d192ed03ULL;
 
 static uint64_t rng(void)
 {
-	uint64_t x = rng_state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	rng_state = x;
-	return x;
+	return tap_rng(&rng_state);
 }
 
 static uint64_t rng_value(void)
 {
-	unsigned bits = (unsigned)(rng() % 65);
-	uint64_t v = rng();
-	return bits == 64 ? v : v & ((UINT64_C(1) << bits) - 1);
+	return tap_rng_value(&rng_state);
 }
 
 /* The number of bytes the LEB128 encoding of V takes, from its bit length. */
