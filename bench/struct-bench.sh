@@ -13,10 +13,14 @@
 # machine when others share this one (a phase's CPU time over its wall time is how many
 # threads it kept busy).  Installs the packages with apt-get when they are missing (as root).
 #
-#   bench/struct-bench.sh [PATH_TO_STRUCT] [RUNS]      (make bench-struct runs it)
+#   bench/struct-bench.sh [PATH_TO_STRUCT] [RUNS] [BINARY...]   (make bench-struct runs it)
+#
+# BINARY names the rows to run (petsc libjvm libLLVM rustc rustup; all by default).
 set -u
 STRUCT=${1:-struct}
 RUNS=${2:-3}
+[ $# -ge 2 ] && shift 2 || set --
+ROWS=${*:-petsc libjvm libLLVM rustc rustup}
 command -v "$STRUCT" >/dev/null 2>&1 || { echo "struct-bench: no struct program '$STRUCT'" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "struct-bench: needs GNU time (apt-get install time)" >&2; exit 2; }
 
@@ -83,13 +87,14 @@ printf '%-10s %8s %8s %8s %9s %8s %8s %8s %9s %8s %9s\n' binary text_MB 1t_wall 
 	1t_RSS 2t_wall 2t_cpu 2t_MB/s speedup cache_hit
 status=0
 : >"$tmp/notes"
-for name in petsc libjvm libLLVM rustc rustup; do
+for name in $ROWS; do
 	case $name in
 	petsc) bin=$PETSC ;;
 	libjvm) bin=$JVM ;;
 	libLLVM) bin=$LLVM ;;
 	rustc) bin=$RUSTC ;;
 	rustup) bin=$RUSTUP ;;
+	*) echo "struct-bench: no binary named '$name' (petsc libjvm libLLVM rustc rustup)" >&2; exit 2 ;;
 	esac
 	if [ -z "$bin" ]; then
 		echo "  $name: skipped: no rustup toolchain with librustc_driver" >>"$tmp/notes"
