@@ -12,6 +12,7 @@
 #include "error.h"
 #include "mfile.h"
 #include "tma.h"
+#include "formula.h"
 #include "xalloc.h"
 
 #include <ctype.h>
@@ -740,6 +741,13 @@ static int check_group(struct mconfig *c, int first)
 /* ---- topdown ---- */
 
 static struct tma_plan plan; /* the launcher plans once; large, so not on the stack */
+static uint32_t tma_base;    /* where the plan's events start among the metrics */
+
+static uint32_t add_tma_base(void *ctx, uint32_t k)
+{
+	(void)ctx;
+	return k + tma_base;
+}
 static struct buf tma_notes = BUF_INIT;
 static struct buf timer_notes = BUF_INIT; /* what a timer source costs here */
 
@@ -921,10 +929,11 @@ static int tma_finalize(struct mconfig *c, struct buf *out)
 		e->tma_role = te->role;
 	}
 	/* Node J becomes metric nevents + J = base + plan.nevents + J: every $K moves by BASE. */
+	tma_base = (uint32_t)base;
 	for (int j = 0; j < plan.nnodes; j++) {
 		const struct tma_node *n = &plan.node[j];
 		char formula[TMA_FORMULA_MAX + 200];
-		if (tma_formula_relocate(n->formula, base, formula, sizeof(formula)) < 0 ||
+		if (formula_relocate(n->formula, add_tma_base, NULL, formula, sizeof(formula)) < 0 ||
 		    mconfig_add_tma(c, n->name, n->parent < 0 ? -1 : base + plan.nevents + n->parent,
 				    isnan(n->threshold) ? -1 : (int32_t)lround(n->threshold * 1e6),
 				    n->level, n->of_cycles, formula, n->description) < 0)

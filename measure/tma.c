@@ -19,6 +19,7 @@
 #include "tma.h"
 #include "buf.h"
 #include "error.h"
+#include "formula.h"
 
 #include <ctype.h>
 #include <linux/perf_event.h>
@@ -1156,183 +1157,6 @@ void tma_plan_print(const struct tma_plan *p, struct buf *out)
 	}
 }
 
-/* ---- formulas ---- */
-
-struct parser {
-	const char *s;
-	double (*ref)(void *ctx, int k);
-	void *ctx;
-	bool bad;
-};
-
-static double parse_expr(struct parser *ps);
-
-static void skip_space(struct parser *ps)
-{
-	while (*ps->s == ' ')
-		ps->s++;
-}
-
-static bool accept(struct parser *ps, char c)
-{
-	skip_space(ps);
-	if (*ps->s != c)
-		return false;
-	ps->s++;
-	return true;
-}
-
-static void expect(struct parser *ps, char c)
-{
-	if (!accept(ps, c))
-		ps->bad = true;
-}
-
-static double parse_unary(struct parser *ps)
-{
-	skip_space(ps);
-	if (ps->bad)
-		return NAN;
-	if (accept(ps, '-'))
-		return -parse_unary(ps);
-	if (accept(ps, '(')) {
-		double v = parse_expr(ps);
-		expect(ps, ')');
-		return v;
-	}
-	if (*ps->s == '$') {
-		char *end;
-		long k = strtol(ps->s + 1, &end, 10);
-		if (end == ps->s + 1 || k < 0) {
-			ps->bad = true;
-			return NAN;
-		}
-		ps->s = end;
-		return ps->ref(ps->ctx, (int)k);
-	}
-	if (isdigit((unsigned char)*ps->s) || *ps->s == '.') {
-		/* By hand, not strtod(): formulas use '.' whatever the locale says. */
-		double v = 0, scale = 1;
-		while (isdigit((unsigned char)*ps->s))
-			v = v * 10 + (*ps->s++ - '0');
-		if (*ps->s == '.')
-			for (ps->s++; isdigit((unsigned char)*ps->s); ps->s++)
-				v += (*ps->s - '0') * (scale /= 10);
-		return v;
-	}
-	const char *fn = ps->s;
-	if (!strncmp(fn, "min(", 4) || !strncmp(fn, "max(", 4)) {
-		ps->s += 4;
-		double a = parse_expr(ps);
-		expect(ps, ',');
-		double b = parse_expr(ps);
-		expect(ps, ')');
-		if (isnan(a) || isnan(b))
-			return NAN;
-		return fn[1] == 'i' ? fmin(a, b) : fmax(a, b);
-	}
-	if (!strncmp(fn, "if(", 3)) {
-		ps->s += 3;
-		double c = parse_expr(ps);
-		expect(ps, ',');
-		double a = parse_expr(ps);
-		expect(ps, ',');
-		double b = parse_expr(ps);
-		expect(ps, ')');
-		if (isnan(c))
-			return NAN;
-		return c != 0 ? a : b;
-	}
-	ps->bad = true;
-	return NAN;
-}
-
-static double parse_prod(struct parser *ps)
-{
-	double v = parse_unary(ps);
-	for (;;) {
-		if (accept(ps, '*')) {
-			v *= parse_unary(ps);
-		} else if (accept(ps, '/')) {
-			double d = parse_unary(ps);
-			v = d == 0 ? NAN : v / d;
-		} else {
-			return v;
-		}
-	}
-}
-
-static double parse_sum(struct parser *ps)
-{
-	double v = parse_prod(ps);
-	for (;;) {
-		if (accept(ps, '+'))
-			v += parse_prod(ps);
-		else if (accept(ps, '-'))
-			v -= parse_prod(ps);
-		else
-			return v;
-	}
-}
-
-static double parse_expr(struct parser *ps)
-{
-	double v = parse_sum(ps);
-	if (accept(ps, '<')) {
-		double w = parse_sum(ps);
-		return isnan(v) || isnan(w) ? NAN : (double)(v < w);
-	}
-	return v;
-}
-
-double tma_eval(const char *formula, double (*ref)(void *ctx, int k), void *ctx, bool *bad)
-{
-	struct parser ps = { formula, ref, ctx, false };
-	double v = parse_expr(&ps);
-	skip_space(&ps);
-	if (*ps.s)
-		ps.bad = true;
-	if (bad)
-		*bad = ps.bad;
-	return ps.bad ? NAN : v;
-}
-
-int tma_formula_relocate(const char *in, int base, char *out, size_t size)
-{
-	size_t pos = 0;
-	for (const char *s = in; *s;) {
-		char piece[32];
-		size_t n;
-		if (*s == '$' && isdigit((unsigned char)s[1])) {
-			char *end;
-			long k = strtol(s + 1, &end, 10);
-			n = (size_t)snprintf(piece, sizeof(piece), "$%ld", k + base);
-			s = end;
-		} else {
-			piece[0] = *s++;
-			piece[1] = '\0';
-			n = 1;
-		}
-		if (pos + n >= size)
-			return fth_error("formula too long");
-		memcpy(out + pos, piece, n);
-		pos += n;
-	}
-	out[pos] = '\0';
-	return 0;
-}
-
-int tma_formula_max_ref(const char *formula)
-{
-	int max = -1;
-	for (const char *s = strchr(formula, '$'); s; s = strchr(s + 1, '$')) {
-		int k = atoi(s + 1);
-		if (k > max)
-			max = k;
-	}
-	return max;
-}
-
 /* ---- decoding ---- */
 
 uint64_t tma_kernel_metric_value(uint64_t slots, unsigned byte)
@@ -1384,19 +1208,18 @@ struct node_ctx {
 	uint8_t state[TMA_MAX_NODES];
 };
 
-static double node_ref(void *vctx, int k)
+static double node_ref(void *vctx, uint32_t k)
 {
 	struct node_ctx *x = vctx;
-	if (k < 0)
-		return NAN;
-	if (k < x->p->nevents)
+	if (k < (uint32_t)x->p->nevents)
 		return x->deltas[k];
-	int j = k - x->p->nevents;
-	if (j >= x->p->nnodes || x->state[j] == 1)
+	uint32_t j = k - (uint32_t)x->p->nevents;
+	if (j >= (uint32_t)x->p->nnodes || x->state[j] == 1)
 		return NAN; /* out of range, or a cycle */
 	if (x->state[j] == 0) {
 		x->state[j] = 1;
-		x->nodes[j] = tma_eval(x->p->node[j].formula, node_ref, x, NULL);
+		x->nodes[j] = formula_eval_text(x->p->node[j].formula,
+						(uint32_t)(x->p->nevents + x->p->nnodes), node_ref, x);
 		x->state[j] = 2;
 	}
 	return x->nodes[j];
@@ -1410,7 +1233,7 @@ void tma_nodes(const struct tma_plan *p, const double *deltas, double *nodes)
 	x.deltas = deltas;
 	x.nodes = nodes;
 	for (int j = 0; j < p->nnodes; j++)
-		node_ref(&x, p->nevents + j);
+		node_ref(&x, (uint32_t)(p->nevents + j));
 }
 
 int tma_decode(const struct tma_plan *p, const struct tma_group_read *prev,

@@ -11,15 +11,10 @@
  * (and from Sapphire Rapids on, level 2) comes from PERF_METRICS; on Ice Lake server, whose
  * PERF_METRICS has level 1 only, level 2 and below come from general-purpose events.
  *
- * Formulas (the "formula" field of a TMA metric in a measurement file) are text:
- *   expr := sum ['<' sum]          a comparison yields 1 or 0
- *   sum  := prod {('+'|'-') prod}
- *   prod := unary {('*'|'/') unary}
- *   unary:= '-' unary | NUMBER | '$' INDEX | '(' expr ')'
- *         | min(expr,expr) | max(expr,expr) | if(expr,expr,expr)
- * $INDEX is metric INDEX of the same table: for a counter, its value (summed over the samples
- * of a context); for a TMA node, the node's own value.  A division by zero, and anything
- * computed from it, is undefined (NaN): the node has no value in that context.
+ * Formulas (the "formula" field of a TMA metric in a measurement file) are lib/formula.h's
+ * language: $INDEX is metric INDEX of the same table: for a counter, its value (summed over
+ * the samples of a context); for a TMA node, the node's own value.  A division by zero, and
+ * anything computed from it, is undefined (NaN): the node has no value in that context.
  */
 #ifndef FATHOM_MEASURE_TMA_H
 #define FATHOM_MEASURE_TMA_H
@@ -144,18 +139,6 @@ void tma_event_attr(const struct tma_plan *p, int i, struct perf_event_attr *a);
 /* The plan as text, one group per line and its events with their configs, then the nodes. */
 struct buf;
 void tma_plan_print(const struct tma_plan *p, struct buf *out);
-
-/* ---- formulas ---- */
-
-/*
- * Evaluate FORMULA; REF gives the value of $K.  Returns the value (NaN when undefined), or
- * sets *BAD (when BAD is not NULL) on a syntax error.
- */
-double tma_eval(const char *formula, double (*ref)(void *ctx, int k), void *ctx, bool *bad);
-/* Copy IN to OUT adding BASE to every $K; returns 0, or -1 when OUT is too small. */
-int tma_formula_relocate(const char *in, int base, char *out, size_t size);
-/* The highest $K of FORMULA, or -1. */
-int tma_formula_max_ref(const char *formula);
 
 /* ---- decoding ---- */
 

@@ -5,6 +5,7 @@
  * is OUTDIR/PROGRAM-HOST-PID-INDEX-TID.fthm, created with O_EXCL | O_NOFOLLOW.
  */
 #include "compat.h"
+#include "formula.h"
 #include "loadmap.h"
 #include "runtime.h"
 
@@ -179,15 +180,12 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 		x->flags = MFILE_METRIC_TMA;
 		/* Multiplexed when a counter it reads directly was. */
 		const char *f = c->tma_text + n->formula;
-		for (const char *s = f; *s; s++) {
-			if (*s != '$')
-				continue;
-			unsigned k = 0;
-			while (s[1] >= '0' && s[1] <= '9')
-				k = k * 10 + (unsigned)(*++s - '0');
+		uint32_t k;
+		const char *end;
+		for (const char *s = formula_next_ref(f, &k, &end); s;
+		     s = formula_next_ref(end, &k, &end))
 			if (k < (unsigned)c->nevents && t->running[k] < t->enabled[k])
 				x->flags |= MFILE_METRIC_MULTIPLEXED;
-		}
 		x->parent = n->parent;
 		x->level = n->level;
 		if (n->of_cycles)

@@ -12,6 +12,7 @@
 #include "compat.h"
 #include "prof.h"
 #include "error.h"
+#include "formula.h"
 #include "hmap.h"
 #include "xalloc.h"
 
@@ -489,27 +490,25 @@ static void touch(struct unifier *u, uint32_t ctx, uint32_t seq, uint32_t *nloca
 }
 
 /* Rewrite "$N" (metric N of this file) in FORMULA as the database's metric indices. */
+struct metric_map {
+	const uint32_t *gm;
+	uint32_t n;
+};
+
+static uint32_t map_ref(void *vctx, uint32_t k)
+{
+	const struct metric_map *m = vctx;
+	return k < m->n ? m->gm[k] : k;
+}
+
 static char *remap_formula(const char *formula, const uint32_t *gm, uint32_t n)
 {
-	size_t len = strlen(formula), cap = len * 2 + 16, o = 0;
+	struct metric_map m = { gm, n };
+	/* each reference grows by at most 10 digits */
+	size_t cap = strlen(formula) * 6 + 16;
 	char *out = xmalloc(cap);
-	for (const char *p = formula; *p;) {
-		if (o + 16 >= cap) {
-			cap *= 2;
-			out = xrealloc(out, cap);
-		}
-		if (*p == '$' && p[1] >= '0' && p[1] <= '9') {
-			char *end;
-			unsigned long k = strtoul(p + 1, &end, 10);
-			if (k < n) {
-				o += (size_t)snprintf(out + o, cap - o, "$%u", gm[k]);
-				p = end;
-				continue;
-			}
-		}
-		out[o++] = *p++;
-	}
-	out[o] = '\0';
+	if (formula_relocate(formula, map_ref, &m, out, cap) < 0)
+		fth_error_clear(); /* cannot happen: CAP holds the longest result */
 	return out;
 }
 

@@ -2,31 +2,18 @@
 /*
  * model-internal.h: what the files of view's model share (model.c: opening, values, threads;
  * model-nav.c: children, sorting, rows, expansion, hot path, zoom, search, filter;
- * model-tree.c: the bottom-up and flat trees; formula.c; model-source.c; model-tma.c;
+ * model-tree.c: the bottom-up and flat trees; model-source.c; model-tma.c;
  * units.c).  Nothing here is for the TUI or batch output: they use model.h.
  */
 #ifndef FATHOM_VIEW_MODEL_INTERNAL_H
 #define FATHOM_VIEW_MODEL_INTERNAL_H
 
 #include "buf.h"
+#include "formula.h"
 #include "hmap.h"
 #include "model.h"
 
-/* ---- formulas (formula.c) ---- */
-
-/* A formula compiled to a stack program. */
-struct formula {
-	uint32_t n;
-	struct formula_op *ops;
-	uint32_t stack; /* the deepest stack it needs */
-};
-/* Compile TEXT; references must be below NMETRICS.  -1 with the reason when malformed. */
-int formula_compile(const char *text, uint32_t nmetrics, struct formula *out);
-/* Evaluate with REF(ctx, k) giving metric k's value; NaN on division by zero or a NaN input. */
-double formula_eval(const struct formula *f, double (*ref)(void *ctx, uint32_t k), void *ctx);
-/* Call FN for every metric referenced. */
-void formula_refs(const struct formula *f, void (*fn)(void *ctx, uint32_t k), void *ctx);
-void formula_release(struct formula *f);
+/* ---- formulas: lib/formula.h ---- */
 
 /* ---- value sources ---- */
 

@@ -445,12 +445,12 @@ static bool tma_input(const struct vm *vm, uint32_t metric)
 		const struct dbfile_metric *m = &vm->db.metrics[k];
 		if (!m->formula || !m->formula[0] || !vm_metric_is_tma(vm, k))
 			continue;
-		for (const char *p = strchr(m->formula, '$'); p; p = strchr(p + 1, '$')) {
-			char *end;
-			unsigned long v = strtoul(p + 1, &end, 10);
-			if (end != p + 1 && v == metric)
+		uint32_t ref;
+		const char *end;
+		for (const char *p = formula_next_ref(m->formula, &ref, &end); p;
+		     p = formula_next_ref(end, &ref, &end))
+			if (ref == metric)
 				return true;
-		}
 	}
 	return false;
 }

@@ -31,6 +31,7 @@
  */
 #include "compat.h"
 #include "error.h"
+#include "formula.h"
 #include "mfile.h"
 #include "tma.h"
 #include "xalloc.h"
@@ -144,10 +145,10 @@ struct eval_ctx {
 };
 
 /* Metric K: a counter's value, or a TMA node's formula (memoised). */
-static double metric_value(void *vctx, int k)
+static double metric_value(void *vctx, uint32_t k)
 {
 	struct eval_ctx *x = vctx;
-	if (k < 0 || (uint32_t)k >= x->m->nmetrics)
+	if (k >= x->m->nmetrics)
 		return NAN;
 	if (!(x->m->metrics[k].flags & MFILE_METRIC_TMA))
 		return x->raw[k];
@@ -155,7 +156,7 @@ static double metric_value(void *vctx, int k)
 		return NAN;
 	if (x->state[k] == 0) {
 		x->state[k] = 1;
-		x->memo[k] = tma_eval(x->m->metrics[k].formula, metric_value, x, NULL);
+		x->memo[k] = formula_eval_text(x->m->metrics[k].formula, x->m->nmetrics, metric_value, x);
 		x->state[k] = 2;
 	}
 	return x->memo[k];

@@ -15,7 +15,7 @@
  * threshold.  A changed formula, threshold or restriction in tma.c fails here.
  */
 #include "compat.h"
-#include "model-internal.h"
+#include "formula.h"
 #include "tap.h"
 #include "tma.h"
 

@@ -11,6 +11,7 @@
 #include "compat.h"
 #include "buf.h"
 #include "tap.h"
+#include "formula.h"
 #include "tma.h"
 #include "../../measure/config.h" /* measure's, not autoconf's config.h */
 
@@ -132,13 +133,6 @@ static bool has_node(const char *name)
 	return tma_node_index(&plan, name) >= 0;
 }
 
-static double one(void *ctx, int k)
-{
-	(void)ctx;
-	(void)k;
-	return 1;
-}
-
 static void check_nodes_wellformed(const char *what)
 {
 	bool good = true;
@@ -146,8 +140,11 @@ static void check_nodes_wellformed(const char *what)
 		const struct tma_node *n = &plan.node[j];
 		bool bad = false;
 		good &= (n->parent == -1) == (j == 0) && n->parent < plan.nnodes;
-		good &= tma_formula_max_ref(n->formula) < plan.nevents + plan.nnodes;
-		tma_eval(n->formula, one, NULL, &bad);
+		good &= formula_max_ref(n->formula) < plan.nevents + plan.nnodes;
+		struct formula f;
+		bad = formula_compile(n->formula, UINT32_MAX, &f) < 0;
+		if (!bad)
+			formula_release(&f);
 		if (bad)
 			diag("node %s: bad formula %s", n->name, n->formula);
 		good &= !bad && strlen(n->description) > 10;
@@ -572,6 +569,26 @@ static void test_amd_plans(void)
 	ok(tma_plan(tma_cpu_find("zen4"), &r, &b, &plan) < 0, "too few counters is an error");
 }
 
+static uint32_t add_100(void *ctx, uint32_t k)
+{
+	(void)ctx;
+	return k + 100;
+}
+
+static uint32_t add_1000(void *ctx, uint32_t k)
+{
+	(void)ctx;
+	return k + 1000;
+}
+
+static uint32_t relocation_base;
+
+static uint32_t add_base(void *ctx, uint32_t k)
+{
+	(void)ctx;
+	return k + relocation_base;
+}
+
 static void test_formulas(void)
 {
 	bool bad;
@@ -610,17 +627,18 @@ static void test_formulas(void)
 	strcpy(p->node[1].formula, "$4");
 	tma_nodes(p, deltas, nodes);
 	ok(isnan(nodes[0]) && isnan(nodes[1]), "a cycle is undefined, not a hang");
-	tma_eval("1+", NULL, NULL, &bad);
+	struct formula f;
+	bad = formula_compile("1+", 0, &f) < 0;
 	ok(bad, "\"1+\" is a syntax error");
-	tma_eval("foo(1)", NULL, NULL, &bad);
+	bad = formula_compile("foo(1)", 0, &f) < 0;
 	ok(bad, "an unknown function is a syntax error");
-	tma_eval("max(1,2", NULL, NULL, &bad);
+	bad = formula_compile("max(1,2", 0, &f) < 0;
 	ok(bad, "a missing ) is a syntax error");
 	char out[64];
-	ok(tma_formula_relocate("max(0,$3-$12)/$0", 100, out, sizeof(out)) == 0 &&
+	ok(formula_relocate("max(0,$3-$12)/$0", add_100, NULL, out, sizeof(out)) == 0 &&
 	   !strcmp(out, "max(0,$103-$112)/$100"), "relocation moves every reference: %s", out);
-	ok(tma_formula_relocate("$1+$2", 1000, out, 8) < 0, "relocation into too small a buffer");
-	is_int(tma_formula_max_ref("$3+$12*$7"), 12, "the highest reference");
+	ok(formula_relocate("$1+$2", add_1000, NULL, out, 8) < 0, "relocation into too small a buffer");
+	is_int(formula_max_ref("$3+$12*$7"), 12, "the highest reference");
 }
 
 /* PERF_METRICS decoding. */
@@ -1116,7 +1134,8 @@ static void test_config(const char *cpu)
 	for (int j = 0; j < plan.nnodes; j++) {
 		char f[TMA_FORMULA_MAX + 200];
 		const struct tma_node *n = &plan.node[j];
-		added &= tma_formula_relocate(n->formula, base, f, sizeof(f)) == 0 &&
+		relocation_base = (uint32_t)base;
+		added &= formula_relocate(n->formula, add_base, NULL, f, sizeof(f)) == 0 &&
 			 mconfig_add_tma(&c, n->name, n->parent < 0 ? -1 : base + plan.nevents + n->parent,
 					 isnan(n->threshold) ? -1 : (int32_t)lround(n->threshold * 1e6),
 					 n->level, n->of_cycles, f, n->description) == 0;

@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * formula.c: the formulas of derived and TMA metrics (doc/formats.md 8.4.5), compiled once to a
- * stack program and evaluated at any node: $N, decimal numbers (with an exponent, "1e9"),
- * + - * /, unary minus, parentheses, max(a,b), min(a,b), if(c,a,b) and a < b, as measure and
- * prof write them.  Division by zero and NaN inputs give NaN.
+ * formula.c: the one compiler and evaluator of metric formulas (grammar in formula.h): text
+ * compiled once to a stack program, evaluated at any node or context; and the text-level
+ * operations on references that measure and prof use.
  */
 #include "compat.h"
 #include "error.h"
-#include "model-internal.h"
+#include "formula.h"
 #include "xalloc.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 enum op_code { OP_CONST, OP_REF, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG, OP_MIN, OP_MAX,
@@ -31,10 +31,10 @@ struct compiler {
 	struct formula_op *ops;
 	uint32_t n, cap;
 	int depth, max_depth, nesting;
-	const char *error;
+	const char *error, *error_at; /* the first error and where */
 };
 
-#define MAX_NESTING 200
+#define MAX_NESTING FORMULA_MAX_NESTING
 
 static void emit(struct compiler *c, uint8_t code, uint32_t ref, double value, int delta)
 {
@@ -62,8 +62,10 @@ static bool accept(struct compiler *c, char ch)
 
 static void fail(struct compiler *c, const char *why)
 {
-	if (!c->error)
+	if (!c->error) {
 		c->error = why;
+		c->error_at = c->s;
+	}
 }
 
 static void expect(struct compiler *c, char ch, const char *why)
@@ -215,10 +217,10 @@ int formula_compile(const char *text, uint32_t nmetrics, struct formula *out)
 	parse_expr(&c);
 	skip_space(&c);
 	if (!c.error && *c.s)
-		c.error = "text after the end";
+		fail(&c, "text after the end");
 	if (c.error) {
 		free(c.ops);
-		return fth_error("%s at offset %zu", c.error, (size_t)(c.s - c.start));
+		return fth_error("%s at offset %zu", c.error, (size_t)(c.error_at - c.start));
 	}
 	out->n = c.n;
 	out->ops = c.ops;
@@ -282,4 +284,55 @@ void formula_release(struct formula *f)
 {
 	free(f->ops);
 	memset(f, 0, sizeof(*f));
+}
+
+double formula_eval_text(const char *text, uint32_t nrefs,
+			 double (*ref)(void *ctx, uint32_t k), void *ctx)
+{
+	struct formula f;
+	if (formula_compile(text, nrefs, &f) < 0)
+		return NAN;
+	double v = formula_eval(&f, ref, ctx);
+	formula_release(&f);
+	return v;
+}
+
+int64_t formula_max_ref(const char *text)
+{
+	int64_t max = -1;
+	uint32_t k;
+	const char *end;
+	for (const char *s = formula_next_ref(text, &k, &end); s; s = formula_next_ref(end, &k, &end))
+		if (k > max)
+			max = k;
+	return max;
+}
+
+int formula_relocate(const char *in, uint32_t (*map)(void *ctx, uint32_t k), void *ctx,
+		     char *out, size_t size)
+{
+	size_t pos = 0;
+	uint32_t k;
+	const char *end;
+	for (const char *s = in;;) {
+		const char *ref = formula_next_ref(s, &k, &end);
+		size_t lit = ref ? (size_t)(ref - s) : strlen(s);
+		char num[16];
+		int n = 0;
+		uint32_t to = ref ? map(ctx, k) : k;
+		if (ref && to == k)
+			lit = (size_t)(end - s);
+		else if (ref)
+			n = snprintf(num, sizeof(num), "$%u", to);
+		if (pos + lit + (size_t)n >= size)
+			return fth_error("formula too long");
+		memcpy(out + pos, s, lit);
+		memcpy(out + pos + lit, num, (size_t)n);
+		pos += lit + (size_t)n;
+		if (!ref)
+			break;
+		s = end;
+	}
+	out[pos] = '\0';
+	return 0;
 }
