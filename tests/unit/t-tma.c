@@ -12,7 +12,7 @@
 #include "buf.h"
 #include "tap.h"
 #include "tma.h"
-#include "../../measure/config.h" /* measure's, not autoconf's config.h */
+#include "mconfig.h"
 
 #include <linux/perf_event.h>
 #include <math.h>
