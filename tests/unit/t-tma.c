@@ -13,7 +13,7 @@
 #include "tap.h"
 #include "formula.h"
 #include "tma.h"
-#include "../../measure/config.h" /* measure's, not autoconf's config.h */
+#include "mconfig.h"
 
 #include <linux/perf_event.h>
 #include <math.h>

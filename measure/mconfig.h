@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * config.h: the contract between measure's launcher and its preloaded library.  The launcher
+ * mconfig.h: the contract between measure's launcher and its preloaded library.  The launcher
  * resolves events (with libpfm4) into perf_event_attr fields and passes them, with the output
  * directory and flags, through the environment; the preloaded library only decodes.  Exec'd
  * children inherit the same environment, so they are measured the same way.
  */
-#ifndef FATHOM_MEASURE_CONFIG_H
-#define FATHOM_MEASURE_CONFIG_H
+#ifndef FATHOM_MEASURE_MCONFIG_H
+#define FATHOM_MEASURE_MCONFIG_H
 
 #include <linux/perf_event.h>
 #include <stdbool.h>

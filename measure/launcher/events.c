@@ -70,7 +70,7 @@ static const struct builtin builtins[] = {
 };
 
 
-/* The synchronous sources: one event per metric, counted by wrappers (config.h). */
+/* The synchronous sources: one event per metric, counted by wrappers (mconfig.h). */
 static const struct {
 	const char *source;
 	uint8_t kind;

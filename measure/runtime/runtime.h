@@ -9,7 +9,7 @@
 
 #include "arena.h"
 #include "cct.h"
-#include "config.h"
+#include "mconfig.h"
 #include "error.h"
 #include "mfile.h"
 

@@ -8,7 +8,7 @@
 #ifndef FATHOM_MEASURE_EVENTS_H
 #define FATHOM_MEASURE_EVENTS_H
 
-#include "config.h"
+#include "mconfig.h"
 
 struct buf;
 

@@ -9,7 +9,7 @@
 #include "compat.h"
 #include "escape.h"
 #include "buf.h"
-#include "config.h"
+#include "mconfig.h"
 #include "elfprog.h"
 #include "error.h"
 #include "events.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * config.c: encode and decode measure's environment contract (config.h).  An event is
+ * mconfig.c: encode and decode measure's environment contract (mconfig.h).  An event is
  *   NAME,SOURCE,UNIT,PRECISE,FREQ,SAMPLING,EXCLUDE_KERNEL,GROUP,TYPE,CONFIG,CONFIG1,CONFIG2,RATE
  * optionally followed by ,TMA_ROLE (inputs of the TMA tree only), with numbers in decimal, and
  * events are separated by ';'.  Names never hold ',' or ';'.  When there are TMA nodes, '|'
@@ -9,7 +9,7 @@
  * where NAME, FORMULA and DESCRIPTION escape '%' ',' ';' '|' as %25 %2C %3B %7C.
  */
 #include "compat.h"
-#include "config.h"
+#include "mconfig.h"
 #include "error.h"
 
 #include <linux/perf_event.h>
