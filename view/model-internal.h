@@ -200,39 +200,98 @@ void info_label(const struct vm_node_info *info, uint32_t entry, bool utf8, stru
 uint32_t callee_of(struct vm *vm, const struct dbfile_context *x);
 const char *base_name(const char *path);
 
+/* ---- the trees: what differs per view ---- */
+
+/* The places whose values make up a scope's source lines (model-source.c). */
+struct source_item {
+	uint32_t ctx;
+	bool once; /* counts in inclusive sums (a path once) */
+	uint8_t kind;
+	uint32_t file, line, parent;
+};
+struct source_scope {
+	uint32_t function;	/* the scope's function */
+	uint32_t file, focus; /* the file and line of a line, loop or call site, else NONE, 0 */
+	struct source_item *items;
+	uint32_t nitems, aitems;
+};
+void source_scope_add(struct source_scope *s, uint32_t ctx, const struct dbfile_context *x,
+		      bool once);
+
+/*
+ * One tree of the model (enum vm_view): the operations model-nav.c, model.c and
+ * model-source.c call for what differs per tree; everything else is common.  A tree is one
+ * file defining a table (model-topdown.c; model-tree.c: bottom-up and flat) and one row of
+ * the table in ops_of (model-nav.c).
+ */
+struct tree_ops {
+	/* The root before any zoom (built on first use). */
+	vm_node (*root)(struct vm *vm, enum vm_view view);
+	/* Whether NODE is one of the tree's nodes (the root built first). */
+	bool (*valid)(struct vm *vm, enum vm_view view, vm_node node);
+	/* NODE's children (unfiltered, unsorted, built on first use) into a new array *OUT. */
+	uint32_t (*raw_children)(struct vm *vm, enum vm_view view, vm_node node, uint32_t **out);
+	/* Whether a walk that builds nothing (search, collapsing a subtree) leaves NODE's
+	 * children out: they are not built yet.  NULL: never. */
+	bool (*unbuilt)(struct vm *vm, enum vm_view view, vm_node node);
+	/* NODE's visible children, cached until vm->gen changes (vm_children). */
+	uint32_t (*children)(struct vm *vm, enum vm_view view, vm_node node, const vm_node **out);
+	/* The levels below NODE that its visible children skip (flat's root: vm_flatten), or
+	 * NULL: none. */
+	int (*skipped_levels)(struct vm *vm, enum vm_view view, vm_node node);
+	vm_node (*parent)(struct vm *vm, enum vm_view view, vm_node node);
+	/* The name and module a filter looks at (NAME "" and MODULE NULL when none). */
+	void (*filter_subject)(struct vm *vm, enum vm_view view, vm_node node, const char **name,
+			       const char **module);
+	/* The function (or NONE) and line that order NODE among equal values. */
+	void (*sort_fields)(struct vm *vm, enum vm_view view, vm_node node, uint32_t *function,
+			    uint32_t *line);
+	bool (*is_expanded)(struct vm *vm, enum vm_view view, vm_node node);
+	void (*expand)(struct vm *vm, enum vm_view view, vm_node node, bool expanded);
+	void (*collapse_all)(struct vm *vm, enum vm_view view);
+	/* The raw value of METRIC at NODE with SRC (NaN when NODE is not one of the tree's). */
+	double (*value)(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
+			bool inclusive, const struct vsrc *src);
+	/* vm_node_info into OUT, cleared (parent NONE, name "", context NONE) by the caller. */
+	void (*info)(struct vm *vm, enum vm_view view, vm_node node, struct vm_node_info *out);
+	/* vm_node_label; NULL: the label of vm_node_info's description. */
+	void (*label)(struct vm *vm, enum vm_view view, vm_node node, bool utf8, struct buf *out);
+	/* vm_forget; NULL: nothing to drop. */
+	void (*forget)(struct vm *vm, enum vm_view view, vm_node node);
+	/* The database context NODE is (statistics over threads), or NONE. */
+	uint32_t (*context_of)(struct vm *vm, enum vm_view view, vm_node node);
+	/* The source scope of NODE (vm_source); -1 with the message when it has none. */
+	int (*source_scope)(struct vm *vm, enum vm_view view, vm_node node,
+			    struct source_scope *out);
+	/* Nodes a search labels as it walks before it streams the database's contexts instead
+	 * (see vm_search); NULL: no limit. */
+	const uint32_t *search_budget;
+};
+extern const struct tree_ops topdown_ops, bottomup_ops, flat_ops;
+const struct tree_ops *ops_of(enum vm_view view);
+
 /* model-tree.c */
 struct vtree *tree_of(struct vm *vm, enum vm_view view);
-uint32_t tree_root(struct vm *vm, enum vm_view view);
-void tree_build_children(struct vm *vm, enum vm_view view, uint32_t node);
-/* Raw values of a bottom-up or flat NODE with SRC into OUT (2 per metric). */
-void tree_node_values(struct vm *vm, enum vm_view view, uint32_t node, const struct vsrc *src,
-		      double *out);
-/* The value of METRIC at a bottom-up or flat NODE with the current values (cached). */
-double tree_node_value(struct vm *vm, enum vm_view view, uint32_t node, uint32_t metric,
-		       bool inclusive);
 void tree_release(struct vtree *t);
-/* vm_forget of a bottom-up or flat NODE. */
-void tree_forget(struct vm *vm, enum vm_view view, uint32_t node);
 /* Drop the current source's function, group and module profiles. */
 void tree_release_aggregates(struct vm *vm);
 /* Read SRC's profiles as the current ones (-1 when the reader fails: nothing recorded). */
 int tree_load_aggregates(struct vm *vm, const struct vsrc *src);
 void tree_reset_values(struct vm *vm);
-/* The contexts a node stands for (for source and TMA): top-down context, or NONE. */
-uint32_t tree_function_of(struct vm *vm, enum vm_view view, vm_node node);
+uint32_t instance_at_or_above(struct vm *vm, uint32_t ctx);
 
 /* model-nav.c */
 void nav_invalidate(struct vm *vm);
-/* How the filters hide NODE: -1 not at all, else the mode (VM_FILTER_SUBTREE wins). */
-int node_filtered(struct vm *vm, enum vm_view view, vm_node node);
-/* NODE's children (unfiltered, unsorted) into a new array *OUT (NULL when none). */
-uint32_t raw_children(struct vm *vm, enum vm_view view, vm_node node, uint32_t **out);
-vm_node node_parent(struct vm *vm, enum vm_view view, vm_node node);
-/* The view's root before any zoom. */
-vm_node tree_root_of_view(struct vm *vm, enum vm_view view);
-uint32_t instance_at_or_above(struct vm *vm, uint32_t ctx);
+/* NODE's visible children, sorted, into a new array (not cached); BUILD: build what is not
+ * yet (else leave out what tree_ops.unbuilt says). */
+uint32_t nav_visible(struct vm *vm, enum vm_view view, vm_node node, bool build,
+		     uint32_t **out);
 /* Top-down search: the nodes walked before the contexts are streamed instead; 0 no limit (a
  * variable so that the tests can compare both ways). */
 extern uint32_t search_walk_budget;
+
+/* model.c */
+/* vm_node_label from vm_node_info's description. */
+void label_of_info(struct vm *vm, enum vm_view view, vm_node node, bool utf8, struct buf *out);
 
 #endif

@@ -18,72 +18,6 @@ void nav_invalidate(struct vm *vm)
 	vm->gen++;
 }
 
-uint32_t raw_children(struct vm *vm, enum vm_view view, vm_node node, uint32_t **out)
-{
-	uint32_t n = 0;
-	*out = NULL;
-	if (view == VM_TOPDOWN) {
-		/* Numbered breadth-first: the children are consecutive. */
-		struct dbfile_context x;
-		if (node >= vm->db.ncontexts || !ctx_get(vm, node, &x) || !x.nchildren)
-			return 0;
-		n = x.nchildren;
-		*out = xmalloc(n * sizeof(uint32_t));
-		for (uint32_t i = 0; i < n; i++)
-			(*out)[i] = x.first_child + i;
-		return n;
-	}
-	struct vtree *t = tree_of(vm, view);
-	tree_build_children(vm, view, node);
-	if (node >= t->n || !t->nodes[node].nkids)
-		return 0;
-	/* A copy: building children may move the node arrays of bottom-up and flat. */
-	n = t->nodes[node].nkids;
-	*out = xmalloc(n * sizeof(uint32_t));
-	memcpy(*out, t->nodes[node].kids, n * sizeof(uint32_t));
-	return n;
-}
-
-vm_node node_parent(struct vm *vm, enum vm_view view, vm_node node)
-{
-	struct dbfile_context x;
-	if (view == VM_TOPDOWN)
-		return node && node < vm->db.ncontexts && ctx_get(vm, node, &x) ? x.parent
-										: VM_NONE;
-	struct vtree *t = tree_of(vm, view);
-	return node < t->n ? t->nodes[node].parent : VM_NONE;
-}
-
-/* The name and module a filter looks at. */
-static void filter_subject(struct vm *vm, enum vm_view view, vm_node node, const char **name,
-			   const char **module)
-{
-	const struct dbfile *db = &vm->db;
-	*name = "";
-	*module = NULL;
-	uint32_t f = DBFILE_NONE, m = DBFILE_NONE;
-	if (view == VM_TOPDOWN) {
-		struct dbfile_context c;
-		if (!ctx_get(vm, node, &c))
-			return;
-		if (c.kind == DBFILE_FUNCTION || c.kind == DBFILE_INLINE)
-			f = c.function;
-		m = c.module;
-	} else {
-		const struct vnode *n = &tree_of(vm, view)->nodes[node];
-		if (n->kind == VM_KIND_FUNCTION || n->kind == VM_KIND_CALLER ||
-		    n->kind == VM_KIND_INLINE)
-			f = n->function;
-		else if (n->kind == VM_KIND_FILE && n->file != DBFILE_NONE)
-			*name = dbfile_str(db, n->file);
-		m = n->module;
-	}
-	if (f != DBFILE_NONE)
-		*name = fn_name(vm, f);
-	if (m != DBFILE_NONE && m < db->nmodules)
-		*module = dbfile_str(db, db->modules[m].path);
-}
-
 static bool filter_matches(const char *pattern, const char *name, const char *module)
 {
 	if (name[0] && fnmatch(pattern, name, 0) == 0)
@@ -92,13 +26,29 @@ static bool filter_matches(const char *pattern, const char *name, const char *mo
 			  fnmatch(pattern, base_name(module), 0) == 0);
 }
 
-int node_filtered(struct vm *vm, enum vm_view view, vm_node node)
+const struct tree_ops *ops_of(enum vm_view view)
+{
+	static const struct tree_ops *const table[VM_NVIEWS] = {
+		[VM_TOPDOWN] = &topdown_ops,
+		[VM_BOTTOMUP] = &bottomup_ops,
+		[VM_FLAT] = &flat_ops,
+	};
+	return table[view];
+}
+
+bool vm_view_flattens(enum vm_view view)
+{
+	return ops_of(view)->skipped_levels != NULL;
+}
+
+/* How the filters hide NODE: -1 not at all, else the mode (VM_FILTER_SUBTREE wins). */
+static int node_filtered(struct vm *vm, enum vm_view view, vm_node node)
 {
 	int how = -1;
-	if (!vm->nfilters || node == tree_root_of_view(vm, view))
+	if (!vm->nfilters || node == ops_of(view)->root(vm, view))
 		return -1;
 	const char *name, *module;
-	filter_subject(vm, view, node, &name, &module);
+	ops_of(view)->filter_subject(vm, view, node, &name, &module);
 	for (uint32_t i = 0; i < vm->nfilters && how != VM_FILTER_SUBTREE; i++)
 		if (filter_matches(vm->filters[i].pattern, name, module))
 			how = (int)vm->filters[i].mode;
@@ -136,13 +86,11 @@ static bool empty_in_selection(struct vm *vm, enum vm_view view, vm_node node)
 static void collect_visible(struct vm *vm, enum vm_view view, vm_node node, bool build,
 			    struct ids *out, uint32_t depth)
 {
+	const struct tree_ops *ops = ops_of(view);
 	uint32_t *copy, n;
-	if (view == VM_BOTTOMUP && !build) {
-		struct vtree *t = tree_of(vm, view);
-		if (node >= t->n || !t->nodes[node].built)
-			return;
-	}
-	n = raw_children(vm, view, node, &copy);
+	if (!build && ops->unbuilt && ops->unbuilt(vm, view, node))
+		return;
+	n = ops->raw_children(vm, view, node, &copy);
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t k = copy[i];
 		if (empty_in_selection(vm, view, k))
@@ -179,21 +127,6 @@ static const char *key_name(const struct sort_ctx *c, const struct sort_key *k)
 	if (c->names)
 		return c->names[k->name];
 	return k->name != DBFILE_NONE ? fn_name(c->vm, k->name) : "";
-}
-
-/* The function and line of NODE for its key (top-down: instances only have a function). */
-static void key_fields(struct vm *vm, enum vm_view view, vm_node node, struct sort_key *k)
-{
-	if (view == VM_TOPDOWN) {
-		struct dbfile_context x;
-		ctx_get(vm, node, &x);
-		k->line = x.line;
-		k->name = is_instance(x.kind) ? x.function : DBFILE_NONE;
-		return;
-	}
-	const struct vnode *x = &tree_of(vm, view)->nodes[node];
-	k->line = x->line;
-	k->name = x->function;
 }
 
 /* Value (NaN last), then name, line and id: a total order, so that sorting is deterministic. */
@@ -267,7 +200,7 @@ static void sort_nodes(struct vm *vm, enum vm_view view, uint32_t *ids, uint32_t
 	for (uint32_t i = 0; i < n; i++) {
 		struct sort_key *k = &keys[i];
 		k->id = ids[i];
-		key_fields(vm, view, ids[i], k);
+		ops_of(view)->sort_fields(vm, view, ids[i], &k->name, &k->line);
 		k->pad = 0;
 		if (vm->sort.by_name) {
 			k->name = i;
@@ -289,14 +222,14 @@ static void sort_nodes(struct vm *vm, enum vm_view view, uint32_t *ids, uint32_t
 	free(c.names);
 }
 
-/* Visible children of NODE, sorted, into a new array (flat root: the flattened level). */
-static uint32_t compute_visible(struct vm *vm, enum vm_view view, vm_node node, bool build,
-				uint32_t **out)
+uint32_t nav_visible(struct vm *vm, enum vm_view view, vm_node node, bool build, uint32_t **out)
 {
+	const struct tree_ops *ops = ops_of(view);
 	struct ids s = { 0 };
 	collect_visible(vm, view, node, build, &s, 0);
-	if (view == VM_FLAT && vm->flatten > 0 && node == tree_root(vm, VM_FLAT)) {
-		for (int level = 0; level < vm->flatten; level++) {
+	int levels = ops->skipped_levels ? ops->skipped_levels(vm, view, node) : 0;
+	if (levels > 0) {
+		for (int level = 0; level < levels; level++) {
 			struct ids next = { 0 };
 			for (uint32_t i = 0; i < s.n; i++) {
 				struct ids sub = { 0 };
@@ -319,63 +252,21 @@ static uint32_t compute_visible(struct vm *vm, enum vm_view view, vm_node node, 
 uint32_t vm_children(struct vm *vm, enum vm_view view, vm_node node, const vm_node **out)
 {
 	*out = NULL;
-	if (view == VM_TOPDOWN) {
-		struct dbfile_context x;
-		if (node >= vm->db.ncontexts || !ctx_get(vm, node, &x) || !x.nchildren)
-			return 0;
-		uint64_t at;
-		struct vis_entry *e;
-		if (hmap_get(&vm->td_vis, node, &at)) {
-			e = &vm->vis_cache[at];
-			if (e->gen == vm->gen) {
-				*out = e->kids;
-				return e->n;
-			}
-			free(e->kids);
-		} else {
-			ALLOC_GROW(vm->vis_cache, vm->nvis_cache + 1, vm->avis_cache);
-			at = vm->nvis_cache++;
-			hmap_put(&vm->td_vis, node, at);
-			e = &vm->vis_cache[at];
-		}
-		uint32_t *kids;
-		uint32_t n = compute_visible(vm, view, node, true, &kids);
-		e = &vm->vis_cache[at];
-		e->kids = kids;
-		e->n = n;
-		e->gen = vm->gen;
-		*out = kids;
-		return n;
-	}
-	struct vtree *t = tree_of(vm, view);
-	tree_root(vm, view);
-	if (node >= t->n)
-		return 0;
-	if (t->nodes[node].vis_gen != vm->gen || (!t->nodes[node].vis && !t->nodes[node].built)) {
-		uint32_t *kids;
-		uint32_t n = compute_visible(vm, view, node, true, &kids);
-		free(t->nodes[node].vis);
-		t->nodes[node].vis = kids;
-		t->nodes[node].nvis = n;
-		t->nodes[node].vis_gen = vm->gen;
-	}
-	*out = t->nodes[node].vis;
-	return t->nodes[node].nvis;
+	return ops_of(view)->children(vm, view, node, out);
 }
 
 uint32_t vm_children_copy(struct vm *vm, enum vm_view view, vm_node node, vm_node **out)
 {
 	*out = NULL;
-	if (view == VM_TOPDOWN ? node >= vm->db.ncontexts
-			       : (tree_root(vm, view), node >= tree_of(vm, view)->n))
+	if (!ops_of(view)->valid(vm, view, node))
 		return 0;
-	return compute_visible(vm, view, node, true, out);
+	return nav_visible(vm, view, node, true, out);
 }
 
 void vm_forget(struct vm *vm, enum vm_view view, vm_node node)
 {
-	if (view != VM_TOPDOWN && node < tree_of(vm, view)->n)
-		tree_forget(vm, view, node);
+	if (ops_of(view)->forget)
+		ops_of(view)->forget(vm, view, node);
 }
 
 /* ---- sorting ---- */
@@ -395,29 +286,9 @@ struct vm_sort vm_get_sort(const struct vm *vm)
 
 /* ---- expansion ---- */
 
-static bool is_expanded(struct vm *vm, enum vm_view view, vm_node node)
-{
-	if (view == VM_TOPDOWN)
-		return hmap_get(&vm->td_expanded, node, NULL);
-	struct vtree *t = tree_of(vm, view);
-	return node < t->n && t->nodes[node].expanded;
-}
-
 void vm_expand(struct vm *vm, enum vm_view view, vm_node node, bool expanded)
 {
-	if (view == VM_TOPDOWN) {
-		if (node >= vm->db.ncontexts)
-			return;
-		if (expanded)
-			hmap_put(&vm->td_expanded, node, 1);
-		else
-			hmap_remove(&vm->td_expanded, node);
-		return;
-	}
-	struct vtree *t = tree_of(vm, view);
-	tree_root(vm, view);
-	if (node < t->n)
-		t->nodes[node].expanded = expanded;
+	ops_of(view)->expand(vm, view, node, expanded);
 }
 
 /* Bottom-up caller chains can be long: expanding a subtree stops this deep. */
@@ -429,6 +300,7 @@ void vm_expand_subtree(struct vm *vm, enum vm_view view, vm_node node, bool expa
 		vm_node node;
 		uint32_t depth;
 	};
+	const struct tree_ops *ops = ops_of(view);
 	struct frame *stack = NULL;
 	uint32_t sp = 0, cap = 0;
 	ALLOC_GROW(stack, 1, cap);
@@ -436,15 +308,12 @@ void vm_expand_subtree(struct vm *vm, enum vm_view view, vm_node node, bool expa
 	while (sp) {
 		struct frame f = stack[--sp];
 		vm_expand(vm, view, f.node, expanded);
-		if (!expanded && view == VM_BOTTOMUP) {
-			struct vtree *t = tree_of(vm, view);
-			if (f.node >= t->n || !t->nodes[f.node].built)
-				continue;
-		}
+		if (!expanded && ops->unbuilt && ops->unbuilt(vm, view, f.node))
+			continue;
 		if (f.depth >= MAX_EXPAND_DEPTH)
 			continue;
 		uint32_t *kids;
-		uint32_t n = raw_children(vm, view, f.node, &kids);
+		uint32_t n = ops->raw_children(vm, view, f.node, &kids);
 		for (uint32_t i = 0; i < n; i++) {
 			ALLOC_GROW(stack, sp + 1, cap);
 			stack[sp++] = (struct frame){ kids[i], f.depth + 1 };
@@ -457,14 +326,7 @@ void vm_expand_subtree(struct vm *vm, enum vm_view view, vm_node node, bool expa
 void vm_expand_all(struct vm *vm, enum vm_view view, bool expanded)
 {
 	if (!expanded) {
-		if (view == VM_TOPDOWN) {
-			hmap_release(&vm->td_expanded);
-			hmap_init(&vm->td_expanded);
-		} else {
-			struct vtree *t = tree_of(vm, view);
-			for (uint32_t i = 0; i < t->n; i++)
-				t->nodes[i].expanded = false;
-		}
+		ops_of(view)->collapse_all(vm, view);
 		return;
 	}
 	vm_expand_subtree(vm, view, vm_root(vm, view), true);
@@ -473,7 +335,8 @@ void vm_expand_all(struct vm *vm, enum vm_view view, bool expanded)
 void vm_reveal(struct vm *vm, enum vm_view view, vm_node node)
 {
 	vm_node root = vm_root(vm, view);
-	for (vm_node p = node_parent(vm, view, node); p != VM_NONE; p = node_parent(vm, view, p)) {
+	vm_node (*parent)(struct vm *, enum vm_view, vm_node) = ops_of(view)->parent;
+	for (vm_node p = parent(vm, view, node); p != VM_NONE; p = parent(vm, view, p)) {
 		vm_expand(vm, view, p, true);
 		if (p == root)
 			break;
@@ -482,17 +345,12 @@ void vm_reveal(struct vm *vm, enum vm_view view, vm_node node)
 
 /* ---- rows ---- */
 
-vm_node tree_root_of_view(struct vm *vm, enum vm_view view)
-{
-	return view == VM_TOPDOWN ? 0 : tree_root(vm, view);
-}
-
 vm_node vm_root(struct vm *vm, enum vm_view view)
 {
 	struct view_state *vs = &vm->vs[view];
 	if (vs->nzoom)
 		return vs->zoom[vs->nzoom - 1];
-	return tree_root_of_view(vm, view);
+	return ops_of(view)->root(vm, view);
 }
 
 uint32_t vm_rows(struct vm *vm, enum vm_view view, const vm_node **rows)
@@ -510,7 +368,7 @@ uint32_t vm_rows(struct vm *vm, enum vm_view view, const vm_node **rows)
 	vs->row_depth = xreallocarray(vs->row_depth, vs->arows, sizeof(uint32_t));
 	vs->rows[vs->nrows] = root;
 	vs->row_depth[vs->nrows++] = 0;
-	if (is_expanded(vm, view, root)) {
+	if (ops_of(view)->is_expanded(vm, view, root)) {
 		ALLOC_GROW(stack, 1, cap);
 		stack[sp].n = vm_children(vm, view, root, &stack[sp].kids);
 		stack[sp++].i = 0;
@@ -528,7 +386,7 @@ uint32_t vm_rows(struct vm *vm, enum vm_view view, const vm_node **rows)
 		}
 		vs->rows[vs->nrows] = k;
 		vs->row_depth[vs->nrows++] = sp;
-		if (is_expanded(vm, view, k)) {
+		if (ops_of(view)->is_expanded(vm, view, k)) {
 			const vm_node *kids;
 			uint32_t n = vm_children(vm, view, k, &kids);
 			if (n) {
@@ -574,7 +432,7 @@ vm_node vm_hot_path(struct vm *vm, enum vm_view view, vm_node node, uint32_t met
 	return cur;
 }
 
-/* ---- zoom and flatten ---- */
+/* ---- zoom ---- */
 
 void vm_zoom(struct vm *vm, enum vm_view view, vm_node node)
 {
@@ -593,34 +451,6 @@ bool vm_unzoom(struct vm *vm, enum vm_view view)
 		return false;
 	vs->nzoom--;
 	return true;
-}
-
-int vm_flatten(struct vm *vm)
-{
-	vm_node root = tree_root(vm, VM_FLAT);
-	const vm_node *kids;
-	uint32_t n = vm_children(vm, VM_FLAT, root, &kids);
-	bool deeper = false;
-	for (uint32_t i = 0; i < n && !deeper; i++) {
-		uint32_t *sub;
-		deeper = raw_children(vm, VM_FLAT, kids[i], &sub) > 0;
-		free(sub);
-		n = vm_children(vm, VM_FLAT, root, &kids);
-	}
-	if (deeper) {
-		vm->flatten++;
-		nav_invalidate(vm);
-	}
-	return vm->flatten;
-}
-
-int vm_unflatten(struct vm *vm)
-{
-	if (vm->flatten > 0) {
-		vm->flatten--;
-		nav_invalidate(vm);
-	}
-	return vm->flatten;
 }
 
 /* ---- filter ---- */
@@ -691,7 +521,7 @@ static uint32_t walk_children(struct search *s, vm_node node, uint32_t **kids)
 	*kids = NULL;
 	if (s->keep && !(hmap_get(s->keep, node, &k) && (k & KEEP_ABOVE)))
 		return 0;
-	uint32_t n = compute_visible(s->vm, s->view, node, s->view != VM_BOTTOMUP, kids), m = 0;
+	uint32_t n = nav_visible(s->vm, s->view, node, false, kids), m = 0;
 	for (uint32_t i = 0; i < n; i++)
 		if (!s->keep || hmap_get(s->keep, (*kids)[i], NULL))
 			(*kids)[m++] = (*kids)[i];
@@ -873,8 +703,8 @@ vm_node vm_search(struct vm *vm, enum vm_view view, vm_node from, const char *pa
 	 * enters their ancestors (and FROM's), so that a search of the whole tree reads each
 	 * block once instead of following the tree across blocks.
 	 */
-	if (view == VM_TOPDOWN)
-		s.budget = search_walk_budget;
+	if (ops_of(view)->search_budget)
+		s.budget = *ops_of(view)->search_budget;
 	bool done = search_walk(&s);
 	if (!done) {
 		struct stream st = { vm, pattern, s.glob, 0, 0, NULL, NULL, BUF_INIT };

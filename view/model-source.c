@@ -43,47 +43,12 @@ static char *find_file(struct vm *vm, const char *recorded)
 	return NULL;
 }
 
-struct item {
-	uint32_t ctx;
-	bool once; /* counts in inclusive sums (a path once) */
-	uint8_t kind;
-	uint32_t file, line, parent;
-};
-
-struct items {
-	struct item *v;
-	uint32_t n, cap;
-};
-
-static void items_push(struct items *s, uint32_t ctx, const struct dbfile_context *x, bool once)
+void source_scope_add(struct source_scope *s, uint32_t ctx, const struct dbfile_context *x,
+		      bool once)
 {
-	ALLOC_GROW(s->v, s->n + 1, s->cap);
-	s->v[s->n++] = (struct item){ ctx, once, x->kind, x->file, x->line, x->parent };
-}
-
-/* The body of instance INST in the top-down tree: its loops, lines, call sites and inlined
- * calls, not what they call. */
-static void collect_instance(struct vm *vm, uint32_t inst, struct items *out)
-{
-	uint32_t *stack = NULL, sp = 0, cap = 0;
-	ALLOC_GROW(stack, 1, cap);
-	stack[sp++] = inst;
-	struct dbfile_context x, k;
-	while (sp) {
-		uint32_t c = stack[--sp];
-		if (!ctx_get(vm, c, &x))
-			break;
-		for (uint32_t i = 0; i < x.nchildren && ctx_get(vm, x.first_child + i, &k); i++) {
-			if (k.kind == DBFILE_FUNCTION)
-				continue;
-			items_push(out, x.first_child + i, &k, true);
-			if (k.kind == DBFILE_LOOP) {
-				ALLOC_GROW(stack, sp + 1, cap);
-				stack[sp++] = x.first_child + i;
-			}
-		}
-	}
-	free(stack);
+	ALLOC_GROW(s->items, s->nitems + 1, s->aitems);
+	s->items[s->nitems++] = (struct source_item){ ctx, once, x->kind, x->file, x->line,
+						      x->parent };
 }
 
 struct loop {
@@ -101,62 +66,20 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 {
 	const struct dbfile *db = &vm->db;
 	memset(out, 0, sizeof(*out));
-	struct items items = { 0 };
-	struct dbfile_context c, x;
-	uint32_t f = DBFILE_NONE, file = DBFILE_NONE, focus = 0;
-	if (view == VM_TOPDOWN) {
-		if (node >= db->ncontexts)
-			return fth_error("no such node");
-		if (!ctx_get(vm, node, &c))
-			return fth_error("%s", vm->error);
-		uint32_t inst = instance_at_or_above(vm, node);
-		if (inst == DBFILE_NONE || !ctx_get(vm, inst, &x))
-			return vm->error ? fth_error("%s", vm->error)
-					 : fth_error("%s has no source: it is not in a function",
-						     node ? "this scope" : "the program root");
-		f = x.function;
-		if (c.kind == DBFILE_LINE || c.kind == DBFILE_LOOP || c.kind == DBFILE_CALL) {
-			file = c.file;
-			focus = c.line;
-		}
-		collect_instance(vm, inst, &items);
-	} else {
-		f = tree_function_of(vm, view, node);
-		if (f == DBFILE_NONE)
-			return fth_error("this scope has no source: it is not a function or in one");
-		const struct vnode *n = &tree_of(vm, view)->nodes[node];
-		if (n->kind == VM_KIND_LINE || n->kind == VM_KIND_LOOP || n->kind == VM_KIND_CALL ||
-		    n->kind == VM_KIND_CALLER) {
-			file = n->file;
-			focus = n->line;
-		}
-		if (n->kind == VM_KIND_CALLER)
-			f = n->function;
-		uint32_t *list, nl = ctx_list(vm, f, false, &list);
-		for (uint32_t i = 0; i < nl && ctx_get(vm, list[i], &x); i++) {
-			if (x.kind != DBFILE_LOOP && x.kind != DBFILE_LINE && x.kind != DBFILE_CALL)
-				continue;
-			uint32_t inst = instance_at_or_above(vm, list[i]);
-			items_push(&items, list[i], &x,
-				   x.kind == DBFILE_LINE || inst == DBFILE_NONE ||
-					   (ctx_get(vm, inst, &c) && c.outer == inst));
-		}
-		free(list);
-		nl = ctx_list(vm, f, true, &list);
-		for (uint32_t i = 0; i < nl && ctx_get(vm, list[i], &x); i++) {
-			uint32_t inst = instance_at_or_above(vm, x.parent);
-			bool once = inst == DBFILE_NONE || (ctx_get(vm, inst, &c) && c.outer == inst);
-			items_push(&items, list[i], &x, once);
-		}
-		free(list);
+	struct source_scope scope = { DBFILE_NONE, DBFILE_NONE, 0, NULL, 0, 0 };
+	struct dbfile_context c;
+	if (ops_of(view)->source_scope(vm, view, node, &scope) < 0) {
+		free(scope.items);
+		return -1;
 	}
+	uint32_t f = scope.function, file = scope.file, focus = scope.focus;
 	if (file == DBFILE_NONE && f < db->nfunctions)
 		file = db->functions[f].file;
-	for (uint32_t i = 0; file == DBFILE_NONE && i < items.n; i++)
-		if (items.v[i].kind == DBFILE_LINE)
-			file = items.v[i].file;
+	for (uint32_t i = 0; file == DBFILE_NONE && i < scope.nitems; i++)
+		if (scope.items[i].kind == DBFILE_LINE)
+			file = scope.items[i].file;
 	if (vm->error || file == DBFILE_NONE) {
-		free(items.v);
+		free(scope.items);
 		return vm->error ? fth_error("%s", vm->error)
 				 : fth_error("%s: no source file is known", fn_name(vm, f));
 	}
@@ -166,8 +89,8 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 	uint32_t *line_no = NULL, nl = 0, al = 0;
 	struct loop *lv = NULL;
 	uint32_t nloops = 0, aloops = 0;
-	for (uint32_t i = 0; i < items.n; i++) {
-		const struct item *it = &items.v[i];
+	for (uint32_t i = 0; i < scope.nitems; i++) {
+		const struct source_item *it = &scope.items[i];
 		if (it->file != file || !it->line)
 			continue;
 		if (it->kind == DBFILE_LOOP) {
@@ -192,8 +115,8 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 			vals[*at] += v;
 	}
 	/* Once every loop is known, each line extends the loops of its file around it. */
-	for (uint32_t i = 0; i < items.n; i++) {
-		const struct item *it = &items.v[i];
+	for (uint32_t i = 0; i < scope.nitems; i++) {
+		const struct source_item *it = &scope.items[i];
 		if (it->file != file || !it->line)
 			continue;
 		for (uint32_t p = it->parent; p && p != DBFILE_NONE && ctx_get(vm, p, &c) &&
@@ -253,7 +176,7 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 	free(vals);
 	free(line_no);
 	free(lv);
-	free(items.v);
+	free(scope.items);
 	hmap_release(&lines);
 	hmap_release(&loops);
 	if (vm->error) {

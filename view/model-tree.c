@@ -237,7 +237,7 @@ static void tree_reserve(struct vtree *t, uint32_t parent, uint32_t n)
 	}
 }
 
-uint32_t tree_root(struct vm *vm, enum vm_view view)
+static uint32_t tree_root(struct vm *vm, enum vm_view view)
 {
 	struct vtree *t = tree_of(vm, view);
 	if (t->root == VM_NONE) {
@@ -608,7 +608,7 @@ static void build_flat_function(struct vm *vm, struct vtree *t, uint32_t fnode)
 		t->nodes[id].built = true;
 }
 
-void tree_build_children(struct vm *vm, enum vm_view view, uint32_t node)
+static void tree_build_children(struct vm *vm, enum vm_view view, uint32_t node)
 {
 	struct vtree *t = tree_of(vm, view);
 	tree_root(vm, view);
@@ -656,7 +656,7 @@ static void compute_tipx(struct vm *vm, struct vtree *t, uint32_t root, const st
 	hmap_release(&tips);
 }
 
-void tree_node_values(struct vm *vm, enum vm_view view, uint32_t node, const struct vsrc *src,
+static void tree_node_values(struct vm *vm, enum vm_view view, uint32_t node, const struct vsrc *src,
 		      double *out)
 {
 	struct vtree *t = tree_of(vm, view);
@@ -715,7 +715,7 @@ void tree_node_values(struct vm *vm, enum vm_view view, uint32_t node, const str
 		src_add_row(vm, src, n->inst_a[i], out, n->inst_b[i] ? 3 : 2);
 }
 
-double tree_node_value(struct vm *vm, enum vm_view view, uint32_t node, uint32_t metric,
+static double tree_node_value(struct vm *vm, enum vm_view view, uint32_t node, uint32_t metric,
 		       bool inclusive)
 {
 	struct vtree *t = tree_of(vm, view);
@@ -733,7 +733,7 @@ double tree_node_value(struct vm *vm, enum vm_view view, uint32_t node, uint32_t
 	return t->nodes[node].vals[2 * metric + !inclusive];
 }
 
-uint32_t tree_function_of(struct vm *vm, enum vm_view view, vm_node node)
+static uint32_t tree_function_of(struct vm *vm, enum vm_view view, vm_node node)
 {
 	struct vtree *t = tree_of(vm, view);
 	if (node >= t->n)
@@ -754,9 +754,11 @@ static void node_release(struct vnode *n)
 	free(n->vis);
 }
 
-void tree_forget(struct vm *vm, enum vm_view view, uint32_t node)
+static void tree_forget(struct vm *vm, enum vm_view view, uint32_t node)
 {
 	struct vtree *t = tree_of(vm, view);
+	if (node >= t->n)
+		return;
 	struct vnode *x = &t->nodes[node];
 	/* Flat loops and lines are built with their function: only what builds again. */
 	if (!x->built || !x->nkids ||
@@ -795,3 +797,248 @@ void tree_release(struct vtree *t)
 	memset(t, 0, sizeof(*t));
 	t->root = VM_NONE;
 }
+
+/* ---- the operations of the bottom-up and flat trees ---- */
+
+static bool tree_valid(struct vm *vm, enum vm_view view, vm_node node)
+{
+	tree_root(vm, view);
+	return node < tree_of(vm, view)->n;
+}
+
+static uint32_t tree_raw_children(struct vm *vm, enum vm_view view, vm_node node,
+				  uint32_t **out)
+{
+	struct vtree *t = tree_of(vm, view);
+	*out = NULL;
+	tree_build_children(vm, view, node);
+	if (node >= t->n || !t->nodes[node].nkids)
+		return 0;
+	/* A copy: building children may move the node arrays of bottom-up and flat. */
+	uint32_t n = t->nodes[node].nkids;
+	*out = xmalloc(n * sizeof(uint32_t));
+	memcpy(*out, t->nodes[node].kids, n * sizeof(uint32_t));
+	return n;
+}
+
+/* Bottom-up caller chains are built only as far as they are asked for. */
+static bool bu_unbuilt(struct vm *vm, enum vm_view view, vm_node node)
+{
+	struct vtree *t = tree_of(vm, view);
+	return node >= t->n || !t->nodes[node].built;
+}
+
+static uint32_t tree_children(struct vm *vm, enum vm_view view, vm_node node,
+			      const vm_node **out)
+{
+	struct vtree *t = tree_of(vm, view);
+	tree_root(vm, view);
+	if (node >= t->n)
+		return 0;
+	if (t->nodes[node].vis_gen != vm->gen || (!t->nodes[node].vis && !t->nodes[node].built)) {
+		uint32_t *kids;
+		uint32_t n = nav_visible(vm, view, node, true, &kids);
+		free(t->nodes[node].vis);
+		t->nodes[node].vis = kids;
+		t->nodes[node].nvis = n;
+		t->nodes[node].vis_gen = vm->gen;
+	}
+	*out = t->nodes[node].vis;
+	return t->nodes[node].nvis;
+}
+
+/* The flat root's visible children are the level vm_flatten went down to. */
+static int flat_skipped_levels(struct vm *vm, enum vm_view view, vm_node node)
+{
+	return vm->flatten > 0 && node == tree_root(vm, view) ? vm->flatten : 0;
+}
+
+static vm_node tree_parent(struct vm *vm, enum vm_view view, vm_node node)
+{
+	struct vtree *t = tree_of(vm, view);
+	return node < t->n ? t->nodes[node].parent : VM_NONE;
+}
+
+static void tree_filter_subject(struct vm *vm, enum vm_view view, vm_node node,
+				const char **name, const char **module)
+{
+	const struct dbfile *db = &vm->db;
+	const struct vnode *n = &tree_of(vm, view)->nodes[node];
+	*name = "";
+	*module = NULL;
+	if (n->kind == VM_KIND_FUNCTION || n->kind == VM_KIND_CALLER || n->kind == VM_KIND_INLINE) {
+		if (n->function != DBFILE_NONE)
+			*name = fn_name(vm, n->function);
+	} else if (n->kind == VM_KIND_FILE && n->file != DBFILE_NONE) {
+		*name = dbfile_str(db, n->file);
+	}
+	if (n->module != DBFILE_NONE && n->module < db->nmodules)
+		*module = dbfile_str(db, db->modules[n->module].path);
+}
+
+static void tree_sort_fields(struct vm *vm, enum vm_view view, vm_node node, uint32_t *function,
+			     uint32_t *line)
+{
+	const struct vnode *x = &tree_of(vm, view)->nodes[node];
+	*line = x->line;
+	*function = x->function;
+}
+
+static bool tree_is_expanded(struct vm *vm, enum vm_view view, vm_node node)
+{
+	struct vtree *t = tree_of(vm, view);
+	return node < t->n && t->nodes[node].expanded;
+}
+
+static void tree_expand(struct vm *vm, enum vm_view view, vm_node node, bool expanded)
+{
+	struct vtree *t = tree_of(vm, view);
+	tree_root(vm, view);
+	if (node < t->n)
+		t->nodes[node].expanded = expanded;
+}
+
+static void tree_collapse_all(struct vm *vm, enum vm_view view)
+{
+	struct vtree *t = tree_of(vm, view);
+	for (uint32_t i = 0; i < t->n; i++)
+		t->nodes[i].expanded = false;
+}
+
+static double tree_value(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
+			 bool inclusive, const struct vsrc *src)
+{
+	struct vtree *t = tree_of(vm, view);
+	if (node >= t->n)
+		return NAN;
+	if (src == vm->cur)
+		return tree_node_value(vm, view, node, metric, inclusive);
+	double *tmp = xcalloc(2 * (size_t)vm->nm, sizeof(double));
+	tree_node_values(vm, view, node, src, tmp);
+	double v = tmp[2 * metric + !inclusive];
+	free(tmp);
+	return v;
+}
+
+static void tree_info(struct vm *vm, enum vm_view view, vm_node node, struct vm_node_info *out)
+{
+	const struct dbfile *db = &vm->db;
+	struct vtree *t = tree_of(vm, view);
+	uint32_t root = tree_root(vm, view);
+	if (node >= t->n)
+		return;
+	const struct vnode *n = &t->nodes[node];
+	out->kind = n->kind;
+	uint32_t zroot = vm_root(vm, view);
+	uint32_t d = 0;
+	for (uint32_t p = node; p != zroot && p != root && p != VM_NONE; p = t->nodes[p].parent)
+		d++;
+	out->depth = d;
+	out->parent = node == zroot ? VM_NONE : n->parent;
+	switch (n->kind) {
+	case VM_KIND_MODULE:
+		out->name = n->module != DBFILE_NONE ? dbfile_str(db, db->modules[n->module].path)
+						     : "<unknown module>";
+		break;
+	case VM_KIND_FILE:
+		out->name = n->file != DBFILE_NONE ? dbfile_str(db, n->file) : "<unknown file>";
+		break;
+	case VM_KIND_ROOT:
+		break;
+	default:
+		out->name = n->function != DBFILE_NONE ? fn_name(vm, n->function) : "";
+	}
+	if (n->kind != VM_KIND_MODULE)
+		out->file = n->file != DBFILE_NONE ? dbfile_str(db, n->file) : NULL;
+	out->line = n->line;
+	out->module = n->module != DBFILE_NONE ? dbfile_str(db, db->modules[n->module].path) : NULL;
+	out->addr = n->addr;
+	out->has_children = !n->built || n->nkids > 0;
+	out->expanded = n->expanded;
+}
+
+static uint32_t tree_context_of(struct vm *vm, enum vm_view view, vm_node node)
+{
+	(void)vm;
+	(void)view;
+	(void)node;
+	return DBFILE_NONE;
+}
+
+/* The scope of a node: its function (a caller's: the calling function), every place of it. */
+static int tree_source_scope(struct vm *vm, enum vm_view view, vm_node node,
+			     struct source_scope *out)
+{
+	struct dbfile_context c, x;
+	uint32_t f = tree_function_of(vm, view, node);
+	if (f == DBFILE_NONE)
+		return fth_error("this scope has no source: it is not a function or in one");
+	const struct vnode *n = &tree_of(vm, view)->nodes[node];
+	if (n->kind == VM_KIND_LINE || n->kind == VM_KIND_LOOP || n->kind == VM_KIND_CALL ||
+	    n->kind == VM_KIND_CALLER) {
+		out->file = n->file;
+		out->focus = n->line;
+	}
+	if (n->kind == VM_KIND_CALLER)
+		f = n->function;
+	out->function = f;
+	uint32_t *list, nl = ctx_list(vm, f, false, &list);
+	for (uint32_t i = 0; i < nl && ctx_get(vm, list[i], &x); i++) {
+		if (x.kind != DBFILE_LOOP && x.kind != DBFILE_LINE && x.kind != DBFILE_CALL)
+			continue;
+		uint32_t inst = instance_at_or_above(vm, list[i]);
+		source_scope_add(out, list[i], &x,
+				 x.kind == DBFILE_LINE || inst == DBFILE_NONE ||
+					 (ctx_get(vm, inst, &c) && c.outer == inst));
+	}
+	free(list);
+	nl = ctx_list(vm, f, true, &list);
+	for (uint32_t i = 0; i < nl && ctx_get(vm, list[i], &x); i++) {
+		uint32_t inst = instance_at_or_above(vm, x.parent);
+		bool once = inst == DBFILE_NONE || (ctx_get(vm, inst, &c) && c.outer == inst);
+		source_scope_add(out, list[i], &x, once);
+	}
+	free(list);
+	return 0;
+}
+
+#define TREE_OPS                                                                              \
+	.root = tree_root, .valid = tree_valid, .raw_children = tree_raw_children,            \
+	.children = tree_children, .parent = tree_parent, .filter_subject = tree_filter_subject, \
+	.sort_fields = tree_sort_fields, .is_expanded = tree_is_expanded, .expand = tree_expand, \
+	.collapse_all = tree_collapse_all, .value = tree_value, .info = tree_info,            \
+	.forget = tree_forget, .context_of = tree_context_of, .source_scope = tree_source_scope
+
+const struct tree_ops bottomup_ops = { TREE_OPS, .unbuilt = bu_unbuilt };
+const struct tree_ops flat_ops = { TREE_OPS, .skipped_levels = flat_skipped_levels };
+
+/* ---- flatten ---- */
+
+int vm_flatten(struct vm *vm)
+{
+	vm_node root = tree_root(vm, VM_FLAT);
+	const vm_node *kids;
+	uint32_t n = vm_children(vm, VM_FLAT, root, &kids);
+	bool deeper = false;
+	for (uint32_t i = 0; i < n && !deeper; i++) {
+		uint32_t *sub;
+		deeper = tree_raw_children(vm, VM_FLAT, kids[i], &sub) > 0;
+		free(sub);
+		n = vm_children(vm, VM_FLAT, root, &kids);
+	}
+	if (deeper) {
+		vm->flatten++;
+		nav_invalidate(vm);
+	}
+	return vm->flatten;
+}
+
+int vm_unflatten(struct vm *vm)
+{
+	if (vm->flatten > 0) {
+		vm->flatten--;
+		nav_invalidate(vm);
+	}
+	return vm->flatten;
+}
+

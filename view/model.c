@@ -561,18 +561,7 @@ double value_with(struct vm *vm, enum vm_view view, vm_node node, uint32_t metri
 		vm->eval_depth--;
 		return v;
 	}
-	if (view == VM_TOPDOWN)
-		return src_value(vm, src, node, metric, inclusive);
-	struct vtree *t = tree_of(vm, view);
-	if (node >= t->n)
-		return NAN;
-	if (src == vm->cur)
-		return tree_node_value(vm, view, node, metric, inclusive);
-	double *tmp = xcalloc(2 * (size_t)vm->nm, sizeof(double));
-	tree_node_values(vm, view, node, src, tmp);
-	double v = tmp[2 * metric + !inclusive];
-	free(tmp);
-	return v;
+	return ops_of(view)->value(vm, view, node, metric, inclusive, src);
 }
 
 double vm_value(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric, bool inclusive)
@@ -756,7 +745,7 @@ int vm_stats(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 {
 	memset(incl, 0, sizeof(*incl));
 	memset(excl, 0, sizeof(*excl));
-	if (view != VM_TOPDOWN || node >= vm->db.ncontexts || metric >= vm->nm)
+	if (ops_of(view)->context_of(vm, view, node) == DBFILE_NONE || metric >= vm->nm)
 		return fth_error("statistics over threads are kept for top-down contexts only");
 	return dbfile_stats(&vm->db, node, (uint16_t)metric, incl, excl);
 }
@@ -786,17 +775,6 @@ int vm_thread_values(struct vm *vm, enum vm_view view, vm_node node, uint32_t me
 }
 
 /* ---- nodes ---- */
-
-static uint32_t td_depth(struct vm *vm, vm_node node)
-{
-	vm_node root = vm_root(vm, VM_TOPDOWN);
-	uint32_t d = 0;
-	struct dbfile_context x;
-	for (uint32_t c = node; c != root && c != 0 && c < vm->db.ncontexts && ctx_get(vm, c, &x);
-	     c = x.parent)
-		d++;
-	return d;
-}
 
 uint32_t callee_of(struct vm *vm, const struct dbfile_context *x)
 {
@@ -834,56 +812,11 @@ void context_info(struct vm *vm, uint32_t ctx, const struct dbfile_context *c, u
 
 void vm_node_info(struct vm *vm, enum vm_view view, vm_node node, struct vm_node_info *out)
 {
-	const struct dbfile *db = &vm->db;
 	memset(out, 0, sizeof(*out));
 	out->parent = VM_NONE;
 	out->name = "";
 	out->context = DBFILE_NONE;
-	if (view == VM_TOPDOWN) {
-		struct dbfile_context c;
-		if (node >= db->ncontexts || !ctx_get(vm, node, &c))
-			return;
-		context_info(vm, node, &c, c.kind == DBFILE_CALL ? callee_of(vm, &c) : DBFILE_NONE,
-			     out);
-		out->depth = td_depth(vm, node);
-		out->parent = node == vm_root(vm, view) ? VM_NONE : c.parent;
-		out->expanded = hmap_get(&vm->td_expanded, node, NULL);
-		return;
-	}
-	struct vtree *t = tree_of(vm, view);
-	uint32_t root = tree_root(vm, view);
-	if (node >= t->n)
-		return;
-	const struct vnode *n = &t->nodes[node];
-	out->kind = n->kind;
-	uint32_t zroot = vm_root(vm, view);
-	uint32_t d = 0;
-	for (uint32_t p = node; p != zroot && p != root && p != VM_NONE; p = t->nodes[p].parent)
-		d++;
-	out->depth = d;
-	out->parent = node == zroot ? VM_NONE : n->parent;
-	switch (n->kind) {
-	case VM_KIND_MODULE:
-		out->name = n->module != DBFILE_NONE ? dbfile_str(db, db->modules[n->module].path)
-						     : "<unknown module>";
-		break;
-	case VM_KIND_FILE:
-		out->name = n->file != DBFILE_NONE ? dbfile_str(db, n->file) : "<unknown file>";
-		break;
-	case VM_KIND_ROOT:
-		break;
-	default:
-		out->name = n->function != DBFILE_NONE ? fn_name(vm, n->function) : "";
-	}
-	if (n->kind != VM_KIND_FILE && n->kind != VM_KIND_MODULE)
-		out->file = n->file != DBFILE_NONE ? dbfile_str(db, n->file) : NULL;
-	else if (n->kind == VM_KIND_FILE)
-		out->file = n->file != DBFILE_NONE ? dbfile_str(db, n->file) : NULL;
-	out->line = n->line;
-	out->module = n->module != DBFILE_NONE ? dbfile_str(db, db->modules[n->module].path) : NULL;
-	out->addr = n->addr;
-	out->has_children = !n->built || n->nkids > 0;
-	out->expanded = n->expanded;
+	ops_of(view)->info(vm, view, node, out);
 }
 
 static void add_file_line(struct buf *out, const char *file, uint32_t line)
@@ -914,20 +847,20 @@ static void add_place(struct buf *out, const struct vm_node_info *in)
 			   (unsigned long long)in->addr);
 }
 
-void vm_node_label(struct vm *vm, enum vm_view view, vm_node node, bool utf8, struct buf *out)
+void label_of_info(struct vm *vm, enum vm_view view, vm_node node, bool utf8, struct buf *out)
 {
 	struct vm_node_info in;
-	struct dbfile_context x;
-	if (view != VM_TOPDOWN || node >= vm->db.ncontexts) {
-		vm_node_info(vm, view, node, &in);
-		info_label(&in, 0, utf8, out);
-		return;
-	}
-	/* What the label needs, not the depth (a walk to the root). */
-	if (!ctx_get(vm, node, &x))
-		return;
-	context_info(vm, node, &x, x.kind == DBFILE_CALL ? callee_of(vm, &x) : DBFILE_NONE, &in);
-	info_label(&in, x.line, utf8, out);
+	vm_node_info(vm, view, node, &in);
+	info_label(&in, 0, utf8, out);
+}
+
+void vm_node_label(struct vm *vm, enum vm_view view, vm_node node, bool utf8, struct buf *out)
+{
+	const struct tree_ops *ops = ops_of(view);
+	if (ops->label)
+		ops->label(vm, view, node, utf8, out);
+	else
+		label_of_info(vm, view, node, utf8, out);
 }
 
 void info_label(const struct vm_node_info *info, uint32_t entry, bool utf8, struct buf *out)

@@ -195,6 +195,8 @@ bool vm_unzoom(struct vm *vm, enum vm_view view);
  * returns the new flatten depth, 0 when none. */
 int vm_flatten(struct vm *vm);
 int vm_unflatten(struct vm *vm);
+/* Whether VIEW's top level can be flattened (the flat view). */
+bool vm_view_flattens(enum vm_view view);
 
 /*
  * Search: the next node after FROM (or before it, when !FORWARD) in pre-order over the whole

@@ -491,7 +491,7 @@ static void flatten(struct tui *t, bool more)
 {
 	int depth;
 
-	if (t->view != VM_FLAT) {
+	if (!vm_view_flattens(t->view)) {
 		tui_message(t, true, "flatten and unflatten work in the flat view (3)");
 		return;
 	}
