@@ -312,6 +312,16 @@ static const char *explain(const struct example *e)
 	if (e->at == 1 && e->n_ours == 1 && e->end_ours != 1 && e->start0 &&
 	    !memcmp((const void *)(uintptr_t)e->start0, longjmp_code, sizeof(longjmp_code)))
 		return "glibc's __longjmp restores the caller from registers";
+	/*
+	 * The end of libgcc's exception dispatch (__builtin_eh_return's epilogue in
+	 * _Unwind_RaiseException, _Unwind_Resume...): "mov %rcx,%rsp; pop %rcx; jmp *%rcx", whose
+	 * CFI takes the CFA from %rcx, a register measure's rows cannot express.  measure keeps the
+	 * first frame and stops there, as at __longjmp.
+	 */
+	static const uint8_t eh_return_code[] = { 0x48, 0x89, 0xcc, 0x59, 0xff, 0xe1 };
+	if (e->at == 1 && e->n_ours == 1 && e->end_ours != 1 && is_code(ours.pc[0] + 1) &&
+	    !memcmp((const void *)(uintptr_t)ours.pc[0], eh_return_code, sizeof(eh_return_code)))
+		return "libgcc's exception dispatch takes its frame from %rcx at its end";
 	return NULL;
 }
 
