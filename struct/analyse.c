@@ -1479,7 +1479,7 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 	struct strtab *st = &dw.strings;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
-	stats->dwarf_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	stats->dwarf_seconds = seconds_between(&t0, &t1);
 	uint32_t nfuncs;
 	struct func *funcs = collect_functions(img, &dw, st, &nfuncs);
 
@@ -1609,7 +1609,7 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 	dw_release(&dw);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c3);
-	stats->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	stats->seconds = seconds_between(&t0, &t1);
 	stats->dwarf_cpu = seconds_between(&c0, &c1);
 	stats->noreturn_cpu = seconds_between(&c1, &c_noreturn);
 	stats->cfg_cpu = seconds_between(&c_noreturn, &c2);

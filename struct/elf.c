@@ -350,19 +350,18 @@ static int check_sections(struct image *img, bool symbols)
 			read_build_id(img, scn);
 		if (sh.sh_type == SHT_SYMTAB)
 			img->has_symtab = true;
-		if ((sh.sh_flags & SHF_ALLOC) && sh.sh_type != SHT_NOBITS && sh.sh_size) {
-			Elf_Data *d = elf_rawdata(scn, NULL);
-			if (d && d->d_buf && d->d_size >= sh.sh_size) { /* else image_read fails there */
-				ALLOC_GROW(img->loaded, img->nloaded + 1, loaded_cap);
-				img->loaded[img->nloaded++] = (struct text_section){ sh.sh_addr, sh.sh_size,
-										      d->d_buf };
-			}
-		}
-		if (sh.sh_type != SHT_PROGBITS || (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) !=
-							  (SHF_ALLOC | SHF_EXECINSTR) || !sh.sh_size)
+		if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
 			continue;
 		Elf_Data *d = elf_rawdata(scn, NULL);
-		if (!d || !d->d_buf || d->d_size < sh.sh_size)
+		bool readable = d && d->d_buf && d->d_size >= sh.sh_size;
+		if (readable) { /* else image_read fails there */
+			ALLOC_GROW(img->loaded, img->nloaded + 1, loaded_cap);
+			img->loaded[img->nloaded++] = (struct text_section){ sh.sh_addr, sh.sh_size,
+									      d->d_buf };
+		}
+		if (sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR))
+			continue;
+		if (!readable)
 			return fth_error("%s: cannot read section %zu: %s", img->path, elf_ndxscn(scn),
 					 elf_errmsg(-1));
 		ALLOC_GROW(img->texts, img->ntexts + 1, cap);
