@@ -26,16 +26,35 @@
 #define MCONFIG_MAX_TMA 48	   /* TMA tree nodes (metrics computed from the counters) */
 #define MCONFIG_TMA_TEXT 24576	   /* their formulas and descriptions */
 
+/*
+ * The sample sources, the one list that names them all: X(KIND, NAME).  KIND is the
+ * enum mevent_source value that events carry (MSOURCE_KIND, encoded in the order written
+ * here), NAME the source that serves it: in the launcher launcher_NAME_source (events are
+ * parsed and checked, measure/launcher/source.h) and in the preloaded library rt_NAME_source
+ * (threads are sampled and metrics described, measure/runtime/source.h).  A new source is a
+ * row here and a file on each side.
+ *   CPUTIME    a per-thread POSIX timer on CLOCK_THREAD_CPUTIME_ID
+ *   REALTIME   a per-thread POSIX timer on CLOCK_REALTIME
+ *   PERF       a perf_event (and the topdown events' groups)
+ *   IO         the read/write wrappers; CONFIG is enum mio_metric
+ *   MEMLEAK    the malloc wrappers; CONFIG is enum mleak_metric, RATE the probability of
+ *              tracking in billionths
+ *   BLOCKTIME  context-switch records and a SIGTRAP when the thread returns from blocking;
+ *              unit ns, no rate
+ */
+#define MSOURCES(X)                                                                          \
+	X(CPUTIME, timer)                                                                    \
+	X(REALTIME, timer)                                                                   \
+	X(PERF, perf)                                                                        \
+	X(IO, io)                                                                            \
+	X(MEMLEAK, memleak)                                                                  \
+	X(BLOCKTIME, blocktime)
+
 enum mevent_source {
-	MSOURCE_CPUTIME,  /* per-thread POSIX timer on CLOCK_THREAD_CPUTIME_ID */
-	MSOURCE_REALTIME, /* per-thread POSIX timer on CLOCK_REALTIME */
-	MSOURCE_PERF,	  /* a perf_event */
-	MSOURCE_IO,	  /* IO: the read/write wrappers (measure/io.c); CONFIG is enum mio_metric */
-	MSOURCE_MEMLEAK,  /* MEMLEAK: the malloc wrappers (measure/memleak.c); CONFIG is enum
-			   * mleak_metric, RATE the probability of tracking in billionths */
-	MSOURCE_BLOCKTIME, /* BLOCKTIME: context-switch records and a SIGTRAP when the thread
-			    * returns from blocking (measure/sampler.c); unit ns, no rate */
-	MSOURCE_COUNT_	  /* keep last: the decoder refuses sources from here on */
+#define X(kind, name) MSOURCE_##kind,
+	MSOURCES(X)
+#undef X
+	MSOURCE_COUNT_ /* keep last: the decoder refuses sources from here on */
 };
 
 /* The metrics of the synchronous sources: -e IO and -e MEMLEAK each add one event per metric. */

@@ -12,6 +12,7 @@
 #undef _FORTIFY_SOURCE /* these are definitions of the fortified functions */
 #include "compat.h"
 #include "runtime.h"
+#include "source.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -69,7 +70,7 @@ static struct {
 } real;
 #undef X
 
-static void resolve_all(void)
+void rt_io_resolve(void)
 {
 #define X(name, ret, params, args, out, bytes)                                                 \
 	if (!__atomic_load_n(&real.name, __ATOMIC_ACQUIRE))                                     \
@@ -79,9 +80,8 @@ static void resolve_all(void)
 #undef X
 }
 
-void rt_io_init(void)
+static void io_process_init(void)
 {
-	resolve_all();
 	int n = 0;
 	for (int i = 0; i < rt.cfg.nevents; i++) {
 		const struct mevent *e = &rt.cfg.ev[i];
@@ -131,7 +131,7 @@ static void account(bool out, ssize_t bytes, uint64_t t0, const void *callee, ui
 	{                                                                                       \
 		ret(*fn) params = __atomic_load_n(&real.name, __ATOMIC_ACQUIRE);                 \
 		if (__builtin_expect(!fn, 0)) {                                                  \
-			resolve_all();                                                           \
+			rt_io_resolve();                                                         \
 			fn = real.name;                                                          \
 		}                                                                                \
 		uint64_t ra = (uint64_t)(uintptr_t)__builtin_return_address(0);                  \
@@ -146,3 +146,17 @@ static void account(bool out, ssize_t bytes, uint64_t t0, const void *callee, ui
 	}
 IO_FUNCTIONS(X)
 #undef X
+
+static void io_describe(const struct mevent *e, struct mfile_metric *x, char *desc, size_t size)
+{
+	fth_format(desc, size, "%s, by calling context of read, write, pread, pwrite, readv, "
+			       "writev, fread, fwrite (and variants)",
+		   e->unit == MFILE_UNIT_BYTES ? "bytes the calls transferred" : "time in the calls");
+	rt_describe_every_event(x);
+}
+
+const struct rt_source rt_io_source = {
+	.name = "IO",
+	.process_init = io_process_init,
+	.describe = io_describe,
+};

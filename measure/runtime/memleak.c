@@ -43,6 +43,7 @@
 #include "hmap.h"
 #include "loadmap.h"
 #include "runtime.h"
+#include "source.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -564,7 +565,7 @@ static void draw_gaps(void)
 static int64_t next_gap(void)
 {
 	if (!table)
-		return INT64_C(1) << 62; /* MEMLEAK is off (or not yet on: see rt_memleak_init) */
+		return INT64_C(1) << 62; /* MEMLEAK is off (or not yet on: see memleak_process_init) */
 	if (gap_scale == 0)
 		return 1;
 	if (!ngaps)
@@ -705,7 +706,7 @@ static uint32_t fat_leaf_id[FAT_LEAVES_MAX], fat_leaves;
 static uint16_t fat_generation;
 /*
  * With more than one thread, frees of blocks with a header are counted while they read and
- * unmark it (fat_busy), and wait while rt_memleak_finish reads the headers (fat_scanning):
+ * unmark it (fat_busy), and wait while memleak_process_finish reads the headers (fat_scanning):
  * it never reads the header of a block being given back.  The count is split by thread, in
  * lines of their own, so that threads freeing at once do not fight over one line.
  */
@@ -1039,7 +1040,7 @@ static void finish_fat(struct mthread *me, bool claimed, uint64_t *blocks, uint6
 		__atomic_store_n(&fat_scanning, 0, __ATOMIC_SEQ_CST);
 }
 
-void rt_memleak_finish(void)
+static void memleak_process_finish(void)
 {
 	if (!table)
 		return;
@@ -1116,7 +1117,7 @@ static void forget_in_child(void)
 	table_entries = 0;
 }
 
-void rt_memleak_init(void)
+static void memleak_process_init(void)
 {
 	for (int i = 0; i < rt.cfg.nevents; i++) {
 		const struct mevent *e = &rt.cfg.ev[i];
@@ -1475,3 +1476,29 @@ EXPORT size_t malloc_usable_size(void *p)
 		return fat_usable_size(p);
 	return real.usable_size ? real.usable_size(p) : 0;
 }
+
+/* What a MEMLEAK metric holds, with its probability P in decimal (the formatter has no %g). */
+static void memleak_describe(const struct mevent *e, struct mfile_metric *x, char *out,
+			     size_t size)
+{
+	char prob[16] = "1";
+	if (e->rate < MLEAK_PROB_ONE) {
+		fth_format(prob, sizeof(prob), "0.%09llu", (unsigned long long)e->rate);
+		for (size_t n = strlen(prob); prob[n - 1] == '0'; n--)
+			prob[n - 1] = '\0';
+	}
+	fth_format(out, size, "bytes %s, by allocating context (malloc family); allocations "
+		   "tracked with probability %s%s",
+		   e->config == MLEAK_ALLOCATED ? "allocated"
+		   : e->config == MLEAK_FREED	? "freed"
+						: "still allocated at the end",
+		   prob, e->rate < MLEAK_PROB_ONE ? ", bytes scaled by 1/P" : "");
+	rt_describe_every_event(x);
+}
+
+const struct rt_source rt_memleak_source = {
+	.name = "MEMLEAK",
+	.process_init = memleak_process_init,
+	.process_finish = memleak_process_finish,
+	.describe = memleak_describe,
+};

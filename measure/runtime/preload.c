@@ -8,6 +8,7 @@
 #include "compat.h"
 #include "loadmap.h"
 #include "runtime.h"
+#include "source.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -288,7 +289,7 @@ void rt_finish_process(const char *reason)
 		return;
 	rt.finished = true;
 	rt.holding = false; /* a crash while lines are held: they go out with the summary */
-	rt_memleak_finish(); /* live blocks become leaks before the trees are written */
+	rt_sources_finish(); /* MEMLEAK: live blocks become leaks before the trees are written */
 	rt_end_all(reason);
 	char unwritten[160] = "";
 	if (rt.unwritten)
@@ -296,15 +297,7 @@ void rt_finish_process(const char *reason)
 			   "process %d: %llu thread%s measured nothing before the exec: no file for "
 			   "%s\n", (int)rt.pid, (unsigned long long)rt.unwritten,
 			   rt.unwritten == 1 ? "" : "s", rt.unwritten == 1 ? "it" : "them");
-	/* A POSIX CPU-time timer is checked at the kernel tick only: say when that cost most of
-	 * the samples (see measure(1), CPUTIME). */
-	if (rt.timer_expected >= 20 && rt.timer_samples < rt.timer_expected / 2)
-		rt_log("warning: CPUTIME took %llu samples where its threads' CPU time asked for "
-		       "%llu: the kernel checks a POSIX CPU-time timer only at its tick, and these "
-		       "threads ran in shorter slices (a busy machine?); each sample carries the "
-		       "CPU time since the one before, so shares are noisier",
-		       (unsigned long long)rt.timer_samples, (unsigned long long)rt.timer_expected);
-	rt.timer_samples = rt.timer_expected = 0;
+	rt_sources_summary();
 	/* Tables from the run's directory are checked, but one crafted with a valid checksum is
 	 * accepted: say when most call paths stopped in such tables. */
 	const struct lm_module *stopped = loadmap_get(rt.partial_shared_module);
@@ -459,10 +452,7 @@ static void measure_start(int argc, char **argv)
 		(void)w;
 		return;
 	}
-	rt.cputime_event = -1;
-	for (int i = 0; i < rt.cfg.nevents; i++)
-		if (mevent_is_cputime(&rt.cfg.ev[i]))
-			rt.cputime_event = i;
+	rt_sources_setup();
 	arena_init(&rt.shared, 1u << 20, 0);
 	/* Looked up now, once, rather than in each forked child that execs. */
 	rt_exec_resolve();
@@ -501,8 +491,8 @@ static bool measure_setup(int argc, char **argv)
 	if (me)
 		self_module = me->id;
 	rt_sync_init();
-	rt_io_init();
-	rt_memleak_init();
+	rt_io_resolve(); /* the IO wrappers' real functions, measured or not */
+	rt_sources_init();
 	if (rt_sampler_install() < 0) {
 		rt_log("error: %s; this process is not measured", fth_errmsg());
 		return false;

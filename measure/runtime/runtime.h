@@ -67,17 +67,10 @@ struct mthread {
 	pid_t tid;
 	uint64_t start_ns, start_mono, end_ns;
 	uint64_t stack_lo, stack_hi; /* for validating unwinds */
-	/* sources */
-	int fd[MCONFIG_MAX_EVENTS];	  /* perf fd per event, -1 */
-	uint64_t last[MCONFIG_MAX_EVENTS]; /* last count (perf) or clock (timers) */
+	/* what the sources measured of each event, for the file (their own state follows the
+	 * record: source.h) */
 	uint64_t enabled[MCONFIG_MAX_EVENTS], running[MCONFIG_MAX_EVENTS];
 	uint64_t samples[MCONFIG_MAX_EVENTS];
-	void *ring[MCONFIG_MAX_EVENTS];	  /* perf sample buffer (counts, kernel frames), or NULL */
-	uint64_t refused_head[MCONFIG_MAX_EVENTS]; /* ring position after a refused sample */
-	bool ring_chain[MCONFIG_MAX_EVENTS]; /* its records carry the kernel call chain */
-	uint64_t blocked_since; /* BLOCKTIME: monotonic time of a blocking switch-out, or 0 */
-	timer_t timer;
-	bool has_timer;
 	/* state */
 	volatile sig_atomic_t busy; /* inside the handler or finishing */
 	volatile sig_atomic_t stopped;
@@ -125,15 +118,12 @@ struct runtime {
 	pid_t pid;
 	int signo;
 	int rank;
-	int cputime_event; /* the CPUTIME event sampled by the task clock (sampler.c), or -1 */
 	struct mthread *_Atomic threads;
 	_Atomic uint32_t next_index;
 	_Atomic uint64_t files, errors, taken, recorded, dropped, partial, calls;
 	_Atomic uint64_t partial_shared; /* of the threads written (struct mthread) */
 	_Atomic uint32_t partial_shared_module;
 	_Atomic uint64_t cpu_ns; /* of the threads written */
-	/* A POSIX CPUTIME timer's samples, and those the threads' CPU time asked for */
-	_Atomic uint64_t timer_samples, timer_expected;
 	_Atomic uint64_t unwritten; /* threads that left by exec with nothing measured */
 	struct arena shared; /* process-wide metadata: modules, unwind tables, thread records */
 	char host[256];
@@ -210,10 +200,8 @@ int rt_real_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 /* In the handler: a measurement-signal number the program sent itself goes to its handler. */
 bool rt_forward_program_signal(int sig, siginfo_t *info, void *uc);
 
-/* sampler.c */
+/* sampler.c: the signal handlers, and the configuration's sources (source.h) in turn. */
 int rt_sampler_install(void);
-/* The BLOCKTIME event's index in the configuration, or -1 when it is not measured. */
-int rt_blocktime_event(void);
 /* Whether SIGTRAP carries measure's signals (perf sigtrap sampling, or BLOCKTIME). */
 bool rt_sampler_traps(void);
 /* In the SIGTRAP handler: a perf trap of ours (a sample, or a BLOCKTIME switch-in) is taken
@@ -222,6 +210,13 @@ bool rt_sampler_trap(siginfo_t *info, void *uc);
 /* A sample signal became a SIGIO (the signal queue was full): sample with UC if the event
  * is known, else re-arm this thread's events.  False when this thread has no perf events. */
 bool rt_sampler_overflow(void *uc);
+/* The sources' process set-up (after the load map), end (before the threads are written),
+ * and their lines of the log's summary (after). */
+void rt_sources_init(void);
+void rt_sources_finish(void);
+void rt_sources_summary(void);
+/* A fresh thread record T (its sources' states), before it is registered. */
+void rt_sources_thread_init(struct mthread *t);
 int rt_sources_start(struct mthread *t);
 /* Disable T's timer and perf events, so that they raise no more samples; a sample already
  * raised is still taken. */
@@ -237,6 +232,8 @@ void rt_sources_release(struct mthread *t);
 /* In a forked child: let go of the parent's thread T's sources (its rings and descriptors),
  * which belong to the parent, without touching them. */
 void rt_sources_forget(struct mthread *t);
+/* T's file was written: the sources count what they report in the process's summary. */
+void rt_sources_written(const struct mthread *t);
 
 /*
  * unwind.c: the call path of a sample at UC.  *COMPLETE when the walk reached the thread's
@@ -288,15 +285,12 @@ uint32_t rt_sync_copy_context(struct mthread *t, const struct mthread *from, uin
 /* Add V to metric M at NODE of claimed T (and count one event of M). */
 void rt_sync_credit(struct mthread *t, uint32_t node, int metric, uint64_t v);
 
-/* memleak.c */
-void rt_memleak_init(void);
-/* The bootstrap heap's bounds (in this library's zero-initialized data). */
+/* memleak.c: the bootstrap heap's bounds (in this library's zero-initialized data). */
 void rt_memleak_boot_range(uintptr_t *lo, uintptr_t *hi);
-/* Before the threads are written at the end of the process (or exec): live blocks -> leaks. */
-void rt_memleak_finish(void);
 
-/* io.c */
-void rt_io_init(void);
+/* io.c: look up the real functions of the IO wrappers (at the start, for the forked
+ * children, whatever the events). */
+void rt_io_resolve(void);
 
 /* fds.c: mark descriptors as measure's, close ours, and learn that one moved.
  * rt_fds_resolve() looks up the real close (done at the start, so that a forked child,

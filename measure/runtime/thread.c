@@ -8,6 +8,7 @@
 #include "compat.h"
 #include "loadmap.h"
 #include "runtime.h"
+#include "source.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -130,12 +131,13 @@ struct mthread *rt_thread_begin(struct mthread *parent, const struct rt_frame *c
 	if (!rt.active)
 		return NULL;
 	pthread_once(&key_once, make_key);
-	struct mthread *t = arena_alloc(&rt.shared, sizeof(*t), 64);
+	size_t bytes = sizeof(struct mthread) + rt_sources_thread_bytes();
+	struct mthread *t = arena_alloc(&rt.shared, bytes, 64);
 	if (!t) {
 		rt_log("error: out of memory for a thread record");
 		return NULL;
 	}
-	arena_prefault(t, sizeof(*t));
+	arena_prefault(t, bytes);
 	arena_init(&t->arena, THREAD_ARENA_BLOCK, THREAD_ARENA_LIMIT);
 	/* Only this thread's samples use its arena: a forked child has no use for it. */
 	arena_not_inherited(&t->arena);
@@ -146,8 +148,7 @@ struct mthread *rt_thread_begin(struct mthread *parent, const struct rt_frame *c
 	t->start_mono = rt_monotonic_ns();
 	t->ncreation = ncreation > ARRAY_SIZE(t->creation) ? ARRAY_SIZE(t->creation) : ncreation;
 	memcpy(t->creation, creation, t->ncreation * sizeof(*creation));
-	for (int i = 0; i < MCONFIG_MAX_EVENTS; i++)
-		t->fd[i] = -1;
+	rt_sources_thread_init(t);
 	stack_bounds(t);
 	t->starting = 1;
 	/* Register before sampling starts so that exit paths always find it. */
@@ -229,11 +230,7 @@ void rt_thread_end(struct mthread *t, const char *reason)
 	} else {
 		rt.files++;
 		rt.cpu_ns += t->cpu_ns;
-		for (int i = 0; i < rt.cfg.nevents; i++)
-			if (rt.cfg.ev[i].source == MSOURCE_CPUTIME && rt.cfg.ev[i].rate) {
-				rt.timer_samples += t->samples[i];
-				rt.timer_expected += t->cpu_ns / (rt.cfg.ev[i].rate * 1000);
-			}
+		rt_sources_written(t);
 	}
 	rt.taken += t->taken;
 	rt.recorded += t->recorded;

@@ -8,6 +8,7 @@
 #include "formula.h"
 #include "loadmap.h"
 #include "runtime.h"
+#include "source.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,21 +24,11 @@
 #define METRIC_DESCRIPTION 160
 #define SMALL_METRICS 4 /* a metric table of at most this many metrics is on the stack */
 
-/* What a MEMLEAK metric holds, with its probability P in decimal (the formatter has no %g). */
-static void describe_memleak(const struct mevent *e, char *out, size_t size)
+void rt_describe_every_event(struct mfile_metric *x)
 {
-	char prob[16] = "1";
-	if (e->rate < MLEAK_PROB_ONE) {
-		fth_format(prob, sizeof(prob), "0.%09llu", (unsigned long long)e->rate);
-		for (size_t n = strlen(prob); prob[n - 1] == '0'; n--)
-			prob[n - 1] = '\0';
-	}
-	fth_format(out, size, "bytes %s, by allocating context (malloc family); allocations "
-		   "tracked with probability %s%s",
-		   e->config == MLEAK_ALLOCATED ? "allocated"
-		   : e->config == MLEAK_FREED	? "freed"
-						: "still allocated at the end",
-		   prob, e->rate < MLEAK_PROB_ONE ? ", bytes scaled by 1/P" : "");
+	x->rate_kind = MFILE_RATE_NONE;
+	x->rate = 0;
+	x->flags &= ~(uint32_t)MFILE_METRIC_PROXY;
 }
 
 static int write_chunks(struct mfile_writer *w, struct mthread *t)
@@ -106,62 +97,21 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 		return fth_error_errno(errno, "no memory for the metric table");
 	struct mfile_metric *metrics = mem;
 	char(*descriptions)[METRIC_DESCRIPTION] = (void *)(metrics + nm);
-	static const char *const roles[] = { "", "pipeline slots, the group leader",
-					     "PERF_METRICS slot count", "the cycles trigger that samples",
-					     "counted in the group" };
 	for (int i = 0; i < c->nevents; i++) {
 		const struct mevent *e = &c->ev[i];
 		struct mfile_metric *x = &metrics[i];
 		memset(x, 0, sizeof(*x));
 		x->name = (char *)e->name;
 		x->description = descriptions[i];
-		if (e->source == MSOURCE_CPUTIME)
-			fth_format(descriptions[i], sizeof(descriptions[i]),
-				   "CPU time, per-thread POSIX timer every %llu us (checked at the "
-				   "kernel tick)", (unsigned long long)e->rate);
-		else if (mevent_is_cputime(e))
-			fth_format(descriptions[i], sizeof(descriptions[i]),
-				   "CPU time, the kernel's task clock, a sample every %llu us of the "
-				   "thread's CPU time", (unsigned long long)e->rate / 1000);
-		else if (e->source == MSOURCE_REALTIME)
-			fth_format(descriptions[i], sizeof(descriptions[i]),
-				   "wall-clock time, per-thread POSIX timer every %llu us",
-				   (unsigned long long)e->rate);
-		else if (e->source == MSOURCE_IO)
-			fth_format(descriptions[i], sizeof(descriptions[i]),
-				   "%s, by calling context of read, write, pread, pwrite, readv, "
-				   "writev, fread, fwrite (and variants)",
-				   e->unit == MFILE_UNIT_BYTES ? "bytes the calls transferred"
-							       : "time in the calls");
-		else if (e->source == MSOURCE_MEMLEAK)
-			describe_memleak(e, descriptions[i], sizeof(descriptions[i]));
-		else if (e->source == MSOURCE_BLOCKTIME)
-			fth_format(descriptions[i], sizeof(descriptions[i]),
-				   "time blocked (switched out, not preempted) by the calling context "
-				   "where the thread blocked, from perf context-switch records");
-		else if (e->tma_role && e->tma_role < ARRAY_SIZE(roles))
-			fth_format(descriptions[i], sizeof(descriptions[i]),
-				   "TMA input: %s; perf event type %u config %#llx config1 %#llx",
-				   roles[e->tma_role], e->type, (unsigned long long)e->config,
-				   (unsigned long long)e->config1);
-		else
-			fth_format(descriptions[i], sizeof(descriptions[i]),
-				   "perf event type %u config %#llx%s", e->type,
-				   (unsigned long long)e->config,
-				   e->sampling ? "" : ", read at its group leader's samples");
 		x->unit = e->unit;
-		/* No rate, and not a proxy: every event of the source is measured. */
-		bool sync = mevent_is_synchronous(e->source) || e->source == MSOURCE_BLOCKTIME;
-		x->rate_kind = !e->sampling || sync ? MFILE_RATE_NONE
-			       : e->freq   ? MFILE_RATE_FREQUENCY
-					   : MFILE_RATE_PERIOD;
-		x->rate = e->sampling && !sync ? e->rate : 0;
-		if (mevent_is_cputime(e))
-			x->rate /= 1000; /* a timer source's period is in microseconds */
-		x->flags = (e->sampling || sync ? 0 : MFILE_METRIC_PROXY) |
+		x->rate_kind = !e->sampling ? MFILE_RATE_NONE
+			       : e->freq    ? MFILE_RATE_FREQUENCY
+					    : MFILE_RATE_PERIOD;
+		x->rate = e->sampling ? e->rate : 0;
+		x->flags = (e->sampling ? 0 : MFILE_METRIC_PROXY) |
 			   (e->precise ? MFILE_METRIC_PRECISE : 0) |
-			   (e->source == MSOURCE_PERF && !e->exclude_kernel ? MFILE_METRIC_KERNEL : 0) |
 			   (t->running[i] < t->enabled[i] ? MFILE_METRIC_MULTIPLEXED : 0);
+		rt_source_of(i)->describe(e, x, descriptions[i], sizeof(descriptions[i]));
 		x->time_enabled = t->enabled[i];
 		x->time_running = t->running[i];
 		x->samples = t->samples[i];
