@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * events.h: the launcher's side of events: parse hpcrun-style specifications
- * (NAME[@PERIOD|@fRATE], {A,B}@RATE groups, :p modifiers), resolve names through built-in
- * tables and libpfm4, check that this machine can count them (and say why not), pick the
+ * (NAME[@PERIOD|@fRATE], {A,B}@RATE groups, :p modifiers), give each name to its source
+ * (source.h) to resolve, check that this machine can count them (and say why not), pick the
  * default event, and list what is usable for -L.  Never used by the preloaded library.
  */
 #ifndef FATHOM_MEASURE_EVENTS_H
@@ -37,9 +37,9 @@ int events_check(struct mconfig *c);
 int events_plan(struct mconfig *c, struct buf *out);
 /* What events_check() had to say about the topdown plan (multiplexing, omissions), or "". */
 const char *events_notes(void);
-/* --memleak-prob ARG: the probability (0 < P <= 1) of tracking an allocation, for the MEMLEAK
- * events of C (which must be there); returns 0 or -1 with a message. */
-int events_set_memleak_prob(struct mconfig *c, const char *arg);
+/* Whether C's events sample where the threads run; *NEEDS_SAMPLES when one of them (BLOCKTIME)
+ * wants the default event beside it if none does. */
+bool events_sample_threads(const struct mconfig *c, bool *needs_samples);
 /* Choose the default when no -e was given; NOTE gets the sentence saying which and why. */
 int events_default(struct mconfig *c, const struct event_defaults *d, struct buf *note);
 /* Append the -L listing to OUT. */

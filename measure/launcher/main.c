@@ -13,6 +13,7 @@
 #include "elfprog.h"
 #include "error.h"
 #include "events.h"
+#include "source.h"
 #include "input.h"
 #include "ksyms.h"
 #include "mfile.h"
@@ -616,15 +617,11 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nspecs; i++)
 		if (events_add(cfg, specs[i], &d) < 0)
 			die(2, "%s", fth_errmsg());
-	if (memleak_prob && events_set_memleak_prob(cfg, memleak_prob) < 0)
+	if (memleak_prob && memleak_set_prob(cfg, memleak_prob) < 0)
 		die(2, "%s", fth_errmsg());
 	/* -e BLOCKTIME alone: the default source samples the time threads run (said below). */
-	bool samples = false, blocktime = false;
-	for (int i = 0; i < cfg->nevents; i++) {
-		uint8_t src = cfg->ev[i].source;
-		samples |= src == MSOURCE_CPUTIME || src == MSOURCE_REALTIME || src == MSOURCE_PERF;
-		blocktime |= src == MSOURCE_BLOCKTIME;
-	}
+	bool blocktime;
+	bool samples = events_sample_threads(cfg, &blocktime);
 	if (blocktime && !samples && events_check(cfg) < 0)
 		die(2, "%s", fth_errmsg()); /* why BLOCKTIME cannot work, before any default */
 	if (nspecs == 0 || (blocktime && !samples)) {
@@ -637,13 +634,6 @@ int main(int argc, char **argv)
 		die(2, "%s", fth_errmsg());
 	}
 	fputs(events_notes(), stderr);
-	int timers = 0;
-	for (int i = 0; i < cfg->nevents; i++)
-		timers += cfg->ev[i].source == MSOURCE_CPUTIME ||
-			  cfg->ev[i].source == MSOURCE_REALTIME;
-	if (timers > 1)
-		die(2, "use at most one of REALTIME and CPUTIME: two timers in one thread disturb "
-		       "each other's measurement");
 
 	char *lib = preload_library();
 	if (!lib)
