@@ -62,12 +62,6 @@ enum mio_metric { MIO_BYTES_READ, MIO_BYTES_WRITTEN, MIO_READ_TIME, MIO_WRITE_TI
 enum mleak_metric { MLEAK_ALLOCATED, MLEAK_FREED, MLEAK_LEAKED, MLEAK_COUNT };
 #define MLEAK_PROB_ONE 1000000000u /* --memleak-prob 1 */
 
-/* A source without a timer or a perf event: counted by wrappers in the program's calls. */
-static inline bool mevent_is_synchronous(uint8_t source)
-{
-	return source == MSOURCE_IO || source == MSOURCE_MEMLEAK;
-}
-
 struct mevent {
 	char name[MCONFIG_NAME_MAX]; /* as the user wrote it, without the @rate */
 	uint8_t source;		     /* enum mevent_source */

@@ -150,12 +150,24 @@ struct runtime {
 
 extern struct runtime rt;
 
+/* clock.c */
 uint64_t rt_realtime_ns(void);
 uint64_t rt_monotonic_ns(void);
 /* The CPU time of thread TID of this process (0: the calling thread), or 0 if unknown. */
 uint64_t rt_thread_cpu_ns(pid_t tid);
-/* Append a line to this process's log (async-signal-safe; opens and closes the file). */
+
+/* log.c: append a line to this process's log (async-signal-safe; opens and closes the file). */
 void rt_log(const char *fmt, ...) FTH_PRINTF(1, 2);
+/* The log's name for this process (after its file prefix); FORKED: a child, whose log is
+ * its own, not the one an exec'd image inherits. */
+void rt_log_set_path(bool forked);
+/* The log's first line: the launcher's run. */
+void rt_log_run(void);
+/* Write the lines held back while a forked child was single-threaded (rt.holding). */
+void rt_log_flush(void);
+/* Keep the log open while the constructor writes its lines, then close it. */
+void rt_log_keep_open(void);
+void rt_log_close_kept(void);
 
 /* thread.c */
 struct mthread *rt_self(void);
@@ -178,7 +190,7 @@ void rt_thread_end(struct mthread *t, const char *reason);
 /* End every thread of the process (exit paths). */
 void rt_end_all(const char *reason);
 
-/* preload.c: NAME=VALUE for the environment of the image this process execs, which then
+/* log.c: NAME=VALUE for the environment of the image this process execs, which then
  * appends to this process's log; returns its length, or 0 when it does not fit SIZE. */
 size_t rt_log_env(char *buf, size_t size);
 
