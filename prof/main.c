@@ -38,10 +38,13 @@ struct options {
 	size_t nstruct, astruct;
 };
 
+/* Where a slot of the reading pipeline is: free, its file being read, read, or unreadable. */
+enum slot_state { SLOT_FREE, SLOT_READING, SLOT_READ, SLOT_FAILED };
+
 /* One measurement file in the pipeline. */
 struct slot {
 	struct mfile m;
-	int state; /* 0 free, 1 being read, 2 read, 3 failed */
+	enum slot_state state;
 	char *err;
 	size_t file;
 };
@@ -211,20 +214,20 @@ static void *reader(void *arg)
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		while (!p->stop && p->next < p->nfiles &&
-		       p->slots[p->next % p->nslots].state != 0)
+		       p->slots[p->next % p->nslots].state != SLOT_FREE)
 			pthread_cond_wait(&p->cond, &p->lock);
 		if (p->stop || p->next >= p->nfiles)
 			break;
 		size_t i = p->next++;
 		struct slot *s = &p->slots[i % p->nslots];
-		s->state = 1;
+		s->state = SLOT_READING;
 		s->file = i;
 		pthread_mutex_unlock(&p->lock);
 		int rc = mfile_read(p->files[i], &s->m);
 		char *err = rc < 0 ? xstrdup(fth_errmsg()) : NULL;
 		pthread_mutex_lock(&p->lock);
 		s->err = err;
-		s->state = rc < 0 ? 3 : 2;
+		s->state = rc < 0 ? SLOT_FAILED : SLOT_READ;
 		pthread_cond_broadcast(&p->cond);
 	}
 	p->read_cpu += thread_cpu();
@@ -439,6 +442,380 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return -1;
 }
 
+/* The structure files prof reads: each measurement directory's structs/ (unless
+ * --no-struct) and its kernel symbols, and every --struct path. */
+static void load_structures(struct structs *ss, int argc, char **argv, const struct options *o,
+			    struct prof_problems *probs)
+{
+	for (int i = optind; i < argc; i++) {
+		struct stat st;
+		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
+			structs_add_kernel_symbols(ss, argv[i], probs);
+	}
+	if (!o->no_struct) {
+		for (int i = optind; i < argc; i++) {
+			struct stat st;
+			if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+				char *d = xpath_join(argv[i], "structs");
+				structs_add_dir(ss, d, true, probs);
+				free(d);
+			}
+		}
+	}
+	for (size_t i = 0; i < o->nstruct; i++) {
+		struct stat st;
+		if (stat(o->struct_paths[i], &st) == 0 && S_ISDIR(st.st_mode))
+			structs_add_dir(ss, o->struct_paths[i], false, probs);
+		else if (structs_add_file(ss, o->struct_paths[i]) < 0)
+			problem_add(probs, fth_errmsg());
+	}
+}
+
+/* Start the reader threads (with -j2 and more: NWORKERS of them). */
+static void pipeline_start(struct pipeline *p, pthread_t *workers, int nworkers)
+{
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	for (int i = 0; i < nworkers; i++)
+		if (pthread_create(&workers[i], NULL, reader, p) != 0)
+			die(1, "cannot start a reader thread");
+}
+
+/* The slot of file I, read (by a reader thread, or here without one). */
+static struct slot *pipeline_take(struct pipeline *p, size_t i, bool readers)
+{
+	struct slot *s = &p->slots[i % p->nslots];
+	if (readers) {
+		pthread_mutex_lock(&p->lock);
+		while (!(s->file == i && s->state >= SLOT_READ))
+			pthread_cond_wait(&p->cond, &p->lock);
+		pthread_mutex_unlock(&p->lock);
+	} else {
+		s->file = i;
+		s->state = mfile_read(p->files[i], &s->m) < 0 ? SLOT_FAILED : SLOT_READ;
+		s->err = s->state == SLOT_FAILED ? xstrdup(fth_errmsg()) : NULL;
+	}
+	return s;
+}
+
+/* Slot S is merged: free it for the next file. */
+static void pipeline_release(struct pipeline *p, struct slot *s)
+{
+	free(s->err);
+	s->err = NULL;
+	pthread_mutex_lock(&p->lock);
+	s->state = SLOT_FREE;
+	s->file = SIZE_MAX;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Stop the readers and let go of what they read ahead. */
+static void pipeline_stop(struct pipeline *p, pthread_t *workers, int nworkers)
+{
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	for (int i = 0; i < nworkers; i++)
+		pthread_join(workers[i], NULL);
+	for (size_t i = 0; i < p->nslots; i++) {
+		if (p->slots[i].state == SLOT_READ)
+			mfile_release(&p->slots[i].m);
+		free(p->slots[i].err);
+	}
+}
+
+/* Where the database is written: a private temporary directory beside its final name. */
+struct output {
+	char *final, *tmp;
+	int tmp_fd; /* TMP, opened and checked once it is made */
+	struct stat tmp_st;
+};
+
+/* Make the temporary directory for the database FINAL (which must not exist, unless FORCE);
+ * 0, or -1 with the message said. */
+static int output_create(struct output *out, bool force)
+{
+	int old;
+	if (open_old_database(out->final, &old, &out->tmp_st) < 0) {
+		esc_printf(stderr, "prof: %s\n", fth_errmsg());
+		return -1;
+	}
+	if (old >= 0)
+		close(old);
+	if (old >= 0 && !force) {
+		esc_printf(stderr, "prof: %s: a database is there already; prof replaces one only "
+				   "with --force (or give -o another name)\n", out->final);
+		return -1;
+	}
+	size_t n = strlen(out->final) + 32;
+	out->tmp = xmalloc(n);
+	snprintf(out->tmp, n, "%s.tmp-%ld", out->final, (long)getpid());
+	if (mkdir(out->tmp, 0755) < 0) {
+		esc_printf(stderr, "prof: %s: cannot create: %s\n", out->tmp, strerror(errno));
+		FREE_AND_NULL(out->tmp);
+		return -1;
+	}
+	/* Made just now: still ours, or someone swapped it. */
+	if ((out->tmp_fd = safedir_open_at(AT_FDCWD, out->tmp, &out->tmp_st)) < 0 ||
+	    dir_check_private(&out->tmp_st, out->tmp) < 0) {
+		if (out->tmp_fd < 0)
+			fth_error_errno(errno, "%s", out->tmp);
+		esc_printf(stderr, "prof: %s\n", fth_errmsg());
+		if (out->tmp_fd >= 0)
+			close(out->tmp_fd);
+		out->tmp_fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+/* The modules sampled without a structure file that has loops, said after the database. */
+static void report_missing_loops(const struct dbfile *db)
+{
+	size_t missing = 0;
+	for (uint32_t i = 0; i < db->nmodules; i++)
+		if ((db->modules[i].flags & DBFILE_MODULE_SAMPLED) &&
+		    !(db->modules[i].flags & DBFILE_MODULE_LOOPS) &&
+		    dbfile_str(db, db->modules[i].path)[0] != '[') {
+			if (!missing++)
+				esc_printf(stderr, "prof: no structure file with loops for:\n");
+			esc_printf(stderr, "prof:   %s\n", dbfile_str(db, db->modules[i].path));
+		}
+	if (missing)
+		esc_printf(stderr, "prof: their functions and lines come from the binaries (ELF "
+				   "symbols, DWARF): loops are missing there (run 'struct "
+				   "MEASUREMENTS_DIR' first)\n");
+}
+
+/* The inputs skipped, with a word when they look unfinished; whether there were any. */
+static bool report_skipped(const struct prof_problems *probs)
+{
+	if (!probs->n)
+		return false;
+	esc_printf(stderr, "prof: skipped %zu input%s:\n", probs->n, probs->n == 1 ? "" : "s");
+	size_t unfinished = 0;
+	for (size_t i = 0; i < probs->n; i++) {
+		esc_printf(stderr, "prof:   %s\n", probs->msgs[i]);
+		unfinished += strstr(probs->msgs[i], "truncated or unfinished") ||
+			      strstr(probs->msgs[i], "not yet written");
+	}
+	if (unfinished)
+		esc_printf(stderr, "prof: %zu of them look%s unfinished: the run may still be going "
+				   "on (run prof once it has ended), or a process was killed while "
+				   "writing\n", unfinished, unfinished == 1 ? "s" : "");
+	return true;
+}
+
+static void problems_release(struct prof_problems *probs)
+{
+	for (size_t i = 0; i < probs->n; i++)
+		free(probs->msgs[i]);
+	free(probs->msgs);
+	for (size_t i = 0; i < probs->nnotes; i++)
+		free(probs->notes[i]);
+	free(probs->notes);
+}
+
+/* One run of prof: its inputs, the reading pipeline, the merge, and the database's output. */
+struct merge {
+	const struct options *o;
+	struct prof_problems probs;
+	char **files;
+	size_t nfiles;
+	struct structs *ss;
+	struct pipeline p;
+	pthread_t *workers;
+	int nworkers; /* reader threads (-j2 and more), 0: reading in the main thread */
+	struct unifier *u;
+	/* the per-thread values: written by the main thread (VALS), or through a writer thread */
+	struct dbfile_thread_writer tw;
+	bool tw_open;
+	struct dbfile_values vals;
+	struct writer wr;
+	pthread_t writer_thread;
+	bool writer_started;
+	struct output out;
+	char *program; /* the first readable file's */
+	int status;
+};
+
+/* At the first readable file S: where the database goes, and its per-thread values' file. */
+static int merge_open_output(struct merge *m, const struct slot *s, const char *first_arg)
+{
+	const struct options *o = m->o;
+	m->program = xstrdup(s->m.id.program);
+	m->out.final = o->output ? xstrdup(o->output) : default_output(first_arg, m->program);
+	if (output_create(&m->out, o->force) < 0)
+		return -1;
+	if (!o->thread_values)
+		return 0;
+	if (dbfile_threads_open(&m->tw, m->out.tmp, (uint32_t)m->nfiles,
+				dbfile_thread_group((uint32_t)m->nfiles), o->thread_level) < 0) {
+		esc_printf(stderr, "prof: %s\n", fth_errmsg());
+		return -1;
+	}
+	m->tw_open = true;
+	m->wr.tw = &m->tw;
+	if (m->nworkers && pthread_create(&m->writer_thread, NULL, writer_main, &m->wr) == 0)
+		m->writer_started = true;
+	return 0;
+}
+
+/* Merge file I, read into slot S; -1 when the run cannot go on. */
+static int merge_file(struct merge *m, size_t i, struct slot *s, const char *first_arg)
+{
+	if (s->state == SLOT_FAILED) {
+		problem_add(&m->probs, s->err);
+		esc_printf(stderr, "prof: skipped: %s\n", s->err);
+		return 0;
+	}
+	if (!m->out.tmp && merge_open_output(m, s, first_arg) < 0) {
+		mfile_release(&s->m);
+		return -1;
+	}
+	int rc = 0;
+	struct dbfile_values *thread_values = !m->tw_open	 ? NULL
+					      : m->writer_started ? writer_buffer(&m->wr)
+								  : &m->vals;
+	if (unifier_add(m->u, &s->m, m->files[i], thread_values) < 0) {
+		problem_add(&m->probs, fth_errmsg());
+	} else if (m->writer_started) {
+		writer_post(&m->wr);
+	} else if (m->tw_open && dbfile_threads_add(&m->tw, &m->vals) < 0) {
+		esc_printf(stderr, "prof: %s\n", fth_errmsg());
+		rc = -1;
+	}
+	mfile_release(&s->m);
+	return rc;
+}
+
+/* Read and merge every input in order; the readers and the writer are stopped on return. */
+static void merge_inputs(struct merge *m, const char *first_arg)
+{
+	struct pipeline *p = &m->p;
+	p->files = m->files;
+	p->nfiles = m->nfiles;
+	p->nslots = (size_t)m->o->jobs * 2;
+	p->slots = xcalloc(p->nslots, sizeof(*p->slots));
+	m->nworkers = m->o->jobs > 1 ? m->o->jobs : 0;
+	m->workers = xcalloc((size_t)m->nworkers + 1, sizeof(*m->workers));
+	pipeline_start(p, m->workers, m->nworkers);
+	for (size_t i = 0; i < m->nfiles && !interrupted; i++) {
+		struct slot *s = pipeline_take(p, i, m->nworkers > 0);
+		int rc = merge_file(m, i, s, first_arg);
+		pipeline_release(p, s);
+		if (rc < 0) {
+			m->status = 1;
+			break;
+		}
+	}
+	pipeline_stop(p, m->workers, m->nworkers);
+	if (m->writer_started) {
+		if (writer_drain(&m->wr) < 0) {
+			esc_printf(stderr, "prof: %s\n", fth_errmsg());
+			m->status = 1;
+		}
+		pthread_mutex_lock(&m->wr.lock);
+		m->wr.done = true;
+		pthread_cond_broadcast(&m->wr.cond);
+		pthread_mutex_unlock(&m->wr.lock);
+		pthread_join(m->writer_thread, NULL);
+	}
+}
+
+/* The merged tree into DB, written and published; or, when anything failed, nothing. */
+static void merge_write(struct merge *m, struct dbfile *db)
+{
+	const struct options *o = m->o;
+	if (interrupted) {
+		esc_printf(stderr, "prof: interrupted by signal %d; no database was written\n",
+			   (int)interrupted);
+		m->status = 1;
+	} else if (m->status == 0 && unifier_nthreads(m->u) == 0) {
+		esc_printf(stderr, "prof: no measurement file could be read; no database was "
+				   "written\n");
+		m->status = 1;
+	} else if (m->status == 0) {
+		unifier_finish(m->u, db, m->program);
+		/* What is missing from the database, for view's information too. */
+		db->notes = xcalloc(m->probs.nnotes + 1, sizeof(char *));
+		for (size_t i = 0; i < m->probs.nnotes; i++)
+			db->notes[db->nnotes++] = xstrdup(m->probs.notes[i]);
+		if (!o->thread_values)
+			db->flags |= DBFILE_FLAG_NO_THREADS;
+		db->thread_group = dbfile_thread_group((uint32_t)m->nfiles);
+		db->jobs = (uint32_t)o->jobs;
+		if (m->tw_open) {
+			m->tw_open = false;
+			if (dbfile_threads_finish(&m->tw) < 0) {
+				esc_printf(stderr, "prof: %s\n", fth_errmsg());
+				m->status = 1;
+			}
+		}
+		if (m->status == 0 && dbfile_write_summary(m->out.tmp, db, o->level) < 0) {
+			esc_printf(stderr, "prof: %s\n", fth_errmsg());
+			m->status = 1;
+		}
+		if (m->status == 0 && interrupted) {
+			/* Stopped while writing: the temporary directory goes, nothing is published. */
+			esc_printf(stderr, "prof: interrupted by signal %d; no database was written\n",
+				   (int)interrupted);
+			m->status = 1;
+		}
+		if (m->status == 0 && publish(m->out.tmp, m->out.final) < 0) {
+			esc_printf(stderr, "prof: %s\n", fth_errmsg());
+			m->status = 1;
+		}
+	}
+	if (m->tw_open)
+		dbfile_threads_abort(&m->tw);
+	if (m->status != 0 && m->out.tmp_fd >= 0)
+		remove_db_dir(m->out.tmp_fd, m->out.tmp, &m->out.tmp_st);
+	if (m->out.tmp_fd >= 0)
+		close(m->out.tmp_fd);
+}
+
+/* --stats: the run's wall time since T0, each thread's CPU time and the peak memory. */
+static void print_stats(const struct merge *m, const struct timespec *t0)
+{
+	struct timespec t1;
+	struct rusage ru;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	getrusage(RUSAGE_SELF, &ru);
+	double wall = (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+	int n = m->nworkers;
+	fprintf(stderr,
+		"prof: stats: wall %.2f s; cpu: merge (main thread) %.2f s, reading %.2f s in %d "
+		"thread%s, writing per-thread values %.2f s%s; peak memory %ld MB\n",
+		wall, thread_cpu(), n ? m->p.read_cpu : 0, n, n == 1 ? "" : "s", m->wr.cpu,
+		n ? "" : " (-j1: reading and writing in the main thread)", ru.ru_maxrss / 1024);
+}
+
+static void merge_release(struct merge *m)
+{
+	dbfile_values_release(&m->vals);
+	for (int i = 0; i < NBUFS; i++)
+		dbfile_values_release(&m->wr.bufs[i]);
+	free(m->wr.err);
+	pthread_mutex_destroy(&m->wr.lock);
+	pthread_cond_destroy(&m->wr.cond);
+	unifier_free(m->u);
+	structs_free(m->ss);
+	for (size_t i = 0; i < m->nfiles; i++)
+		free(m->files[i]);
+	free(m->files);
+	problems_release(&m->probs);
+	free(m->p.slots);
+	free(m->workers);
+	free(m->out.final);
+	free(m->out.tmp);
+	free(m->program);
+	pthread_mutex_destroy(&m->p.lock);
+	pthread_cond_destroy(&m->p.cond);
+}
+
 int main(int argc, char **argv)
 {
 	fth_progname = "prof";
@@ -448,36 +825,13 @@ int main(int argc, char **argv)
 	int rc = parse_options(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
-	struct prof_problems probs = { 0 };
-	char **files = NULL;
-	size_t nfiles = 0, afiles = 0;
+	struct merge m = { .o = &o, .out = { .tmp_fd = -1 } };
+	size_t afiles = 0;
 	for (int i = optind; i < argc; i++)
-		if (collect(argv[i], &files, &nfiles, &afiles) < 0)
-			problem_add(&probs, fth_errmsg());
-
-	struct structs *ss = structs_new(true);
-	for (int i = optind; i < argc; i++) {
-		struct stat st;
-		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
-			structs_add_kernel_symbols(ss, argv[i], &probs);
-	}
-	if (!o.no_struct) {
-		for (int i = optind; i < argc; i++) {
-			struct stat st;
-			if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-				char *d = xpath_join(argv[i], "structs");
-				structs_add_dir(ss, d, true, &probs);
-				free(d);
-			}
-		}
-	}
-	for (size_t i = 0; i < o.nstruct; i++) {
-		struct stat st;
-		if (stat(o.struct_paths[i], &st) == 0 && S_ISDIR(st.st_mode))
-			structs_add_dir(ss, o.struct_paths[i], false, &probs);
-		else if (structs_add_file(ss, o.struct_paths[i]) < 0)
-			problem_add(&probs, fth_errmsg());
-	}
+		if (collect(argv[i], &m.files, &m.nfiles, &afiles) < 0)
+			problem_add(&m.probs, fth_errmsg());
+	m.ss = structs_new(true);
+	load_structures(m.ss, argc, argv, &o, &m.probs);
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -486,270 +840,30 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
-	struct pipeline p = { .files = files, .nfiles = nfiles };
-	p.nslots = (size_t)o.jobs * 2;
-	p.slots = xcalloc(p.nslots, sizeof(*p.slots));
-	pthread_mutex_init(&p.lock, NULL);
-	pthread_cond_init(&p.cond, NULL);
-	int nworkers = o.jobs > 1 ? o.jobs : 0;
-	pthread_t *workers = xcalloc((size_t)nworkers + 1, sizeof(*workers));
-	for (int i = 0; i < nworkers; i++)
-		if (pthread_create(&workers[i], NULL, reader, &p) != 0)
-			die(1, "cannot start a reader thread");
-
-	struct unifier *u = unifier_new(ss, &probs);
-	if (several_programs(files, nfiles))
-		unifier_by_program(u);
-	struct dbfile_values vals = { 0 };
-	struct writer wr = { 0 };
-	pthread_t writer_thread;
-	bool writer_started = false;
-	pthread_mutex_init(&wr.lock, NULL);
-	pthread_cond_init(&wr.cond, NULL);
-	struct dbfile_thread_writer tw;
-	bool tw_open = false;
-	char *final = NULL, *tmp = NULL, *program = NULL;
-	int tmp_fd = -1; /* TMP, opened and checked once it is made */
-	struct stat tmp_st;
-	int status = 0;
-	for (size_t i = 0; i < nfiles && !interrupted; i++) {
-		struct slot *s = &p.slots[i % p.nslots];
-		if (nworkers) {
-			pthread_mutex_lock(&p.lock);
-			while (!(s->file == i && s->state >= 2))
-				pthread_cond_wait(&p.cond, &p.lock);
-			pthread_mutex_unlock(&p.lock);
-		} else {
-			s->file = i;
-			s->state = mfile_read(files[i], &s->m) < 0 ? 3 : 2;
-			s->err = s->state == 3 ? xstrdup(fth_errmsg()) : NULL;
-		}
-		if (s->state == 3) {
-			problem_add(&probs, s->err);
-			esc_printf(stderr, "prof: skipped: %s\n", s->err);
-		} else {
-			if (!tmp) {
-				program = xstrdup(s->m.id.program);
-				final = o.output ? xstrdup(o.output)
-						 : default_output(argv[optind], program);
-				int old;
-				if (open_old_database(final, &old, &tmp_st) < 0) {
-					esc_printf(stderr, "prof: %s\n", fth_errmsg());
-					status = 1;
-					break;
-				}
-				if (old >= 0)
-					close(old);
-				if (old >= 0 && !o.force) {
-					esc_printf(stderr, "prof: %s: a database is there already; prof "
-							"replaces one only with --force (or give -o "
-							"another name)\n", final);
-					status = 1;
-					break;
-				}
-				size_t n = strlen(final) + 32;
-				tmp = xmalloc(n);
-				snprintf(tmp, n, "%s.tmp-%ld", final, (long)getpid());
-				if (mkdir(tmp, 0755) < 0) {
-					esc_printf(stderr, "prof: %s: cannot create: %s\n", tmp,
-						strerror(errno));
-					FREE_AND_NULL(tmp);
-					status = 1;
-					break;
-				}
-				/* Made just now: still ours, or someone swapped it. */
-				if ((tmp_fd = safedir_open_at(AT_FDCWD, tmp, &tmp_st)) < 0 ||
-				    dir_check_private(&tmp_st, tmp) < 0) {
-					if (tmp_fd < 0)
-						fth_error_errno(errno, "%s", tmp);
-					esc_printf(stderr, "prof: %s\n", fth_errmsg());
-					if (tmp_fd >= 0)
-						close(tmp_fd);
-					tmp_fd = -1;
-					status = 1;
-					break;
-				}
-				if (o.thread_values) {
-					if (dbfile_threads_open(&tw, tmp, (uint32_t)nfiles,
-								dbfile_thread_group((uint32_t)nfiles),
-								o.thread_level) < 0) {
-						esc_printf(stderr, "prof: %s\n", fth_errmsg());
-						status = 1;
-						break;
-					}
-					tw_open = true;
-					wr.tw = &tw;
-					if (nworkers && pthread_create(&writer_thread, NULL,
-								       writer_main, &wr) == 0)
-						writer_started = true;
-				}
-			}
-			struct dbfile_values *out = !tw_open	    ? NULL
-						    : writer_started ? writer_buffer(&wr)
-								     : &vals;
-			if (unifier_add(u, &s->m, files[i], out) < 0) {
-				problem_add(&probs, fth_errmsg());
-			} else if (writer_started) {
-				writer_post(&wr);
-			} else if (tw_open && dbfile_threads_add(&tw, &vals) < 0) {
-				esc_printf(stderr, "prof: %s\n", fth_errmsg());
-				status = 1;
-				mfile_release(&s->m);
-				break;
-			}
-			mfile_release(&s->m);
-		}
-		free(s->err);
-		s->err = NULL;
-		pthread_mutex_lock(&p.lock);
-		s->state = 0;
-		s->file = SIZE_MAX;
-		pthread_cond_broadcast(&p.cond);
-		pthread_mutex_unlock(&p.lock);
-	}
-	pthread_mutex_lock(&p.lock);
-	p.stop = true;
-	pthread_cond_broadcast(&p.cond);
-	pthread_mutex_unlock(&p.lock);
-	for (int i = 0; i < nworkers; i++)
-		pthread_join(workers[i], NULL);
-	if (writer_started) {
-		if (writer_drain(&wr) < 0) {
-			esc_printf(stderr, "prof: %s\n", fth_errmsg());
-			status = 1;
-		}
-		pthread_mutex_lock(&wr.lock);
-		wr.done = true;
-		pthread_cond_broadcast(&wr.cond);
-		pthread_mutex_unlock(&wr.lock);
-		pthread_join(writer_thread, NULL);
-	}
-	for (size_t i = 0; i < p.nslots; i++) {
-		if (p.slots[i].state == 2)
-			mfile_release(&p.slots[i].m);
-		free(p.slots[i].err);
-	}
-
+	m.u = unifier_new(m.ss, &m.probs);
+	if (several_programs(m.files, m.nfiles))
+		unifier_by_program(m.u);
+	pthread_mutex_init(&m.wr.lock, NULL);
+	pthread_cond_init(&m.wr.cond, NULL);
+	merge_inputs(&m, argv[optind]);
 	struct dbfile db;
 	memset(&db, 0, sizeof(db));
-	if (interrupted) {
-		esc_printf(stderr, "prof: interrupted by signal %d; no database was written\n",
-			(int)interrupted);
-		status = 1;
-	} else if (status == 0 && unifier_nthreads(u) == 0) {
-		esc_printf(stderr, "prof: no measurement file could be read; no database was written\n");
-		status = 1;
-	} else if (status == 0) {
-		unifier_finish(u, &db, program);
-		/* What is missing from the database, for view's information too. */
-		db.notes = xcalloc(probs.nnotes + 1, sizeof(char *));
-		for (size_t i = 0; i < probs.nnotes; i++)
-			db.notes[db.nnotes++] = xstrdup(probs.notes[i]);
-		if (!o.thread_values)
-			db.flags |= DBFILE_FLAG_NO_THREADS;
-		db.thread_group = dbfile_thread_group((uint32_t)nfiles);
-		db.jobs = (uint32_t)o.jobs;
-		if (tw_open) {
-			tw_open = false;
-			if (dbfile_threads_finish(&tw) < 0) {
-				esc_printf(stderr, "prof: %s\n", fth_errmsg());
-				status = 1;
-			}
-		}
-		if (status == 0 && dbfile_write_summary(tmp, &db, o.level) < 0) {
-			esc_printf(stderr, "prof: %s\n", fth_errmsg());
-			status = 1;
-		}
-		if (status == 0 && interrupted) {
-			/* Stopped while writing: the temporary directory goes, nothing is published. */
-			esc_printf(stderr, "prof: interrupted by signal %d; no database was written\n",
-				(int)interrupted);
-			status = 1;
-		}
-		if (status == 0 && publish(tmp, final) < 0) {
-			esc_printf(stderr, "prof: %s\n", fth_errmsg());
-			status = 1;
-		}
-	}
-	if (tw_open)
-		dbfile_threads_abort(&tw);
-	if (status != 0 && tmp_fd >= 0)
-		remove_db_dir(tmp_fd, tmp, &tmp_st);
-	if (tmp_fd >= 0)
-		close(tmp_fd);
+	merge_write(&m, &db);
 
-	for (size_t i = 0; i < probs.nnotes; i++)
-		esc_printf(stderr, "prof: note: %s\n", probs.notes[i]);
-	if (status == 0) {
-		size_t missing = 0;
-		for (uint32_t i = 0; i < db.nmodules; i++)
-			if ((db.modules[i].flags & DBFILE_MODULE_SAMPLED) &&
-			    !(db.modules[i].flags & DBFILE_MODULE_LOOPS) &&
-			    dbfile_str(&db, db.modules[i].path)[0] != '[') {
-				if (!missing++)
-					esc_printf(stderr, "prof: no structure file with loops for:\n");
-				esc_printf(stderr, "prof:   %s\n", dbfile_str(&db, db.modules[i].path));
-			}
-		if (missing)
-			esc_printf(stderr, "prof: their functions and lines come from the binaries "
-					"(ELF symbols, DWARF): loops are missing there (run 'struct "
-					"MEASUREMENTS_DIR' first)\n");
-		esc_printf(stdout, "prof: wrote %s: %u threads, %u contexts, %u metrics, %u functions\n", final,
-		       db.nthreads, db.ncontexts, db.nmetrics, db.nfunctions);
+	for (size_t i = 0; i < m.probs.nnotes; i++)
+		esc_printf(stderr, "prof: note: %s\n", m.probs.notes[i]);
+	if (m.status == 0) {
+		report_missing_loops(&db);
+		esc_printf(stdout, "prof: wrote %s: %u threads, %u contexts, %u metrics, %u "
+				   "functions\n", m.out.final, db.nthreads, db.ncontexts, db.nmetrics,
+			   db.nfunctions);
 	}
-	if (o.stats) {
-		struct timespec t1;
-		struct rusage ru;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		getrusage(RUSAGE_SELF, &ru);
-		double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-		double merge = thread_cpu();
-		fprintf(stderr,
-			"prof: stats: wall %.2f s; cpu: merge (main thread) %.2f s, reading %.2f s in "
-			"%d thread%s, writing per-thread values %.2f s%s; peak memory %ld MB\n",
-			wall, merge, nworkers ? p.read_cpu : 0, nworkers, nworkers == 1 ? "" : "s",
-			wr.cpu, nworkers ? "" : " (-j1: reading and writing in the main thread)",
-			ru.ru_maxrss / 1024);
-	}
-	if (probs.n) {
-		esc_printf(stderr, "prof: skipped %zu input%s:\n", probs.n, probs.n == 1 ? "" : "s");
-		size_t unfinished = 0;
-		for (size_t i = 0; i < probs.n; i++) {
-			esc_printf(stderr, "prof:   %s\n", probs.msgs[i]);
-			unfinished += strstr(probs.msgs[i], "truncated or unfinished") ||
-				      strstr(probs.msgs[i], "not yet written");
-		}
-		if (unfinished)
-			esc_printf(stderr, "prof: %zu of them look%s unfinished: the run may still be "
-					"going on (run prof once it has ended), or a process was "
-					"killed while writing\n", unfinished, unfinished == 1 ? "s" : "");
-		status = 1;
-	}
+	if (o.stats)
+		print_stats(&m, &t0);
+	if (report_skipped(&m.probs))
+		m.status = 1;
 	dbfile_close(&db);
-	dbfile_values_release(&vals);
-	for (int i = 0; i < NBUFS; i++)
-		dbfile_values_release(&wr.bufs[i]);
-	free(wr.err);
-	pthread_mutex_destroy(&wr.lock);
-	pthread_cond_destroy(&wr.cond);
-	unifier_free(u);
-	structs_free(ss);
-	for (size_t i = 0; i < nfiles; i++)
-		free(files[i]);
-	free(files);
-	for (size_t i = 0; i < probs.n; i++)
-		free(probs.msgs[i]);
-	free(probs.msgs);
-	for (size_t i = 0; i < probs.nnotes; i++)
-		free(probs.notes[i]);
-	free(probs.notes);
-	free(p.slots);
-	free(workers);
+	merge_release(&m);
 	free(o.struct_paths);
-	free(final);
-	free(tmp);
-	free(program);
-	pthread_mutex_destroy(&p.lock);
-	pthread_cond_destroy(&p.cond);
-	return interrupted ? 128 + (int)interrupted : status;
+	return interrupted ? 128 + (int)interrupted : m.status;
 }
