@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "crc32c.h"
 #include "dbfile.h"
+#include "dbtrace.h"
 #include "dbfile-fields.h"
 #include "error.h"
 #include "le.h"
@@ -1311,7 +1312,8 @@ int dbfile_write_summary(const char *dir, const struct dbfile *db, int level)
 				      ws, cf_writer_workspace_size(level)) >= 0 &&
 		       write_summary_file(&w, db, &d) >= 0 && cf_writer_finish(&w) >= 0;
 	int rc = close_file(fd, path, ws, written ? 0 : -1);
-	if (rc == 0 && write_threads_file(dir, db, &d) < 0) {
+	if (rc == 0 && (write_threads_file(dir, db, &d) < 0 ||
+			dbtrace_write(dir, d.order, db->ncontexts, db->nthreads, DBTRACE_LEVEL) < 0)) {
 		char *p = xpath_join(dir, DBFILE_SUMMARY);
 		unlink(p);
 		free(p);

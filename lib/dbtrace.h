@@ -23,6 +23,7 @@
 #define DBTRACE_FANOUT 16    /* units of level L per unit of level L + 1 */
 #define DBTRACE_TOP 4	     /* contexts a unit keeps */
 #define DBTRACE_MAX_LEVELS 8
+#define DBTRACE_LEVEL 1	     /* zstd level of the pieces prof writes */
 
 /* A sample of the trace: TIME in ns since the thread's start (its start_ns), its CONTEXT. */
 struct dbtrace_record {

@@ -7,6 +7,7 @@
 #include "compat.h"
 #include "escape.h"
 #include "prof.h"
+#include "dbtrace.h"
 #include "error.h"
 #include "userdir.h"
 #include "xalloc.h"
@@ -636,6 +637,8 @@ struct merge {
 	struct writer wr;
 	pthread_t writer_thread;
 	bool writer_started;
+	struct dbtrace_spool traces; /* the traced threads' records, once there is one */
+	bool traces_open;
 	struct output out;
 	char *program; /* the first readable file's */
 	int status;
@@ -660,6 +663,27 @@ static int merge_open_output(struct merge *m, const struct slot *s, const char *
 	m->wr.tw = &m->tw;
 	if (m->nworkers && pthread_create(&m->writer_thread, NULL, writer_main, &m->wr) == 0)
 		m->writer_started = true;
+	return 0;
+}
+
+/* The trace of the thread merged last, if it has one, to the spool. */
+static int merge_trace(struct merge *m)
+{
+	const struct dbtrace_record *rec;
+	uint64_t n = unifier_trace(m->u, &rec);
+	if (!n)
+		return 0;
+	if (!m->traces_open) {
+		if (dbtrace_spool_open(&m->traces, m->out.tmp) < 0) {
+			esc_printf(stderr, "prof: %s\n", fth_errmsg());
+			return -1;
+		}
+		m->traces_open = true;
+	}
+	if (dbtrace_spool_add(&m->traces, unifier_nthreads(m->u) - 1, rec, n) < 0) {
+		esc_printf(stderr, "prof: %s\n", fth_errmsg());
+		return -1;
+	}
 	return 0;
 }
 
@@ -688,7 +712,7 @@ static int merge_file(struct merge *m, size_t i, struct slot *s, const char *fir
 		rc = -1;
 	}
 	mfile_release(&s->m);
-	return rc;
+	return rc < 0 ? -1 : merge_trace(m);
 }
 
 /* Read and merge every input in order; the readers and the writer are stopped on return. */
@@ -754,6 +778,13 @@ static void merge_write(struct merge *m, struct dbfile *db)
 				m->status = 1;
 			}
 		}
+		if (m->traces_open) {
+			m->traces_open = false;
+			if (dbtrace_spool_finish(&m->traces) < 0) {
+				esc_printf(stderr, "prof: %s\n", fth_errmsg());
+				m->status = 1;
+			}
+		}
 		if (m->status == 0 && dbfile_write_summary(m->out.tmp, db, o->level) < 0) {
 			esc_printf(stderr, "prof: %s\n", fth_errmsg());
 			m->status = 1;
@@ -771,6 +802,8 @@ static void merge_write(struct merge *m, struct dbfile *db)
 	}
 	if (m->tw_open)
 		dbfile_threads_abort(&m->tw);
+	if (m->traces_open)
+		dbtrace_spool_abort(&m->traces);
 	if (m->status != 0 && m->out.tmp_fd >= 0)
 		remove_db_dir(m->out.tmp_fd, m->out.tmp, &m->out.tmp_st);
 	if (m->out.tmp_fd >= 0)

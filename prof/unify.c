@@ -11,6 +11,7 @@
  */
 #include "compat.h"
 #include "prof.h"
+#include "dbtrace.h"
 #include "error.h"
 #include "formula.h"
 #include "hmap.h"
@@ -98,6 +99,9 @@ struct unifier {
 	uint32_t *ktop;
 	size_t akids;
 	bool by_program; /* each thread's tree below its program's ENTRY context */
+	/* the last thread's trace, its nodes mapped to contexts */
+	struct dbtrace_record *trace;
+	uint64_t ntrace, atrace;
 };
 
 enum { KIDS_USER = 1, KIDS_KERNEL = 2 };
@@ -265,10 +269,17 @@ void unifier_free(struct unifier *u)
 	free(u->lexcl);
 	free(u->lincl);
 	free(u->top);
+	free(u->trace);
 	free(u->pred);
 	free(u->kids);
 	free(u->ktop);
 	free(u);
+}
+
+uint64_t unifier_trace(const struct unifier *u, const struct dbtrace_record **rec)
+{
+	*rec = u->trace;
+	return u->ntrace;
 }
 
 uint32_t unifier_nthreads(const struct unifier *u)
@@ -684,6 +695,18 @@ int unifier_add(struct unifier *u, const struct mfile *m, const char *name,
 			if (out)
 				dbfile_values_push(out, c, (uint16_t)gm[k], in, ex);
 		}
+	}
+	/* The trace, each sample at the context its node became. */
+	u->ntrace = 0;
+	if (m->has_trace && m->ntrace) {
+		if (m->ntrace > u->atrace) {
+			u->atrace = m->ntrace;
+			u->trace = xreallocarray(u->trace, u->atrace, sizeof(*u->trace));
+		}
+		for (uint64_t i = 0; i < m->ntrace; i++)
+			u->trace[i] = (struct dbtrace_record){ m->trace[i].time_ns,
+							       u->top[m->trace[i].node] };
+		u->ntrace = m->ntrace;
 	}
 	char *entry = m->id.has_entry && m->id.entry.module < m->nmodules
 			      ? function_at(u, gmod[m->id.entry.module], m->id.entry.offset)
