@@ -23,7 +23,7 @@
 
 #define DBFILE_MAGIC "FTHMDBSE"
 #define DBFILE_MAJOR 3
-#define DBFILE_MINOR 2
+#define DBFILE_MINOR 3
 #define DBFILE_SUMMARY "summary.fdb"
 #define DBFILE_THREADS "threads.fdb"
 /* The per-thread values as the writer was given them, until summary.fdb is written. */
