@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model-trace.c: the trace timeline's model (model-trace.h).  A row is drawn from the level of
+ * the thread's trace whose units are a small fraction of a bin (a unit that straddles bins is
+ * read again one level down), each unit's samples credited to the scope at the depth of each
+ * context it kept; an empty bin is the previous sample's scope while that sample still stands
+ * for the thread (three times its typical interval), else idle.
+ */
+#include "compat.h"
+#include "model-trace.h"
+#include "error.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SCOPE_UNSET (DBFILE_NONE - 1)
+#define SLOTS 8 /* scopes a bin of a row keeps */
+#define SUMMARY_SLOTS 24
+
+static bool is_function(uint8_t kind)
+{
+	return kind == DBFILE_FUNCTION || kind == DBFILE_INLINE;
+}
+
+uint32_t trace_model_scope(struct trace_model *m, uint32_t ctx)
+{
+	if (ctx >= m->db->ncontexts)
+		return DBFILE_NONE;
+	if (m->scope_of[ctx] != SCOPE_UNSET)
+		return m->scope_of[ctx];
+	/* The functions on the path, innermost first. */
+	uint32_t path[512], n = 0, deepest = DBFILE_NONE;
+	uint64_t len = 0;
+	for (uint32_t c = ctx; c != DBFILE_NONE;) {
+		struct dbfile_context x;
+		if (dbfile_context(m->db, c, &x) < 0)
+			break;
+		if (is_function(x.kind)) {
+			if (deepest == DBFILE_NONE)
+				deepest = c;
+			if (n < ARRAY_SIZE(path))
+				path[n++] = c;
+			else
+				memmove(path, path + 1, (--n) * sizeof(*path)), path[n++] = c;
+			len++;
+		}
+		c = x.parent;
+	}
+	uint32_t scope = DBFILE_NONE;
+	if (n) {
+		/* path[n - 1] is the outermost function, depth 0. */
+		uint64_t d = m->depth < len ? m->depth : len - 1;
+		uint64_t from_inner = len - 1 - d;
+		scope = from_inner < n ? path[from_inner] : path[0];
+		if (len - 1 > m->max_depth)
+			m->max_depth = (uint32_t)(len - 1 > UINT32_MAX ? UINT32_MAX : len - 1);
+	}
+	(void)deepest;
+	m->scope_of[ctx] = scope;
+	return scope;
+}
+
+void trace_model_set_depth(struct trace_model *m, uint32_t depth)
+{
+	if (depth == m->depth)
+		return;
+	m->depth = depth;
+	for (uint32_t i = 0; i < m->db->ncontexts; i++)
+		m->scope_of[i] = SCOPE_UNSET;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+struct intervals {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int add_interval(void *ctx, const struct dbtrace_unit *u)
+{
+	struct intervals *iv = ctx;
+	if (u->n > 1) {
+		ALLOC_GROW(iv->v, iv->n + 1, iv->cap);
+		iv->v[iv->n++] = (u->t_hi - u->t_lo) / (u->n - 1);
+	}
+	return 0;
+}
+
+/* How long a sample of traced thread T stands for it: three times the median interval between
+ * its samples over its level-1 units (the whole trace's mean without them). */
+static uint64_t hold_of(struct trace_model *m, const struct dbtrace_thread *t)
+{
+	struct intervals iv = { 0 };
+	if (t->nlevels > 1)
+		dbtrace_scan(&m->tr, t->thread, 1, 0, UINT64_MAX, add_interval, &iv);
+	uint64_t typical = t->nrecords > 1 ? (t->t_last - t->t_first) / (t->nrecords - 1) : 0;
+	if (iv.n) {
+		qsort(iv.v, iv.n, sizeof(*iv.v), cmp_u64);
+		typical = iv.v[iv.n / 2];
+	}
+	free(iv.v);
+	uint64_t hold = typical * 3;
+	return hold < 1000 ? 1000 : hold;
+}
+
+int trace_model_open(struct trace_model *m, struct dbfile *db, const char *dir)
+{
+	memset(m, 0, sizeof(*m));
+	m->db = db;
+	int rc = dbtrace_open(&m->tr, dir, db->ncontexts, db->nthreads);
+	if (rc != 0)
+		return rc;
+	m->scope_of = xmalloc((db->ncontexts ? db->ncontexts : 1) * sizeof(*m->scope_of));
+	for (uint32_t i = 0; i < db->ncontexts; i++)
+		m->scope_of[i] = SCOPE_UNSET;
+	m->hold = xcalloc(db->nthreads ? db->nthreads : 1, sizeof(*m->hold));
+	m->t_begin = UINT64_MAX;
+	for (uint32_t i = 0; i < db->nthreads; i++) {
+		const struct dbtrace_thread *t = dbtrace_thread(&m->tr, i);
+		if (!t)
+			continue;
+		uint64_t start = db->threads[i].start_ns;
+		if (start + t->t_first < m->t_begin)
+			m->t_begin = start + t->t_first;
+		if (start + t->t_last > m->t_end)
+			m->t_end = start + t->t_last;
+		m->hold[i] = hold_of(m, t);
+		m->ntraced++;
+	}
+	if (m->t_end <= m->t_begin)
+		m->t_end = m->t_begin + 1;
+	return 0;
+}
+
+void trace_model_close(struct trace_model *m)
+{
+	dbtrace_close(&m->tr);
+	free(m->scope_of);
+	free(m->hold);
+	memset(m, 0, sizeof(*m));
+}
+
+struct straddler;
+
+/* A bin being filled: the scopes credited in it with their samples, and its last sample. */
+struct slot {
+	uint32_t scope;
+	double weight;
+};
+
+struct bins {
+	struct trace_model *m;
+	uint64_t t0, span; /* the window, absolute */
+	uint64_t base;	   /* the thread's start: a unit's times are after it */
+	uint32_t nbins, nslots;
+	struct slot *slot; /* nbins × nslots */
+	double *total;
+	uint64_t *last; /* per bin: the time of its last sample + 1, or 0 */
+	uint32_t *last_scope;
+	uint32_t level;
+	uint64_t bin_width;
+	uint64_t lo, hi; /* only units inside these times: a straddling unit read again */
+	struct straddler *todo;
+	size_t ntodo, atodo;
+};
+
+static uint64_t bin_start(const struct bins *b, uint32_t i)
+{
+	return b->t0 + (uint64_t)((unsigned __int128)i * b->span / b->nbins);
+}
+
+static uint32_t bin_of(const struct bins *b, uint64_t t)
+{
+	if (t < b->t0)
+		return 0;
+	unsigned __int128 k = (unsigned __int128)(t - b->t0) * b->nbins / b->span;
+	return k >= b->nbins ? b->nbins - 1 : (uint32_t)k;
+}
+
+static void credit(struct bins *b, uint32_t bin, uint32_t scope, double w)
+{
+	struct slot *s = &b->slot[(size_t)bin * b->nslots];
+	uint32_t least = 0;
+	for (uint32_t i = 0; i < b->nslots; i++) {
+		if (s[i].weight > 0 && s[i].scope == scope) {
+			s[i].weight += w;
+			return;
+		}
+		if (s[i].weight < s[least].weight)
+			least = i;
+	}
+	if (s[least].weight < w)
+		s[least] = (struct slot){ scope, w };
+}
+
+/* A unit that straddles bins, to be read again one level down. */
+struct straddler {
+	uint32_t level;
+	uint64_t lo, hi;
+};
+
+static int take_unit(void *ctx, const struct dbtrace_unit *u)
+{
+	struct bins *b = ctx;
+	uint64_t lo = b->base + u->t_lo, hi = b->base + u->t_hi;
+	if (hi < b->t0 || lo >= b->t0 + b->span)
+		return 0;
+	if (u->t_lo < b->lo || u->t_hi > b->hi)
+		return 0; /* a neighbour of the unit being read again */
+	if (b->level > 0 && bin_of(b, lo) != bin_of(b, hi)) {
+		ALLOC_GROW(b->todo, b->ntodo + 1, b->atodo);
+		b->todo[b->ntodo++] = (struct straddler){ b->level - 1, u->t_lo, u->t_hi };
+		return 0;
+	}
+	uint32_t bin = bin_of(b, lo + (hi - lo) / 2);
+	for (uint32_t k = 0; k < u->k; k++)
+		credit(b, bin, trace_model_scope(b->m, u->context[k]), u->count[k]);
+	b->total[bin] += u->n;
+	if (hi + 1 > b->last[bin]) {
+		b->last[bin] = hi + 1;
+		b->last_scope[bin] = trace_model_scope(b->m, u->context[0]);
+	}
+	return 0;
+}
+
+/* The level whose units are at most an eighth of a bin's samples, on average. */
+static uint32_t level_for(const struct dbtrace_thread *t, uint64_t bin_width)
+{
+	uint64_t span = t->t_last - t->t_first + 1;
+	double per_bin = (double)t->nrecords * (double)bin_width / (double)span;
+	uint32_t level = 0;
+	for (uint32_t l = 1; l < t->nlevels; l++)
+		if ((double)t->level[l].records_per_unit * 8 <= per_bin)
+			level = l;
+	return level;
+}
+
+/* Credit traced thread T's samples (it started at START) in the bins of B. */
+static int fill_bins(struct bins *b, const struct dbtrace_thread *t, uint64_t start)
+{
+	b->ntodo = 0;
+	b->lo = 0;
+	b->hi = UINT64_MAX;
+	b->base = start;
+	b->level = level_for(t, b->bin_width);
+	uint64_t end = b->t0 + b->span - 1;
+	if (end < start)
+		return 0;
+	uint64_t a = b->t0 > start ? b->t0 - start : 0;
+	if (dbtrace_scan(&b->m->tr, t->thread, b->level, a, end - start, take_unit, b) < 0)
+		return -1;
+	while (b->ntodo) {
+		struct straddler st = b->todo[--b->ntodo];
+		b->level = st.level;
+		b->lo = st.lo;
+		b->hi = st.hi;
+		if (dbtrace_scan(&b->m->tr, t->thread, st.level, st.lo, st.hi, take_unit, b) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void bins_init(struct bins *b, struct trace_model *m, uint64_t t0, uint64_t span,
+		      uint32_t nbins, uint32_t nslots)
+{
+	memset(b, 0, sizeof(*b));
+	b->m = m;
+	b->t0 = t0;
+	b->span = span ? span : 1;
+	b->nbins = nbins;
+	b->nslots = nslots;
+	b->bin_width = b->span / nbins ? b->span / nbins : 1;
+	b->slot = xcalloc((size_t)nbins * nslots, sizeof(*b->slot));
+	b->total = xcalloc(nbins, sizeof(*b->total));
+	b->last = xcalloc(nbins, sizeof(*b->last));
+	b->last_scope = xcalloc(nbins, sizeof(*b->last_scope));
+}
+
+static void bins_clear(struct bins *b)
+{
+	memset(b->slot, 0, (size_t)b->nbins * b->nslots * sizeof(*b->slot));
+	memset(b->total, 0, b->nbins * sizeof(*b->total));
+	memset(b->last, 0, b->nbins * sizeof(*b->last));
+}
+
+static void bins_release(struct bins *b)
+{
+	free(b->slot);
+	free(b->total);
+	free(b->last);
+	free(b->last_scope);
+	free(b->todo);
+}
+
+/* The scope that took most of bin I (DBFILE_NONE: nothing there). */
+static uint32_t bin_scope(const struct bins *b, uint32_t i)
+{
+	const struct slot *s = &b->slot[(size_t)i * b->nslots];
+	uint32_t best = DBFILE_NONE;
+	double w = 0;
+	for (uint32_t k = 0; k < b->nslots; k++)
+		if (s[k].weight > w || (s[k].weight == w && w > 0 && s[k].scope < best)) {
+			w = s[k].weight;
+			best = s[k].scope;
+		}
+	return w > 0 ? best : DBFILE_NONE;
+}
+
+int trace_model_row(struct trace_model *m, uint32_t thread, uint64_t t0, uint64_t t1,
+		    uint32_t nbins, struct trace_cell *out)
+{
+	memset(out, 0, nbins * sizeof(*out));
+	if (!nbins || t1 <= t0)
+		return 0;
+	const struct dbfile_thread *th = &m->db->threads[thread];
+	const struct dbtrace_thread *t = m->scope_of ? dbtrace_thread(&m->tr, thread) : NULL;
+	struct bins b;
+	bins_init(&b, m, t0, t1 - t0, nbins, SLOTS);
+	for (uint32_t i = 0; i < nbins; i++) {
+		uint64_t mid = bin_start(&b, i) + b.bin_width / 2;
+		out[i].kind = mid < th->start_ns		 ? TRACE_UNBORN
+			      : th->end_ns && mid > th->end_ns ? TRACE_ENDED
+			      : t			 ? TRACE_IDLE
+							 : TRACE_UNTRACED;
+		out[i].scope = DBFILE_NONE;
+	}
+	int rc = t ? fill_bins(&b, t, th->start_ns) : 0;
+	uint64_t last = 0;
+	uint32_t last_scope = DBFILE_NONE;
+	for (uint32_t i = 0; t && rc == 0 && i < nbins; i++) {
+		struct trace_cell *c = &out[i];
+		uint32_t scope = bin_scope(&b, i);
+		if (scope != DBFILE_NONE) {
+			c->kind = TRACE_WORK;
+			c->scope = scope;
+			c->samples = (uint32_t)(b.total[i] + 0.5);
+		} else if (c->kind == TRACE_IDLE && last && last_scope != DBFILE_NONE &&
+			   bin_start(&b, i) < last - 1 + m->hold[thread]) {
+			c->kind = TRACE_WORK; /* the last sample still stands */
+			c->scope = last_scope;
+		}
+		if (b.last[i]) {
+			last = b.last[i];
+			last_scope = b.last_scope[i];
+		}
+	}
+	bins_release(&b);
+	return rc;
+}
+
+static int cmp_share(const void *a, const void *b)
+{
+	const struct trace_share *x = a, *y = b;
+	return x->share < y->share ? 1 : x->share > y->share ? -1 : (x->scope > y->scope) - (x->scope < y->scope);
+}
+
+int trace_model_summary(struct trace_model *m, uint64_t t0, uint64_t t1, uint32_t nbins,
+			uint32_t maxk, struct trace_share *out, uint32_t *nout)
+{
+	memset(nout, 0, nbins * sizeof(*nout));
+	if (!nbins || t1 <= t0 || !m->scope_of)
+		return 0;
+	struct bins sum;
+	bins_init(&sum, m, t0, t1 - t0, nbins, SUMMARY_SLOTS);
+	int rc = 0;
+	struct bins b;
+	bins_init(&b, m, t0, t1 - t0, nbins, SLOTS);
+	for (uint32_t i = 0; rc == 0 && i < m->db->nthreads; i++) {
+		const struct dbtrace_thread *t = dbtrace_thread(&m->tr, i);
+		if (!t)
+			continue;
+		/* Each thread's bins, weighted by its samples, added up. */
+		bins_clear(&b);
+		rc = fill_bins(&b, t, m->db->threads[i].start_ns);
+		for (uint32_t k = 0; rc == 0 && k < nbins; k++)
+			for (uint32_t j = 0; j < b.nslots; j++) {
+				const struct slot *s = &b.slot[(size_t)k * b.nslots + j];
+				if (s->weight > 0) {
+					credit(&sum, k, s->scope, s->weight);
+					sum.total[k] += s->weight;
+				}
+			}
+	}
+	bins_release(&b);
+	for (uint32_t k = 0; rc == 0 && k < nbins; k++) {
+		struct trace_share *o = &out[(size_t)k * maxk];
+		struct trace_share all[SUMMARY_SLOTS];
+		uint32_t n = 0;
+		for (uint32_t j = 0; j < SUMMARY_SLOTS; j++) {
+			const struct slot *s = &sum.slot[(size_t)k * SUMMARY_SLOTS + j];
+			if (s->weight > 0 && sum.total[k] > 0)
+				all[n++] = (struct trace_share){ s->scope, s->weight / sum.total[k] };
+		}
+		qsort(all, n, sizeof(*all), cmp_share);
+		nout[k] = n < maxk ? n : maxk;
+		memcpy(o, all, nout[k] * sizeof(*o));
+	}
+	bins_release(&sum);
+	return rc;
+}
+
+struct nearest {
+	uint64_t t, best_dist, when;
+	uint32_t ctx;
+	bool found;
+};
+
+static int take_nearest(void *ctx, const struct dbtrace_unit *u)
+{
+	struct nearest *n = ctx;
+	uint64_t d = u->t_lo > n->t ? u->t_lo - n->t : n->t - u->t_lo;
+	/* The sample that stands at T: the last one at or before it, else the next. */
+	if (!n->found || (u->t_lo <= n->t) || d < n->best_dist) {
+		if (n->found && u->t_lo > n->t && n->when <= n->t)
+			return 1;
+		n->found = true;
+		n->best_dist = d;
+		n->when = u->t_lo;
+		n->ctx = u->context[0];
+	}
+	return u->t_lo > n->t ? 1 : 0;
+}
+
+int trace_model_sample_at(struct trace_model *m, uint32_t thread, uint64_t t, uint32_t *ctx,
+			  uint64_t *when)
+{
+	const struct dbtrace_thread *tt = m->scope_of ? dbtrace_thread(&m->tr, thread) : NULL;
+	uint64_t start = m->db->threads[thread].start_ns;
+	if (!tt || t < start)
+		return 1;
+	uint64_t rel = t - start, hold = m->hold[thread];
+	struct nearest n = { .t = rel };
+	if (dbtrace_scan(&m->tr, thread, 0, rel > hold ? rel - hold : 0, rel + hold, take_nearest,
+			 &n) < 0)
+		return -1;
+	if (!n.found || n.best_dist > hold)
+		return 1;
+	*ctx = n.ctx;
+	*when = start + n.when;
+	return 0;
+}
