@@ -33,6 +33,7 @@ struct options {
 	bool thread_values;
 	bool stats;
 	bool force; /* replace an existing database */
+	bool no_traces; /* leave out the traces of threads measured with -t */
 	int level;	   /* zstd level of summary.fdb */
 	int thread_level; /* and of threads.fdb: faster by default, it is most of the bytes */
 	char **struct_paths;
@@ -162,6 +163,8 @@ static void usage(FILE *f)
 		"                         values) or 'summary' (statistics over threads only)\n"
 		"      --compression=N    zstd level of the database, 0 (stored) to 19 (default: 3\n"
 		"                         for the summary, 1 for the per-thread values)\n"
+		"      --no-traces        leave out the traces of threads measured with measure -t\n"
+		"                         (view's trace timeline then has nothing to show)\n"
 		"      --stats            print time, CPU per stage and peak memory at the end\n"
 		"      --force            replace an existing database at the output directory\n"
 		"  -h, --help             this help;  --version  the version\n"
@@ -368,7 +371,8 @@ static int publish(const char *tmp, const char *final)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_NO_STRUCT = 256, OPT_METRIC_DB, OPT_VERSION, OPT_LEVEL, OPT_STATS, OPT_FORCE };
+	enum { OPT_NO_STRUCT = 256, OPT_METRIC_DB, OPT_VERSION, OPT_LEVEL, OPT_STATS, OPT_FORCE,
+	       OPT_NO_TRACES };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "jobs", required_argument, NULL, 'j' },
@@ -378,6 +382,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "compression", required_argument, NULL, OPT_LEVEL },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "no-traces", no_argument, NULL, OPT_NO_TRACES },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
@@ -410,6 +415,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_NO_STRUCT: o->no_struct = true; break;
 		case OPT_STATS: o->stats = true; break;
 		case OPT_FORCE: o->force = true; break;
+		case OPT_NO_TRACES: o->no_traces = true; break;
 		case OPT_METRIC_DB:
 			if (strcmp(optarg, "threads") == 0) {
 				o->thread_values = true;
@@ -671,7 +677,7 @@ static int merge_trace(struct merge *m)
 {
 	const struct dbtrace_record *rec;
 	uint64_t n = unifier_trace(m->u, &rec);
-	if (!n)
+	if (!n || m->o->no_traces)
 		return 0;
 	if (!m->traces_open) {
 		if (dbtrace_spool_open(&m->traces, m->out.tmp) < 0) {
