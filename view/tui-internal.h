@@ -13,6 +13,7 @@
 #include "tui.h"
 
 #include <curses.h>
+#include <stdio.h>
 
 /* Keys beyond ncurses' codes: Alt-combinations and the keys given by name in --keys. */
 #define TK_ALT_BASE 0x200000
@@ -202,12 +203,23 @@ int tui_translate_key(int key);
 /* F-key N can be typed on this terminal (known after tui_keys_init). */
 bool tui_fkey_usable(int n);
 
-struct tui_help_entry {
+/* ---- the key table: tui-keys.def, its actions in tui.c ---- */
+
+/* Who has the keys of a row: the tree, or a pane that has the keys (tried first). */
+enum tui_key_scope { TUI_KEYS_TREE, TUI_KEYS_PANE };
+#define TUI_KEY_CODES 16
+
+struct tui_key_row {
+	enum tui_key_scope scope;
+	/* The keys as the help shows them, alternatives two spaces apart; NULL for a row the
+	 * help does not show, and for a section title. */
 	const char *keys;
-	const char *what;
+	const char *what; /* what the keys do, or the section's title */
+	void (*action)(struct tui *t, int key); /* NULL for a section title */
+	int codes[TUI_KEY_CODES];		/* the key codes, ended by 0 */
 };
-extern const struct tui_help_entry tui_help[];
-extern const size_t tui_nhelp;
+extern const struct tui_key_row tui_keys[];
+extern const size_t tui_nkeys;
 
 /* ---- tui-draw.c ---- */
 

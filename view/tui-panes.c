@@ -793,17 +793,20 @@ static void help_lines(struct tui *t, struct popup_lines *p)
 
 	add_wrapped(p, 0, "Keys of view  (q, Esc or ? closes)", width, &b);
 	p->bold[p->n - 1] = true;
-	for (size_t i = 0; i < tui_nhelp; i++) {
-		if (!tui_help[i].keys) {
+	for (size_t i = 0; i < tui_nkeys; i++) {
+		const struct tui_key_row *row = &tui_keys[i];
+		if (!row->action) {
 			add_line(p, false, &b);
-			buf_addstr(&b, tui_help[i].what);
+			buf_addstr(&b, row->what);
 			add_line(p, true, &b);
 			continue;
 		}
+		if (!row->keys)
+			continue;
 		buf_reset(&keys);
-		usable_keys(tui_help[i].keys, &keys);
+		usable_keys(row->keys, &keys);
 		buf_printf(&b, "  %-*s ", HELP_KEYS_W, (const char *)keys.data);
-		add_wrapped(p, HELP_KEYS_W + 3, tui_help[i].what, width, &b);
+		add_wrapped(p, HELP_KEYS_W + 3, row->what, width, &b);
 	}
 	add_line(p, false, &b);
 	add_wrapped(p, 7, "Marks: * multiplexed (scaled), ? too few samples, ! TMA over threshold",

@@ -997,67 +997,6 @@ static void popup_key(struct tui *t, int key)
 		*pos = 0;
 }
 
-/* Keys for a focused pane; false when the key is not the pane's. */
-static bool pane_key(struct tui *t, int key)
-{
-	int page = t->pane_shown ? t->pane.h - 2 : 5;
-	int delta = 0;
-
-	if (page < 1)
-		page = 1;
-	switch (key) {
-	case 'j':
-	case KEY_DOWN:
-		delta = 1;
-		break;
-	case 'k':
-	case KEY_UP:
-		delta = -1;
-		break;
-	case KEY_NPAGE:
-	case ' ':
-		delta = page;
-		break;
-	case KEY_PPAGE:
-	case 'b':
-		delta = -page;
-		break;
-	case 'g':
-	case KEY_HOME:
-		delta = -1000000;
-		break;
-	case 'G':
-	case KEY_END:
-		delta = 1000000;
-		break;
-	case TK_ENTER:
-	case '\n':
-	case KEY_ENTER:
-		if (t->focus == TUI_PANE_THREADS) {
-			select_thread(t);
-			return true;
-		}
-		return false;
-	case TK_ESC:
-		t->focus = TUI_PANE_NONE;
-		return true;
-	default:
-		return false;
-	}
-	if (t->focus == TUI_PANE_THREADS) {
-		int64_t c = (int64_t)t->thr_cursor + delta;
-		int64_t n = t->threads.nrows ? (int64_t)t->threads.nrows - 1 : 0;
-		t->thr_cursor = (uint32_t)(c < 0 ? 0 : c > n ? n : c);
-	} else if (t->focus == TUI_PANE_SOURCE) {
-		int64_t s = (int64_t)(t->src_scroll < 0 ? 0 : t->src_scroll) + delta;
-		t->src_scroll = (int)(s < 0 ? 0 : s > 10000000 ? 10000000 : s);
-	} else if (t->focus == TUI_PANE_TMA) {
-		int64_t s = (int64_t)t->tma_scroll + delta;
-		t->tma_scroll = (int)(s < 0 ? 0 : s > 1000 ? 1000 : s);
-	}
-	return true;
-}
-
 static void cycle_focus(struct tui *t, int dir)
 {
 	enum tui_pane order[3];
@@ -1114,9 +1053,340 @@ static void mouse_event(struct tui *t)
 	}
 }
 
-static void handle_key(struct tui *t, int key)
+/* The actions of tui-keys.def's rows: each is given the key that chose it. */
+
+static void key_next_row(struct tui *t, int key)
+{
+	move_selection(t, 1);
+}
+
+static void key_previous_row(struct tui *t, int key)
+{
+	move_selection(t, -1);
+}
+
+static void key_page_down(struct tui *t, int key)
+{
+	move_selection(t, page_rows(t));
+	t->top[t->view] += (uint32_t)page_rows(t);
+}
+
+static void key_page_up(struct tui *t, int key)
+{
+	move_selection(t, -page_rows(t));
+	t->top[t->view] =
+		t->top[t->view] > (uint32_t)page_rows(t) ? t->top[t->view] - (uint32_t)page_rows(t) : 0;
+}
+
+static void key_half_page(struct tui *t, int key)
+{
+	int half = page_rows(t) / 2 + 1;
+	move_selection(t, key == TK_CTRL('d') ? half : -half);
+}
+
+static void key_first_row(struct tui *t, int key)
+{
+	history_push(t);
+	select_index(t, 0);
+}
+
+static void key_last_row(struct tui *t, int key)
 {
 	const vm_node *rows;
+	history_push(t);
+	current_rows(t, &rows);
+	select_index(t, INT64_MAX / 2);
+}
+
+/* The moving keys in a focused pane: the threads pane moves its cursor, the others scroll. */
+static void key_pane_scroll(struct tui *t, int key)
+{
+	int page = t->pane_shown ? t->pane.h - 2 : 5;
+	int delta;
+
+	if (page < 1)
+		page = 1;
+	if (key == 'j' || key == KEY_DOWN)
+		delta = 1;
+	else if (key == 'k' || key == KEY_UP)
+		delta = -1;
+	else if (key == KEY_NPAGE || key == ' ')
+		delta = page;
+	else if (key == KEY_PPAGE || key == 'b')
+		delta = -page;
+	else if (key == 'g' || key == KEY_HOME)
+		delta = -1000000;
+	else
+		delta = 1000000;
+	if (t->focus == TUI_PANE_THREADS) {
+		int64_t c = (int64_t)t->thr_cursor + delta;
+		int64_t n = t->threads.nrows ? (int64_t)t->threads.nrows - 1 : 0;
+		t->thr_cursor = (uint32_t)(c < 0 ? 0 : c > n ? n : c);
+	} else if (t->focus == TUI_PANE_SOURCE) {
+		int64_t s = (int64_t)(t->src_scroll < 0 ? 0 : t->src_scroll) + delta;
+		t->src_scroll = (int)(s < 0 ? 0 : s > 10000000 ? 10000000 : s);
+	} else if (t->focus == TUI_PANE_TMA) {
+		int64_t s = (int64_t)t->tma_scroll + delta;
+		t->tma_scroll = (int)(s < 0 ? 0 : s > 1000 ? 1000 : s);
+	}
+}
+
+static void key_toggle(struct tui *t, int key)
+{
+	toggle(t);
+}
+
+/* Enter in a focused pane: the threads pane shows its thread; in the others it is the tree's. */
+static void key_pane_enter(struct tui *t, int key)
+{
+	if (t->focus == TUI_PANE_THREADS)
+		select_thread(t);
+	else
+		key_toggle(t, key);
+}
+
+static void key_expand_or_child(struct tui *t, int key)
+{
+	expand_or_child(t);
+}
+
+static void key_collapse_or_parent(struct tui *t, int key)
+{
+	collapse_or_parent(t);
+}
+
+static void key_expand_level(struct tui *t, int key)
+{
+	expand_level(t, key == '+');
+}
+
+static void key_expand_subtree(struct tui *t, int key)
+{
+	if (selected(t) != VM_NONE)
+		vm_expand_subtree(t->vm, t->view, selected(t), true);
+}
+
+static void key_expand_all(struct tui *t, int key)
+{
+	const vm_node *rows;
+	vm_expand_all(t->vm, t->view, key == 'E');
+	if (key == 'C')
+		current_rows(t, &rows);
+}
+
+static void key_switch_view(struct tui *t, int key)
+{
+	switch_view(t, (enum vm_view)(key - '1'));
+}
+
+static void key_hot_path(struct tui *t, int key)
+{
+	hot_path(t);
+}
+
+static void key_hot_threshold(struct tui *t, int key)
+{
+	start_prompt(t, TUI_PROMPT_THRESHOLD, NULL);
+	snprintf(t->input, sizeof(t->input), "%.0f", t->hot_threshold * 100);
+	t->input_len = strlen(t->input);
+}
+
+static void key_zoom_in(struct tui *t, int key)
+{
+	zoom_in(t);
+}
+
+static void key_zoom_out(struct tui *t, int key)
+{
+	zoom_out(t);
+}
+
+static void key_flatten(struct tui *t, int key)
+{
+	flatten(t, true);
+}
+
+static void key_unflatten(struct tui *t, int key)
+{
+	flatten(t, false);
+}
+
+static void key_callers(struct tui *t, int key)
+{
+	show_callers(t);
+}
+
+static void key_history_back(struct tui *t, int key)
+{
+	history_back(t);
+}
+
+static void key_history_forward(struct tui *t, int key)
+{
+	history_forward(t);
+}
+
+static void key_search(struct tui *t, int key)
+{
+	start_prompt(t, TUI_PROMPT_SEARCH, NULL);
+}
+
+static void key_search_step(struct tui *t, int key)
+{
+	search_step(t, key == 'n');
+}
+
+static void key_filter(struct tui *t, int key)
+{
+	start_prompt(t, TUI_PROMPT_FILTER, NULL);
+}
+
+static void key_sort_step(struct tui *t, int key)
+{
+	sort_step(t, key == '<' ? -1 : 1);
+}
+
+static void key_invert_sort(struct tui *t, int key)
+{
+	struct vm_sort s = t->sort;
+	s.descending = !s.descending;
+	set_sort(t, s);
+}
+
+/* F6 asks for the column; Alt-N sorts by column N. */
+static void key_sort_column(struct tui *t, int key)
+{
+	if (key == KEY_F(6))
+		start_prompt(t, TUI_PROMPT_SORT_COLUMN, NULL);
+	else
+		sort_by_column(t, (uint32_t)(key - TK_ALT('0')));
+}
+
+static void key_columns(struct tui *t, int key)
+{
+	t->popup = TUI_POPUP_COLUMNS;
+	t->popup_cursor = 1;
+	t->popup_scroll = 0;
+}
+
+static void key_value_mode(struct tui *t, int key)
+{
+	t->value_mode = (t->value_mode + 1) % TUI_SHOW_MODES;
+}
+
+static void key_source_pane(struct tui *t, int key)
+{
+	toggle_pane(t, TUI_PANE_SOURCE, false);
+}
+
+static void key_source_dir(struct tui *t, int key)
+{
+	start_prompt(t, TUI_PROMPT_SOURCE_DIR, NULL);
+}
+
+static void key_tma_pane(struct tui *t, int key)
+{
+	toggle_pane(t, TUI_PANE_TMA, false);
+}
+
+static void key_tma_levels(struct tui *t, int key)
+{
+	t->tma_depth = (t->tma_depth + 1) % 5;
+	if (!t->tma_open)
+		open_pane(t, TUI_PANE_TMA, false);
+	tui_message(t, false, "TMA pane: %s", t->tma_depth == 0 ? "all levels"
+				: t->tma_depth == 1 ? "level 1" : t->tma_depth == 2 ? "levels 1-2"
+				: t->tma_depth == 3 ? "levels 1-3" : "levels 1-4");
+}
+
+static void key_threads_pane(struct tui *t, int key)
+{
+	toggle_pane(t, TUI_PANE_THREADS, false);
+}
+
+static void key_threads_cursor(struct tui *t, int key)
+{
+	toggle_pane(t, TUI_PANE_THREADS, true);
+}
+
+static void key_cycle_focus(struct tui *t, int key)
+{
+	cycle_focus(t, key == '\t' ? 1 : -1);
+}
+
+static void key_info(struct tui *t, int key)
+{
+	t->popup = TUI_POPUP_INFO;
+	t->popup_scroll = 0;
+}
+
+static void key_help(struct tui *t, int key)
+{
+	t->popup = TUI_POPUP_HELP;
+	t->popup_scroll = 0;
+}
+
+static void key_redraw(struct tui *t, int key)
+{
+	clearok(curscr, TRUE);
+}
+
+static void key_escape(struct tui *t, int key)
+{
+	t->focus = TUI_PANE_NONE;
+}
+
+static void key_close_or_quit(struct tui *t, int key)
+{
+	if (t->focus != TUI_PANE_NONE)
+		close_pane(t, t->focus);
+	else if (t->last_opened != TUI_PANE_NONE)
+		close_pane(t, t->last_opened);
+	else
+		t->quit = true;
+}
+
+static void key_quit(struct tui *t, int key)
+{
+	t->quit = true;
+}
+
+static void key_mouse(struct tui *t, int key)
+{
+	mouse_event(t);
+}
+
+static void key_interrupt(struct tui *t, int key)
+{
+	stop_signal = SIGINT;
+}
+
+#define TUI_KEY_SECTION(title) { TUI_KEYS_TREE, NULL, title, NULL, { 0 } },
+#define TUI_KEY(scope, keys, what, action, ...)                                              \
+	{ TUI_KEYS_##scope, keys, what, action, { __VA_ARGS__ } },
+const struct tui_key_row tui_keys[] = {
+#include "tui-keys.def"
+};
+#undef TUI_KEY
+#undef TUI_KEY_SECTION
+const size_t tui_nkeys = ARRAY_SIZE(tui_keys);
+
+/* The row of SCOPE that has KEY, or NULL. */
+static const struct tui_key_row *key_row(enum tui_key_scope scope, int key)
+{
+	for (size_t i = 0; i < tui_nkeys; i++) {
+		if (!tui_keys[i].action || tui_keys[i].scope != scope)
+			continue;
+		for (const int *c = tui_keys[i].codes; *c; c++)
+			if (*c == key)
+				return &tui_keys[i];
+	}
+	return NULL;
+}
+
+static void handle_key(struct tui *t, int key)
+{
+	const struct tui_key_row *row = NULL;
 
 	t->lines = LINES;
 	t->columns = COLS;
@@ -1131,224 +1401,12 @@ static void handle_key(struct tui *t, int key)
 		popup_key(t, key);
 		return;
 	}
-	if (t->focus != TUI_PANE_NONE && pane_key(t, key))
-		return;
-	switch (key) {
-	case 'j':
-	case KEY_DOWN:
-		move_selection(t, 1);
-		break;
-	case 'k':
-	case KEY_UP:
-		move_selection(t, -1);
-		break;
-	case KEY_NPAGE:
-	case ' ':
-		move_selection(t, page_rows(t));
-		t->top[t->view] += (uint32_t)page_rows(t);
-		break;
-	case KEY_PPAGE:
-	case 'b':
-		move_selection(t, -page_rows(t));
-		t->top[t->view] = t->top[t->view] > (uint32_t)page_rows(t)
-					  ? t->top[t->view] - (uint32_t)page_rows(t)
-					  : 0;
-		break;
-	case TK_CTRL('d'):
-		move_selection(t, page_rows(t) / 2 + 1);
-		break;
-	case TK_CTRL('u'):
-		move_selection(t, -(page_rows(t) / 2 + 1));
-		break;
-	case 'g':
-	case KEY_HOME:
-		history_push(t);
-		select_index(t, 0);
-		break;
-	case 'G':
-	case KEY_END:
-		history_push(t);
-		current_rows(t, &rows);
-		select_index(t, INT64_MAX / 2);
-		break;
-	case TK_ENTER:
-	case '\n':
-	case KEY_ENTER:
-		toggle(t);
-		break;
-	case 'l':
-	case KEY_RIGHT:
-		expand_or_child(t);
-		break;
-	case 'h':
-	case KEY_LEFT:
-		collapse_or_parent(t);
-		break;
-	case '+':
-		expand_level(t, true);
-		break;
-	case '-':
-		expand_level(t, false);
-		break;
-	case '*':
-		if (selected(t) != VM_NONE)
-			vm_expand_subtree(t->vm, t->view, selected(t), true);
-		break;
-	case 'E':
-		vm_expand_all(t->vm, t->view, true);
-		break;
-	case 'C':
-		vm_expand_all(t->vm, t->view, false);
-		current_rows(t, &rows);
-		break;
-	case '1':
-	case '2':
-	case '3':
-		switch_view(t, (enum vm_view)(key - '1'));
-		break;
-	case 'H':
-	case KEY_F(5):
-		hot_path(t);
-		break;
-	case 'L':
-		start_prompt(t, TUI_PROMPT_THRESHOLD, NULL);
-		snprintf(t->input, sizeof(t->input), "%.0f", t->hot_threshold * 100);
-		t->input_len = strlen(t->input);
-		break;
-	case 'z':
-	case KEY_F(7):
-		zoom_in(t);
-		break;
-	case 'Z':
-	case KEY_BACKSPACE:
-	case 127:
-	case 8:
-		zoom_out(t);
-		break;
-	case 'f':
-	case KEY_F(8):
-		flatten(t, true);
-		break;
-	case 'F':
-		flatten(t, false);
-		break;
-	case '/':
-	case KEY_F(3):
-		start_prompt(t, TUI_PROMPT_SEARCH, NULL);
-		break;
-	case 'n':
-		search_step(t, true);
-		break;
-	case 'N':
-		search_step(t, false);
-		break;
-	case '\\':
-	case '&':
-	case KEY_F(4):
-		start_prompt(t, TUI_PROMPT_FILTER, NULL);
-		break;
-	case TK_CTRL('o'):
-	case TK_ALT_LEFT:
-		history_back(t);
-		break;
-	case TK_ALT_RIGHT:
-		history_forward(t);
-		break;
-	case 'c':
-		show_callers(t);
-		break;
-	case '<':
-		sort_step(t, -1);
-		break;
-	case '>':
-		sort_step(t, 1);
-		break;
-	case 'I': {
-		struct vm_sort s = t->sort;
-		s.descending = !s.descending;
-		set_sort(t, s);
-		break;
-	}
-	case KEY_F(6):
-		start_prompt(t, TUI_PROMPT_SORT_COLUMN, NULL);
-		break;
-	case 'o':
-	case KEY_F(2):
-		t->popup = TUI_POPUP_COLUMNS;
-		t->popup_cursor = 1;
-		t->popup_scroll = 0;
-		break;
-	case '%':
-		t->value_mode = (t->value_mode + 1) % TUI_SHOW_MODES;
-		break;
-	case 's':
-		toggle_pane(t, TUI_PANE_SOURCE, false);
-		break;
-	case 'S':
-		start_prompt(t, TUI_PROMPT_SOURCE_DIR, NULL);
-		break;
-	case 't':
-		toggle_pane(t, TUI_PANE_TMA, false);
-		break;
-	case 'T':
-		t->tma_depth = (t->tma_depth + 1) % 5;
-		if (!t->tma_open)
-			open_pane(t, TUI_PANE_TMA, false);
-		tui_message(t, false, "TMA pane: %s", t->tma_depth == 0 ? "all levels"
-					: t->tma_depth == 1 ? "level 1" : t->tma_depth == 2 ? "levels 1-2"
-					: t->tma_depth == 3 ? "levels 1-3" : "levels 1-4");
-		break;
-	case 'p':
-		toggle_pane(t, TUI_PANE_THREADS, false);
-		break;
-	case 'r':
-		toggle_pane(t, TUI_PANE_THREADS, true);
-		break;
-	case '\t':
-		cycle_focus(t, 1);
-		break;
-	case KEY_BTAB:
-		cycle_focus(t, -1);
-		break;
-	case 'i':
-		t->popup = TUI_POPUP_INFO;
-		t->popup_scroll = 0;
-		break;
-	case '?':
-	case KEY_F(1):
-		t->popup = TUI_POPUP_HELP;
-		t->popup_scroll = 0;
-		break;
-	case TK_CTRL('l'):
-		clearok(curscr, TRUE);
-		break;
-	case 'q':
-		if (t->focus != TUI_PANE_NONE)
-			close_pane(t, t->focus);
-		else if (t->last_opened != TUI_PANE_NONE)
-			close_pane(t, t->last_opened);
-		else
-			t->quit = true;
-		break;
-	case KEY_F(10):
-		t->quit = true;
-		break;
-	case TK_CTRL('c'):
-		stop_signal = SIGINT;
-		break;
-	case TK_ESC:
-		t->focus = TUI_PANE_NONE;
-		break;
-	case KEY_MOUSE:
-		mouse_event(t);
-		break;
-	case KEY_RESIZE:
-		break;
-	default:
-		if (key >= TK_ALT('0') && key <= TK_ALT('9'))
-			sort_by_column(t, (uint32_t)(key - TK_ALT('0')));
-		break;
-	}
+	if (t->focus != TUI_PANE_NONE)
+		row = key_row(TUI_KEYS_PANE, key);
+	if (!row)
+		row = key_row(TUI_KEYS_TREE, key);
+	if (row)
+		row->action(t, key);
 }
 
 /* A key from the terminal, with ESC + key read as Alt-key. */

@@ -8,6 +8,8 @@
 
 #include "model.h"
 
+#include <stdio.h>
+
 struct tui_options {
 	enum vm_view view;	  /* the view shown first */
 	uint32_t *metrics;	  /* the metrics shown as columns, in order (nmetrics >= 1) */
@@ -24,5 +26,9 @@ struct tui_options {
 /* Run until the user quits; the terminal is restored on every way out.  Returns the exit
  * status for main: 0, or 1 after an error (the message in the thread's error). */
 int tui_run(struct vm *vm, const struct tui_options *opt);
+
+/* Print the keys the help screen shows, one a line after its section's title and a tab (view
+ * --list-keys, which tests/e2e/t0611 compares with doc/view.1 KEYS). */
+void tui_list_keys(FILE *out);
 
 #endif
