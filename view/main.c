@@ -113,7 +113,9 @@ int main(int argc, char **argv)
 {
 	fth_progname = "view";
 	bool batch = false, no_demangle = false;
-	struct batch_options bo = { .view = VM_TOPDOWN, .format = BATCH_TEXT, .depth = UINT32_MAX };
+	struct batch_options bo = { .view = MODEL_TOPDOWN,
+				    .format = BATCH_TEXT,
+				    .depth = UINT32_MAX };
 	struct tui_options to = { .hot_path = true };
 	const char **metric_names = NULL, **source_paths = NULL;
 	size_t nmetric_names = 0, nsource_paths = 0;
@@ -127,11 +129,11 @@ int main(int argc, char **argv)
 			break;
 		case OPT_VIEW:
 			if (!strcmp(optarg, "top-down") || !strcmp(optarg, "topdown"))
-				bo.view = VM_TOPDOWN;
+				bo.view = MODEL_TOPDOWN;
 			else if (!strcmp(optarg, "bottom-up") || !strcmp(optarg, "bottomup"))
-				bo.view = VM_BOTTOMUP;
+				bo.view = MODEL_BOTTOMUP;
 			else if (!strcmp(optarg, "flat"))
-				bo.view = VM_FLAT;
+				bo.view = MODEL_FLAT;
 			else
 				die(1, "--view: '%s' is not top-down, bottom-up or flat", optarg);
 			break;
@@ -212,53 +214,54 @@ int main(int argc, char **argv)
 	if (is_measurement_directory(database))
 		die(1, "%s: a measurement directory, not a database: run 'prof %s' first, then view "
 		       "the database it writes", database, database);
-	struct vm *vm = batch ? vm_open_whole(database) : vm_open(database);
-	if (!vm)
+	struct model *model = batch ? model_open_whole(database) : model_open(database);
+	if (!model)
 		die(1, "%s", fth_errmsg());
-	vm_set_demangle(vm, !no_demangle);
-	uint32_t *metrics = xcalloc(nmetric_names ? nmetric_names : vm_nmetrics(vm) + 1,
+	model_set_demangle(model, !no_demangle);
+	uint32_t *metrics = xcalloc(nmetric_names ? nmetric_names : model_nmetrics(model) + 1,
 				    sizeof(uint32_t));
 	uint32_t nmetrics = 0;
 	for (size_t i = 0; i < nmetric_names; i++) {
-		int k = vm_metric_by_name(vm, metric_names[i]);
+		int k = model_metric_by_name(model, metric_names[i]);
 		if (k < 0) {
 			fprintf(stderr, "view: %s: no metric '%s' (or it is ambiguous); metrics:",
 				database, metric_names[i]);
-			for (uint32_t m = 0; m < vm_nmetrics(vm); m++)
-				fprintf(stderr, "%s \"%s\"", m ? "," : "", vm_metric(vm, m)->name);
+			for (uint32_t m = 0; m < model_nmetrics(model); m++)
+				fprintf(stderr, "%s \"%s\"", m ? "," : "",
+					model_metric(model, m)->name);
 			fputc('\n', stderr);
-			vm_close(vm);
+			model_close(model);
 			return 1;
 		}
 		metrics[nmetrics++] = (uint32_t)k;
 	}
 	if (!nmetrics)
-		nmetrics = vm_default_metrics(vm, metrics, vm_nmetrics(vm));
+		nmetrics = model_default_metrics(model, metrics, model_nmetrics(model));
 	if (!nmetrics) {
-		vm_close(vm);
+		model_close(model);
 		die(1, "%s: the database has no metrics", database);
 	}
 	for (size_t i = 0; i < nsource_paths; i++)
-		vm_add_source_path(vm, source_paths[i]);
+		model_add_source_path(model, source_paths[i]);
 	if (thread >= 0 && process >= 0) {
-		vm_close(vm);
+		model_close(model);
 		die(1, "--thread and --process: one or the other");
 	}
-	if ((thread >= 0 && vm_select_thread(vm, (int32_t)thread) < 0) ||
-	    (process >= 0 && vm_select_process(vm, (uint32_t)process) < 0)) {
+	if ((thread >= 0 && model_select_thread(model, (int32_t)thread) < 0) ||
+	    (process >= 0 && model_select_process(model, (uint32_t)process) < 0)) {
 		fprintf(stderr, "view: %s\n", fth_errmsg());
-		vm_close(vm);
+		model_close(model);
 		return 1;
 	}
-	struct vm_sort sort = vm_get_sort(vm);
+	struct model_sort sort = model_get_sort(model);
 	sort.metric = metrics[0];
-	vm_set_sort(vm, &sort);
+	model_set_sort(model, &sort);
 	int rc;
 	if (batch) {
 		bo.metrics = metrics;
 		bo.nmetrics = nmetrics;
 		bo.database = database;
-		rc = batch_run(vm, &bo, stdout) < 0 ? 1 : 0;
+		rc = batch_run(model, &bo, stdout) < 0 ? 1 : 0;
 		if (rc)
 			fprintf(stderr, "view: %s\n", fth_errmsg());
 	} else {
@@ -267,11 +270,11 @@ int main(int argc, char **argv)
 		to.nmetrics = nmetrics;
 		to.metrics_chosen = nmetric_names > 0;
 		to.database = database;
-		rc = tui_run(vm, &to);
+		rc = tui_run(model, &to);
 		if (rc != 0 && fth_errmsg()[0])
 			fprintf(stderr, "view: %s\n", fth_errmsg());
 	}
-	vm_close(vm);
+	model_close(model);
 	free(metrics);
 	free(metric_names);
 	free(source_paths);

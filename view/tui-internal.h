@@ -61,9 +61,9 @@ struct tui_column {
 
 /* A place to come back to with Ctrl-O / Alt-Right. */
 struct tui_place {
-	enum vm_view view;
-	vm_node root; /* vm_root of the view then (the zoom) */
-	vm_node sel;
+	enum model_view view;
+	model_node root; /* model_root of the view then (the zoom) */
+	model_node sel;
 };
 
 /* A node named by the labels of its ancestors, to find it again after a rebuild. */
@@ -76,7 +76,7 @@ struct tui_path {
 #define TUI_MAX_FILTERS 16
 struct tui_filter {
 	char *pattern;
-	enum vm_filter_mode mode;
+	enum model_filter_mode mode;
 };
 
 struct tui_rect {
@@ -86,13 +86,13 @@ struct tui_rect {
 /* The source pane's file, read once per (file found). */
 struct tui_source_cache {
 	bool valid;
-	enum vm_view view;
-	vm_node node;
+	enum model_view view;
+	model_node node;
 	uint32_t metric;
 	int32_t thread;
 	int status; /* 0, or -1 with ERROR */
 	char *error;
-	struct vm_source src;
+	struct model_source src;
 	char *text; /* the file's contents, or NULL */
 	char **lines; /* pointers into TEXT, NUL-terminated */
 	uint32_t nlines;
@@ -100,8 +100,8 @@ struct tui_source_cache {
 
 struct tui_threads_cache {
 	bool valid;
-	enum vm_view view;
-	vm_node node;
+	enum model_view view;
+	model_node node;
 	uint32_t metric;
 	bool inclusive;
 	int status;
@@ -122,18 +122,18 @@ struct tui_thread_row {
 enum { TUI_ROW_ALL = -2, TUI_ROW_PROCESS = -1 };
 
 struct tui {
-	struct vm *vm;
+	struct model *model;
 	const struct tui_options *opt;
 	bool utf8_text;	 /* the locale is UTF-8: names may keep their UTF-8 */
 	bool utf8_glyph; /* line drawing and bars in UTF-8 (not --ascii) */
 	bool color;
 	bool mouse;
 
-	enum vm_view view;
-	vm_node sel[VM_NVIEWS];
-	uint32_t top[VM_NVIEWS]; /* first row shown */
-	uint32_t zooms[VM_NVIEWS]; /* vm_zoom calls not undone */
-	vm_node top_root[VM_NVIEWS]; /* the root when not zoomed */
+	enum model_view view;
+	model_node sel[MODEL_NVIEWS];
+	uint32_t top[MODEL_NVIEWS]; /* first row shown */
+	uint32_t zooms[MODEL_NVIEWS]; /* model_zoom calls not undone */
+	model_node top_root[MODEL_NVIEWS]; /* the root when not zoomed */
 	uint32_t selidx;	 /* SEL's index in the rows (computed each frame) */
 	bool sel_to_top; /* next draw: the selection's row at the top (its expansion shows) */
 	uint32_t nrows;
@@ -145,7 +145,7 @@ struct tui {
 	enum tui_value_mode value_mode;
 	struct tui_column *cols; /* derived from the above */
 	uint32_t ncols;
-	struct vm_sort sort;
+	struct model_sort sort;
 	double hot_threshold;
 
 	/* Panes. */
@@ -168,7 +168,7 @@ struct tui {
 	char input[256];
 	size_t input_len;
 	char search[256];
-	vm_node search_origin;
+	model_node search_origin;
 	bool search_failed;
 	struct tui_filter filters[TUI_MAX_FILTERS]; /* all apply: see tui.c apply_filters */
 	uint32_t nfilters;
@@ -241,7 +241,7 @@ int tui_put_fit(const struct tui *t, int y, int x, int width, const char *s, boo
 /* Append a bar of WIDTH cells for FRACTION (0..1) to OUT. */
 void tui_bar(const struct tui *t, struct buf *out, double fraction, int width);
 /* The escaped label of NODE in OUT (reset first). */
-void tui_label(struct tui *t, enum vm_view view, vm_node node, struct buf *out);
+void tui_label(struct tui *t, enum model_view view, model_node node, struct buf *out);
 /* Escape S into OUT (appended). */
 void tui_escape(const struct tui *t, struct buf *out, const char *s);
 int tui_cell_width(const struct tui *t, bool with_bar);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tui-panes.c: view's panes and popups: the source pane (vm_source: per-line values, the loop
+ * tui-panes.c: view's panes and popups: the source pane (model_source: per-line values, the loop
  * gutter, a clear message when the file is missing), the threads pane (per-thread values of the
  * selection as a sorted histogram with the imbalance, and the thread selector), the TMA pane
- * (vm_tma: the top-down tree of the selection with bars, the dominant path and thresholds), and
+ * (model_tma: the top-down tree of the selection with bars, the dominant path and thresholds), and
  * the help, database-information and column-chooser popups.
  */
 #include "compat.h"
@@ -60,7 +60,7 @@ static void pane_clear_from(struct tui *t, struct tui_rect r, int row)
 
 static const char *metric_name(struct tui *t, uint32_t metric)
 {
-	const struct dbfile_metric *m = vm_metric(t->vm, metric);
+	const struct dbfile_metric *m = model_metric(t->model, metric);
 	return m ? m->name : "?";
 }
 
@@ -81,16 +81,16 @@ static uint32_t pane_metric(const struct tui *t, bool *inclusive)
 /* ---- TMA ---- */
 
 /* A node's name. */
-static void tma_label(struct tui *t, const struct vm_tma_row *r, struct buf *out)
+static void tma_label(struct tui *t, const struct model_tma_row *r, struct buf *out)
 {
 	tui_escape(t, out, metric_name(t, r->metric));
 }
 
 void tui_draw_tma(struct tui *t, struct tui_rect r)
 {
-	const struct vm_tma_row *rows;
-	vm_node sel = t->sel[t->view];
-	uint32_t n = sel == VM_NONE ? 0 : vm_tma(t->vm, t->view, sel, &rows);
+	const struct model_tma_row *rows;
+	model_node sel = t->sel[t->view];
+	uint32_t n = sel == MODEL_NONE ? 0 : model_tma(t->model, t->view, sel, &rows);
 	struct buf title = BUF_INIT, line = BUF_INIT, label = BUF_INIT;
 	int row = 1, namew = 0, skipped = 0, basis = 0;
 
@@ -99,7 +99,7 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 		buf_addstr(&title, " (level 1)");
 	else if (t->tma_depth)
 		buf_printf(&title, " (levels 1-%d)", t->tma_depth);
-	if (sel != VM_NONE) {
+	if (sel != MODEL_NONE) {
 		tui_label(t, t->view, sel, &label);
 		buf_addstr(&title, ": ");
 		buf_add(&title, label.data, label.len);
@@ -131,7 +131,7 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 	if (namew < 4)
 		namew = 4;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct vm_tma_row *tr = &rows[i];
+		const struct model_tma_row *tr = &rows[i];
 		int pad, barw = r.w - namew - 12 - basis;
 		attr_t attr = A_NORMAL;
 		if (t->tma_depth && tr->level > (uint32_t)t->tma_depth)
@@ -186,7 +186,7 @@ out:
 static void source_release(struct tui_source_cache *c)
 {
 	if (c->valid && c->status == 0)
-		vm_source_release(&c->src);
+		model_source_release(&c->src);
 	FREE_AND_NULL(c->error);
 	FREE_AND_NULL(c->text);
 	FREE_AND_NULL(c->lines);
@@ -239,23 +239,23 @@ static int read_source(struct tui_source_cache *c, const char *path)
 static struct tui_source_cache *source_update(struct tui *t)
 {
 	struct tui_source_cache *c = &t->source;
-	vm_node sel = t->sel[t->view];
+	model_node sel = t->sel[t->view];
 	bool inclusive;
 	uint32_t metric = pane_metric(t, &inclusive);
 
 	if (c->valid && c->view == t->view && c->node == sel && c->metric == metric &&
-	    c->thread == vm_selected_thread(t->vm))
+	    c->thread == model_selected_thread(t->model))
 		return c;
 	source_release(c);
 	c->valid = true;
 	c->view = t->view;
 	c->node = sel;
 	c->metric = metric;
-	c->thread = vm_selected_thread(t->vm);
+	c->thread = model_selected_thread(t->model);
 	t->src_scroll = -1;
 	memset(&c->src, 0, sizeof(c->src));
-	c->status = sel == VM_NONE ? fth_error("nothing selected")
-				   : vm_source(t->vm, t->view, sel, metric, &c->src);
+	c->status = sel == MODEL_NONE ? fth_error("nothing selected")
+				   : model_source(t->model, t->view, sel, metric, &c->src);
 	if (c->status) {
 		c->error = xstrdup(fth_errmsg());
 		return c;
@@ -267,7 +267,7 @@ static struct tui_source_cache *source_update(struct tui *t)
 	return c;
 }
 
-static const struct vm_source_line *source_line(const struct vm_source *s, uint32_t line)
+static const struct model_source_line *source_line(const struct model_source *s, uint32_t line)
 {
 	uint32_t lo = 0, hi = s->nlines;
 
@@ -308,7 +308,7 @@ void tui_draw_source(struct tui *t, struct tui_rect r)
 	int row = 1, gutter = 0, body = r.h - 1, first;
 	bool inclusive;
 	uint32_t metric = pane_metric(t, &inclusive);
-	double total = vm_total(t->vm, metric);
+	double total = model_total(t->model, metric);
 
 	buf_addstr(&title, "source ");
 	if (c->status == 0)
@@ -357,7 +357,7 @@ void tui_draw_source(struct tui *t, struct tui_rect r)
 	first = t->src_scroll;
 	for (int i = 0; i < body - 0 && row < r.h; i++) {
 		uint32_t lineno = (uint32_t)(first + i + 1);
-		const struct vm_source_line *sl;
+		const struct model_source_line *sl;
 		int textw, used;
 		attr_t attr = A_NORMAL;
 		if (lineno > c->nlines) {
@@ -388,7 +388,8 @@ void tui_draw_source(struct tui *t, struct tui_rect r)
 				tui_bar(t, &line, sl->value / total, 8);
 			} else {
 				char v[32];
-				vm_format_value(sl->value, vm_metric(t->vm, metric)->unit, v, sizeof(v));
+				model_format_value(sl->value, model_metric(t->model, metric)->unit,
+						   v, sizeof(v));
 				buf_printf(&line, " %14s", v);
 			}
 		}
@@ -421,8 +422,8 @@ static void thread_rows(const struct dbfile *db, struct tui_threads_cache *c);
 int tui_threads_update(struct tui *t)
 {
 	struct tui_threads_cache *c = &t->threads;
-	const struct dbfile *db = vm_db(t->vm);
-	vm_node sel = t->sel[t->view];
+	const struct dbfile *db = model_db(t->model);
+	model_node sel = t->sel[t->view];
 	bool inclusive;
 	uint32_t metric = pane_metric(t, &inclusive);
 
@@ -441,10 +442,11 @@ int tui_threads_update(struct tui *t)
 	c->inclusive = inclusive;
 	if (db->flags & DBFILE_FLAG_NO_THREADS)
 		c->status = fth_error("this database kept no per-thread values");
-	else if (sel == VM_NONE)
+	else if (sel == MODEL_NONE)
 		c->status = fth_error("nothing selected");
 	else
-		c->status = vm_thread_values(t->vm, t->view, sel, metric, inclusive, c->values);
+		c->status =
+			model_thread_values(t->model, t->view, sel, metric, inclusive, c->values);
 	if (c->status) {
 		c->error = xstrdup(fth_errmsg());
 		return -1;
@@ -544,7 +546,7 @@ static void add_rank(const struct dbfile_thread *th, struct buf *out)
 static void thread_identity(struct tui *t, uint32_t i, const struct dbfile_thread *proc,
 			    struct buf *out)
 {
-	const struct dbfile_thread *th = &vm_db(t->vm)->threads[i];
+	const struct dbfile_thread *th = &model_db(t->model)->threads[i];
 	buf_printf(out, "  #%-3u ", i);
 	add_rank(th, out);
 	buf_printf(out, "tid %-7u ", th->tid);
@@ -569,7 +571,7 @@ static void thread_identity(struct tui *t, uint32_t i, const struct dbfile_threa
 /* A process: its pid, host (when the run has several) and command line. */
 static void process_identity(struct tui *t, const struct tui_thread_row *row, struct buf *out)
 {
-	const struct dbfile *db = vm_db(t->vm);
+	const struct dbfile *db = model_db(t->model);
 	const struct dbfile_thread *th = &db->threads[row->first];
 	buf_printf(out, "process %-7u ", row->pid);
 	add_rank(th, out);
@@ -588,24 +590,24 @@ static void process_identity(struct tui *t, const struct tui_thread_row *row, st
 
 void tui_draw_threads(struct tui *t, struct tui_rect r)
 {
-	const struct dbfile *db = vm_db(t->vm);
+	const struct dbfile *db = model_db(t->model);
 	struct tui_threads_cache *c = &t->threads;
 	struct buf title = BUF_INIT, line = BUF_INIT, label = BUF_INIT;
 	int row = 1, body;
 	uint32_t n = db->nthreads;
-	int32_t current = vm_selected_thread(t->vm);
-	int64_t process = vm_selected_process(t->vm);
+	int32_t current = model_selected_thread(t->model);
+	int64_t process = model_selected_process(t->model);
 	uint32_t proc_first = 0;
 	double sum = 0, max = 0, min = 0, median = 0;
 	const struct dbfile_metric *m;
 	char a[32], b[32], d[32], e[32];
 
 	tui_threads_update(t);
-	m = vm_metric(t->vm, c->metric);
+	m = model_metric(t->model, c->metric);
 	buf_addstr(&title, "threads: ");
 	tui_escape(t, &title, metric_name(t, c->metric));
 	buf_printf(&title, "(%s)", c->inclusive ? "I" : "E");
-	if (t->sel[t->view] != VM_NONE) {
+	if (t->sel[t->view] != MODEL_NONE) {
 		tui_label(t, t->view, t->sel[t->view], &label);
 		buf_addstr(&title, " at ");
 		buf_add(&title, label.data, label.len);
@@ -626,9 +628,9 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 		for (uint32_t i = 0; i < n; i++)
 			sum += c->values[i];
 	}
-	vm_format_value(min, m ? m->unit : 0, a, sizeof(a));
-	vm_format_value(median, m ? m->unit : 0, b, sizeof(b));
-	vm_format_value(max, m ? m->unit : 0, d, sizeof(d));
+	model_format_value(min, m ? m->unit : 0, a, sizeof(a));
+	model_format_value(median, m ? m->unit : 0, b, sizeof(b));
+	model_format_value(max, m ? m->unit : 0, d, sizeof(d));
 	snprintf(e, sizeof(e), "%.2f", n && sum > 0 ? max / (sum / n) : 0.0);
 	buf_reset(&line);
 	buf_printf(&line, " %u threads  min %s  median %s  max %s  imbalance max/mean %s", n, a, b,
@@ -654,7 +656,7 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 			buf_addstr(&line, " all threads (the sum)");
 		} else {
 			int idw, pad;
-			vm_format_value(tr->value, m ? m->unit : 0, a, sizeof(a));
+			model_format_value(tr->value, m ? m->unit : 0, a, sizeof(a));
 			if (tr->thread == TUI_ROW_PROCESS) {
 				process_identity(t, tr, &line);
 				proc_first = tr->first;
@@ -829,7 +831,7 @@ static int by_string(const void *a, const void *b)
 /* How the run went, as `perf report --header` says it: command, host, date, length, events. */
 static void run_lines(struct tui *t, struct popup_lines *p, struct buf *b)
 {
-	const struct dbfile *db = vm_db(t->vm);
+	const struct dbfile *db = model_db(t->model);
 	uint64_t start = UINT64_MAX, end = 0;
 	uint32_t first = 0, nproc = 0;
 	if (db->nthreads == 0)
@@ -910,7 +912,7 @@ static void run_lines(struct tui *t, struct popup_lines *p, struct buf *b)
 
 static void info_lines(struct tui *t, struct popup_lines *p)
 {
-	const struct dbfile *db = vm_db(t->vm);
+	const struct dbfile *db = model_db(t->model);
 	struct buf b = BUF_INIT;
 
 	buf_addstr(&b, "Database  (q or Esc closes)");
@@ -944,8 +946,8 @@ static void info_lines(struct tui *t, struct popup_lines *p)
 		tui_escape(t, &b, m->name);
 		buf_printf(&b, "  %s%s%s  samples %llu  threads %u", m->kind ? "derived" : "raw",
 			   m->flags & MFILE_METRIC_MULTIPLEXED ? " multiplexed" : "",
-			   vm_metric_is_tma(t->vm, i) ? " tma" : "", (unsigned long long)m->samples,
-			   m->nthreads);
+			   model_metric_is_tma(t->model, i) ? " tma" : "",
+			   (unsigned long long)m->samples, m->nthreads);
 		if (m->scale != 1 && m->scale > 0)
 			buf_printf(&b, "  scaled x%.2f", m->scale);
 		add_line(p, false, &b);
@@ -1002,8 +1004,8 @@ static void column_lines(struct tui *t, struct popup_lines *p)
 	add_line(p, false, &b);
 	buf_addstr(&b, "Metrics shown, in column order:");
 	add_line(p, true, &b);
-	for (uint32_t i = 0; i < vm_nmetrics(t->vm); i++) {
-		const struct dbfile_metric *m = vm_metric(t->vm, i);
+	for (uint32_t i = 0; i < model_nmetrics(t->model); i++) {
+		const struct dbfile_metric *m = model_metric(t->model, i);
 		uint32_t pos = 0;
 		bool on = metric_shown(t, i, &pos);
 		if (on)
@@ -1067,7 +1069,7 @@ void tui_columns_toggle(struct tui *t, int line)
 	} else if (line == 3) {
 		t->value_mode = (t->value_mode + 1) % TUI_SHOW_MODES;
 	} else if (line >= COLUMNS_FIRST_METRIC &&
-		   (uint32_t)(line - COLUMNS_FIRST_METRIC) < vm_nmetrics(t->vm)) {
+		   (uint32_t)(line - COLUMNS_FIRST_METRIC) < model_nmetrics(t->model)) {
 		uint32_t metric = (uint32_t)(line - COLUMNS_FIRST_METRIC), pos;
 		if (metric_shown(t, metric, &pos)) {
 			if (t->nmetrics == 1) {

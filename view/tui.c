@@ -119,28 +119,28 @@ uint32_t tui_sort_column(const struct tui *t)
 	return UINT32_MAX;
 }
 
-static vm_node selected(const struct tui *t)
+static model_node selected(const struct tui *t)
 {
 	return t->sel[t->view];
 }
 
-static void label_of(struct tui *t, vm_node node, char *out, size_t size)
+static void label_of(struct tui *t, model_node node, char *out, size_t size)
 {
 	struct buf b = BUF_INIT;
-	vm_node_label(t->vm, t->view, node, t->utf8_glyph, &b);
+	model_node_label(t->model, t->view, node, t->utf8_glyph, &b);
 	snprintf(out, size, "%s", (const char *)b.data);
 	buf_release(&b);
 }
 
 /* The rows, with SELIDX made right; the selection moved to its nearest visible ancestor (or
  * the first row) when it is not visible. */
-static uint32_t current_rows(struct tui *t, const vm_node **rows)
+static uint32_t current_rows(struct tui *t, const model_node **rows)
 {
-	uint32_t n = vm_rows(t->vm, t->view, rows);
-	vm_node s = selected(t);
+	uint32_t n = model_rows(t->model, t->view, rows);
+	model_node s = selected(t);
 
-	for (int pass = 0; pass < 64 && s != VM_NONE; pass++) {
-		struct vm_node_info info;
+	for (int pass = 0; pass < 64 && s != MODEL_NONE; pass++) {
+		struct model_node_info info;
 		if (t->selidx < n && (*rows)[t->selidx] == s) {
 			t->sel[t->view] = s;
 			return n;
@@ -151,17 +151,17 @@ static uint32_t current_rows(struct tui *t, const vm_node **rows)
 				t->sel[t->view] = s;
 				return n;
 			}
-		vm_node_info(t->vm, t->view, s, &info);
+		model_node_info(t->model, t->view, s, &info);
 		s = info.parent;
 	}
 	t->selidx = 0;
-	t->sel[t->view] = n ? (*rows)[0] : VM_NONE;
+	t->sel[t->view] = n ? (*rows)[0] : MODEL_NONE;
 	return n;
 }
 
 static void select_index(struct tui *t, int64_t idx)
 {
-	const vm_node *rows;
+	const model_node *rows;
 	uint32_t n = current_rows(t, &rows);
 
 	if (!n)
@@ -176,7 +176,7 @@ static void select_index(struct tui *t, int64_t idx)
 
 static void move_selection(struct tui *t, int64_t delta)
 {
-	const vm_node *rows;
+	const model_node *rows;
 	current_rows(t, &rows);
 	select_index(t, (int64_t)t->selidx + delta);
 }
@@ -188,36 +188,36 @@ static int page_rows(const struct tui *t)
 
 /* ---- zoom, counted here: the model's zoomed root has no parent ---- */
 
-static void do_zoom(struct tui *t, enum vm_view view, vm_node node)
+static void do_zoom(struct tui *t, enum model_view view, model_node node)
 {
 	if (t->zooms[view] == 0)
-		t->top_root[view] = vm_root(t->vm, view);
-	vm_zoom(t->vm, view, node);
+		t->top_root[view] = model_root(t->model, view);
+	model_zoom(t->model, view, node);
 	t->zooms[view]++;
 }
 
-static bool do_unzoom(struct tui *t, enum vm_view view)
+static bool do_unzoom(struct tui *t, enum model_view view)
 {
-	if (!vm_unzoom(t->vm, view))
+	if (!model_unzoom(t->model, view))
 		return false;
 	if (t->zooms[view])
 		t->zooms[view]--;
 	return true;
 }
 
-static void unzoom_all(struct tui *t, enum vm_view view)
+static void unzoom_all(struct tui *t, enum model_view view)
 {
 	while (do_unzoom(t, view))
 		;
 	t->zooms[view] = 0;
-	t->top_root[view] = vm_root(t->vm, view);
+	t->top_root[view] = model_root(t->model, view);
 }
 
 /* ---- history ---- */
 
 static struct tui_place here(struct tui *t)
 {
-	return (struct tui_place){ t->view, vm_root(t->vm, t->view), selected(t) };
+	return (struct tui_place){ t->view, model_root(t->model, t->view), selected(t) };
 }
 
 static void history_push(struct tui *t)
@@ -230,14 +230,14 @@ static void history_push(struct tui *t)
 static void place_restore(struct tui *t, const struct tui_place *p)
 {
 	t->view = p->view;
-	if (vm_root(t->vm, t->view) != p->root) {
-		while (vm_root(t->vm, t->view) != p->root && do_unzoom(t, t->view))
+	if (model_root(t->model, t->view) != p->root) {
+		while (model_root(t->model, t->view) != p->root && do_unzoom(t, t->view))
 			;
-		if (vm_root(t->vm, t->view) != p->root)
+		if (model_root(t->model, t->view) != p->root)
 			do_zoom(t, t->view, p->root);
 	}
-	if (p->sel != VM_NONE) {
-		vm_reveal(t->vm, t->view, p->sel);
+	if (p->sel != MODEL_NONE) {
+		model_reveal(t->model, t->view, p->sel);
 		t->sel[t->view] = p->sel;
 	}
 }
@@ -269,9 +269,9 @@ static void history_forward(struct tui *t)
 
 /* ---- finding nodes again after a rebuild ---- */
 
-static vm_node absolute_root(struct tui *t, enum vm_view view)
+static model_node absolute_root(struct tui *t, enum model_view view)
 {
-	return t->zooms[view] ? t->top_root[view] : vm_root(t->vm, view);
+	return t->zooms[view] ? t->top_root[view] : model_root(t->model, view);
 }
 
 static void path_release(struct tui_path *p)
@@ -283,19 +283,19 @@ static void path_release(struct tui_path *p)
 	p->n = 0;
 }
 
-static void path_save(struct tui *t, enum vm_view view, vm_node node, struct tui_path *p)
+static void path_save(struct tui *t, enum model_view view, model_node node, struct tui_path *p)
 {
 	struct buf b = BUF_INIT;
 
 	p->labels = NULL;
 	p->n = 0;
-	while (node != VM_NONE) {
-		struct vm_node_info info;
-		vm_node_info(t->vm, view, node, &info);
-		if (info.parent == VM_NONE)
+	while (node != MODEL_NONE) {
+		struct model_node_info info;
+		model_node_info(t->model, view, node, &info);
+		if (info.parent == MODEL_NONE)
 			break;
 		buf_reset(&b);
-		vm_node_label(t->vm, view, node, true, &b);
+		model_node_label(t->model, view, node, true, &b);
 		p->labels = xreallocarray(p->labels, p->n + 1, sizeof(*p->labels));
 		p->labels[p->n++] = xstrdup((const char *)b.data);
 		node = info.parent;
@@ -308,22 +308,22 @@ static void path_save(struct tui *t, enum vm_view view, vm_node node, struct tui
 	buf_release(&b);
 }
 
-static vm_node path_find(struct tui *t, enum vm_view view, const struct tui_path *p)
+static model_node path_find(struct tui *t, enum model_view view, const struct tui_path *p)
 {
-	vm_node node = absolute_root(t, view);
+	model_node node = absolute_root(t, view);
 	struct buf b = BUF_INIT;
 
 	for (uint32_t i = 0; i < p->n; i++) {
-		const vm_node *kids;
-		uint32_t nkids = vm_children(t->vm, view, node, &kids);
-		vm_node next = VM_NONE;
-		for (uint32_t k = 0; k < nkids && next == VM_NONE; k++) {
+		const model_node *kids;
+		uint32_t nkids = model_children(t->model, view, node, &kids);
+		model_node next = MODEL_NONE;
+		for (uint32_t k = 0; k < nkids && next == MODEL_NONE; k++) {
 			buf_reset(&b);
-			vm_node_label(t->vm, view, kids[k], true, &b);
+			model_node_label(t->model, view, kids[k], true, &b);
 			if (!strcmp((const char *)b.data, p->labels[i]))
 				next = kids[k];
 		}
-		if (next == VM_NONE)
+		if (next == MODEL_NONE)
 			break;
 		node = next;
 	}
@@ -337,47 +337,47 @@ enum rebuild_op { REBUILD_THREAD, REBUILD_PROCESS, REBUILD_FILTER };
  * (hidden when any filter matches it or, with its subtree, one of its ancestors). */
 static void apply_filters(struct tui *t)
 {
-	vm_set_filter(t->vm, NULL, VM_FILTER_SUBTREE);
+	model_set_filter(t->model, NULL, MODEL_FILTER_SUBTREE);
 	for (uint32_t i = 0; i < t->nfilters; i++)
-		vm_add_filter(t->vm, t->filters[i].pattern, t->filters[i].mode);
+		model_add_filter(t->model, t->filters[i].pattern, t->filters[i].mode);
 }
 
 /* Apply an operation that rebuilds the trees (a thread selected, the filters changed),
  * keeping each view's zoom and selection. */
 static int rebuild(struct tui *t, enum rebuild_op op, int32_t thread)
 {
-	struct tui_path roots[VM_NVIEWS], sels[VM_NVIEWS];
-	bool had[VM_NVIEWS];
+	struct tui_path roots[MODEL_NVIEWS], sels[MODEL_NVIEWS];
+	bool had[MODEL_NVIEWS];
 	int rc = 0;
 
-	for (int v = 0; v < VM_NVIEWS; v++) {
-		vm_node root = vm_root(t->vm, (enum vm_view)v);
-		had[v] = t->sel[v] != VM_NONE;
+	for (int v = 0; v < MODEL_NVIEWS; v++) {
+		model_node root = model_root(t->model, (enum model_view)v);
+		had[v] = t->sel[v] != MODEL_NONE;
 		if (!had[v])
 			continue;
 		/* Unzoomed, every node has its parents: the paths are whole. */
-		unzoom_all(t, (enum vm_view)v);
-		path_save(t, (enum vm_view)v, root, &roots[v]);
-		path_save(t, (enum vm_view)v, t->sel[v], &sels[v]);
+		unzoom_all(t, (enum model_view)v);
+		path_save(t, (enum model_view)v, root, &roots[v]);
+		path_save(t, (enum model_view)v, t->sel[v], &sels[v]);
 	}
 	if (op == REBUILD_THREAD)
-		rc = vm_select_thread(t->vm, thread);
+		rc = model_select_thread(t->model, thread);
 	else if (op == REBUILD_PROCESS)
-		rc = vm_select_process(t->vm, (uint32_t)thread);
+		rc = model_select_process(t->model, (uint32_t)thread);
 	else
 		apply_filters(t);
-	for (int v = 0; v < VM_NVIEWS; v++) {
-		enum vm_view view = (enum vm_view)v;
-		vm_node r, s;
+	for (int v = 0; v < MODEL_NVIEWS; v++) {
+		enum model_view view = (enum model_view)v;
+		model_node r, s;
 		if (!had[v])
 			continue;
 		unzoom_all(t, view);
 		r = path_find(t, view, &roots[v]);
 		if (r != absolute_root(t, view))
 			do_zoom(t, view, r);
-		vm_expand(t->vm, view, vm_root(t->vm, view), true);
+		model_expand(t->model, view, model_root(t->model, view), true);
 		s = path_find(t, view, &sels[v]);
-		vm_reveal(t->vm, view, s);
+		model_reveal(t->model, view, s);
 		t->sel[v] = s;
 		t->top[v] = 0;
 		path_release(&roots[v]);
@@ -391,30 +391,30 @@ static int rebuild(struct tui *t, enum rebuild_op op, int32_t thread)
 
 /* ---- actions ---- */
 
-static void switch_view(struct tui *t, enum vm_view view)
+static void switch_view(struct tui *t, enum model_view view)
 {
 	if (view == t->view)
 		return;
 	history_push(t);
 	t->view = view;
-	if (t->sel[view] == VM_NONE) {
-		vm_node root = vm_root(t->vm, view);
-		vm_expand(t->vm, view, root, true);
+	if (t->sel[view] == MODEL_NONE) {
+		model_node root = model_root(t->model, view);
+		model_expand(t->model, view, root, true);
 		t->sel[view] = root;
 	}
 	t->threads.valid = false;
 }
 
-static void set_sort(struct tui *t, struct vm_sort s)
+static void set_sort(struct tui *t, struct model_sort s)
 {
 	t->sort = s;
-	vm_set_sort(t->vm, &s);
+	model_set_sort(t->model, &s);
 }
 
 /* Sort by column N (1-based; 0: by name). */
 static void sort_by_column(struct tui *t, uint32_t n)
 {
-	struct vm_sort s = t->sort;
+	struct model_sort s = t->sort;
 
 	if (n == 0) {
 		s.by_name = true;
@@ -449,16 +449,17 @@ static uint32_t pane_metric_for_hot(const struct tui *t)
 
 static void hot_path(struct tui *t)
 {
-	vm_node end;
+	model_node end;
 	char label[160];
 
-	if (selected(t) == VM_NONE)
+	if (selected(t) == MODEL_NONE)
 		return;
 	history_push(t);
-	end = vm_hot_path(t->vm, t->view, selected(t), pane_metric_for_hot(t), t->hot_threshold);
-	if (end == VM_NONE)
+	end = model_hot_path(t->model, t->view, selected(t), pane_metric_for_hot(t),
+			     t->hot_threshold);
+	if (end == MODEL_NONE)
 		return;
-	vm_reveal(t->vm, t->view, end);
+	model_reveal(t->model, t->view, end);
 	t->sel[t->view] = end;
 	label_of(t, end, label, sizeof(label));
 	tui_message(t, false, "hot path (>= %.0f%%) ends at %s", t->hot_threshold * 100, label);
@@ -466,11 +467,11 @@ static void hot_path(struct tui *t)
 
 static void zoom_in(struct tui *t)
 {
-	if (selected(t) == VM_NONE)
+	if (selected(t) == MODEL_NONE)
 		return;
 	history_push(t);
 	do_zoom(t, t->view, selected(t));
-	vm_expand(t->vm, t->view, selected(t), true);
+	model_expand(t->model, t->view, selected(t), true);
 	t->top[t->view] = 0;
 }
 
@@ -491,27 +492,27 @@ static void flatten(struct tui *t, bool more)
 {
 	int depth;
 
-	if (!vm_view_flattens(t->view)) {
+	if (!model_view_flattens(t->view)) {
 		tui_message(t, true, "flatten and unflatten work in the flat view (3)");
 		return;
 	}
-	depth = more ? vm_flatten(t->vm) : vm_unflatten(t->vm);
+	depth = more ? model_flatten(t->model) : model_unflatten(t->model);
 	tui_message(t, false, "flattened %d level%s", depth, depth == 1 ? "" : "s");
 }
 
 /* Every node of the visible subtree under the selection (the selection first). */
-static uint32_t visible_subtree(struct tui *t, vm_node **out)
+static uint32_t visible_subtree(struct tui *t, model_node **out)
 {
-	const vm_node *rows;
+	const model_node *rows;
 	uint32_t n = current_rows(t, &rows), first = t->selidx, end;
-	struct vm_node_info info, sub;
+	struct model_node_info info, sub;
 
 	*out = NULL;
 	if (!n)
 		return 0;
-	vm_node_info(t->vm, t->view, rows[first], &info);
+	model_node_info(t->model, t->view, rows[first], &info);
 	for (end = first + 1; end < n; end++) {
-		vm_node_info(t->vm, t->view, rows[end], &sub);
+		model_node_info(t->model, t->view, rows[end], &sub);
 		if (sub.depth <= info.depth)
 			break;
 	}
@@ -524,16 +525,16 @@ static uint32_t visible_subtree(struct tui *t, vm_node **out)
  * expanded level. */
 static void expand_level(struct tui *t, bool expand)
 {
-	vm_node *nodes;
+	model_node *nodes;
 	uint32_t n = visible_subtree(t, &nodes);
 	uint32_t deepest = 0;
 	bool any = false;
 
 	for (uint32_t i = 0; i < n; i++) {
-		struct vm_node_info info;
-		vm_node_info(t->vm, t->view, nodes[i], &info);
+		struct model_node_info info;
+		model_node_info(t->model, t->view, nodes[i], &info);
 		if (expand && info.has_children && !info.expanded) {
-			vm_expand(t->vm, t->view, nodes[i], true);
+			model_expand(t->model, t->view, nodes[i], true);
 			any = true;
 		}
 		if (!expand && info.expanded && info.depth >= deepest) {
@@ -543,68 +544,68 @@ static void expand_level(struct tui *t, bool expand)
 	}
 	if (!expand && any)
 		for (uint32_t i = 0; i < n; i++) {
-			struct vm_node_info info;
-			vm_node_info(t->vm, t->view, nodes[i], &info);
+			struct model_node_info info;
+			model_node_info(t->model, t->view, nodes[i], &info);
 			if (info.expanded && info.depth == deepest)
-				vm_expand(t->vm, t->view, nodes[i], false);
+				model_expand(t->model, t->view, nodes[i], false);
 		}
 	free(nodes);
 }
 
 static void expand_or_child(struct tui *t)
 {
-	struct vm_node_info info;
+	struct model_node_info info;
 
-	if (selected(t) == VM_NONE)
+	if (selected(t) == MODEL_NONE)
 		return;
-	vm_node_info(t->vm, t->view, selected(t), &info);
+	model_node_info(t->model, t->view, selected(t), &info);
 	if (!info.has_children)
 		return;
 	if (!info.expanded)
-		vm_expand(t->vm, t->view, selected(t), true);
+		model_expand(t->model, t->view, selected(t), true);
 	else
 		move_selection(t, 1);
 }
 
 static void collapse_or_parent(struct tui *t)
 {
-	struct vm_node_info info;
+	struct model_node_info info;
 
-	if (selected(t) == VM_NONE)
+	if (selected(t) == MODEL_NONE)
 		return;
-	vm_node_info(t->vm, t->view, selected(t), &info);
+	model_node_info(t->model, t->view, selected(t), &info);
 	if (info.expanded && info.has_children) {
-		vm_expand(t->vm, t->view, selected(t), false);
-	} else if (info.parent != VM_NONE && selected(t) != vm_root(t->vm, t->view)) {
+		model_expand(t->model, t->view, selected(t), false);
+	} else if (info.parent != MODEL_NONE && selected(t) != model_root(t->model, t->view)) {
 		t->sel[t->view] = info.parent;
 	}
 }
 
 static void toggle(struct tui *t)
 {
-	struct vm_node_info info;
+	struct model_node_info info;
 
-	if (selected(t) == VM_NONE)
+	if (selected(t) == MODEL_NONE)
 		return;
-	vm_node_info(t->vm, t->view, selected(t), &info);
+	model_node_info(t->model, t->view, selected(t), &info);
 	if (info.has_children)
-		vm_expand(t->vm, t->view, selected(t), !info.expanded);
+		model_expand(t->model, t->view, selected(t), !info.expanded);
 }
 
 /* The next (or previous) match of the search from FROM, wrapping around. */
-static vm_node search_next(struct tui *t, vm_node from, bool forward)
+static model_node search_next(struct tui *t, model_node from, bool forward)
 {
-	vm_node m = vm_search(t->vm, t->view, from, t->search, forward);
-	vm_node root = vm_root(t->vm, t->view);
+	model_node m = model_search(t->model, t->view, from, t->search, forward);
+	model_node root = model_root(t->model, t->view);
 
-	if (m != VM_NONE)
+	if (m != MODEL_NONE)
 		return m;
 	if (forward)
-		return vm_search(t->vm, t->view, root, t->search, true);
-	/* Wrap backward: the last match in the tree (vm_search does not wrap). */
-	for (vm_node x = root, count = 0; count < 1000000; count++) {
-		vm_node next = vm_search(t->vm, t->view, x, t->search, true);
-		if (next == VM_NONE)
+		return model_search(t->model, t->view, root, t->search, true);
+	/* Wrap backward: the last match in the tree (model_search does not wrap). */
+	for (model_node x = root, count = 0; count < 1000000; count++) {
+		model_node next = model_search(t->model, t->view, x, t->search, true);
+		if (next == MODEL_NONE)
 			break;
 		m = next;
 		x = next;
@@ -614,7 +615,7 @@ static vm_node search_next(struct tui *t, vm_node from, bool forward)
 
 static void search_step(struct tui *t, bool forward)
 {
-	vm_node m;
+	model_node m;
 	char label[160];
 
 	if (!t->search[0]) {
@@ -622,12 +623,12 @@ static void search_step(struct tui *t, bool forward)
 		return;
 	}
 	m = search_next(t, selected(t), forward);
-	if (m == VM_NONE) {
+	if (m == MODEL_NONE) {
 		tui_message(t, true, "no match for '%s'", t->search);
 		return;
 	}
 	history_push(t);
-	vm_reveal(t->vm, t->view, m);
+	model_reveal(t->model, t->view, m);
 	t->sel[t->view] = m;
 	label_of(t, m, label, sizeof(label));
 	tui_message(t, false, "/%s: %s", t->search, label);
@@ -635,7 +636,7 @@ static void search_step(struct tui *t, bool forward)
 
 static void search_incremental(struct tui *t)
 {
-	vm_node m;
+	model_node m;
 
 	snprintf(t->search, sizeof(t->search), "%s", t->input);
 	t->search_failed = false;
@@ -644,26 +645,26 @@ static void search_incremental(struct tui *t)
 		return;
 	}
 	m = search_next(t, t->search_origin, true);
-	if (m == VM_NONE) {
+	if (m == MODEL_NONE) {
 		t->search_failed = true;
 		return;
 	}
-	vm_reveal(t->vm, t->view, m);
+	model_reveal(t->model, t->view, m);
 	t->sel[t->view] = m;
 }
 
 static void show_callers(struct tui *t)
 {
-	vm_node n = selected(t), root;
-	struct vm_node_info info;
-	const vm_node *kids;
+	model_node n = selected(t), root;
+	struct model_node_info info;
+	const model_node *kids;
 	uint32_t nkids;
 	char *name = NULL;
 
-	while (n != VM_NONE) {
-		vm_node_info(t->vm, t->view, n, &info);
-		if ((info.kind == VM_KIND_FUNCTION || info.kind == VM_KIND_INLINE ||
-		     info.kind == VM_KIND_CALL || info.kind == VM_KIND_CALLER) &&
+	while (n != MODEL_NONE) {
+		model_node_info(t->model, t->view, n, &info);
+		if ((info.kind == MODEL_KIND_FUNCTION || info.kind == MODEL_KIND_INLINE ||
+		     info.kind == MODEL_KIND_CALL || info.kind == MODEL_KIND_CALLER) &&
 		    info.name && info.name[0]) {
 			name = xstrdup(info.name);
 			break;
@@ -675,25 +676,25 @@ static void show_callers(struct tui *t)
 		return;
 	}
 	history_push(t);
-	t->view = VM_BOTTOMUP;
-	unzoom_all(t, VM_BOTTOMUP);
-	root = vm_root(t->vm, VM_BOTTOMUP);
-	vm_expand(t->vm, VM_BOTTOMUP, root, true);
-	nkids = vm_children(t->vm, VM_BOTTOMUP, root, &kids);
-	n = VM_NONE;
-	for (uint32_t i = 0; i < nkids && n == VM_NONE; i++) {
-		vm_node_info(t->vm, VM_BOTTOMUP, kids[i], &info);
+	t->view = MODEL_BOTTOMUP;
+	unzoom_all(t, MODEL_BOTTOMUP);
+	root = model_root(t->model, MODEL_BOTTOMUP);
+	model_expand(t->model, MODEL_BOTTOMUP, root, true);
+	nkids = model_children(t->model, MODEL_BOTTOMUP, root, &kids);
+	n = MODEL_NONE;
+	for (uint32_t i = 0; i < nkids && n == MODEL_NONE; i++) {
+		model_node_info(t->model, MODEL_BOTTOMUP, kids[i], &info);
 		if (info.name && !strcmp(info.name, name))
 			n = kids[i];
 	}
-	if (n == VM_NONE) {
-		if (t->sel[VM_BOTTOMUP] == VM_NONE)
-			t->sel[VM_BOTTOMUP] = root;
+	if (n == MODEL_NONE) {
+		if (t->sel[MODEL_BOTTOMUP] == MODEL_NONE)
+			t->sel[MODEL_BOTTOMUP] = root;
 		tui_message(t, true, "%s is not among the bottom-up functions", name);
 	} else {
-		vm_expand(t->vm, VM_BOTTOMUP, n, true);
-		vm_reveal(t->vm, VM_BOTTOMUP, n);
-		t->sel[VM_BOTTOMUP] = n;
+		model_expand(t->model, MODEL_BOTTOMUP, n, true);
+		model_reveal(t->model, MODEL_BOTTOMUP, n);
+		t->sel[MODEL_BOTTOMUP] = n;
 		t->sel_to_top = true;
 		tui_message(t, false, "callers of %s", name);
 	}
@@ -708,10 +709,10 @@ static void select_thread(struct tui *t)
 	if (tui_threads_update(t) || t->thr_cursor >= t->threads.nrows)
 		return;
 	row = &t->threads.rows[t->thr_cursor];
-	if (row->thread == TUI_ROW_PROCESS ? vm_selected_process(t->vm) == (int64_t)row->pid
+	if (row->thread == TUI_ROW_PROCESS ? model_selected_process(t->model) == (int64_t)row->pid
 	    : row->thread == TUI_ROW_ALL
-		    ? vm_selected_thread(t->vm) < 0 && vm_selected_process(t->vm) < 0
-		    : row->thread == vm_selected_thread(t->vm))
+		    ? model_selected_thread(t->model) < 0 && model_selected_process(t->model) < 0
+		    : row->thread == model_selected_thread(t->model))
 		return;
 	int32_t thread = row->thread == TUI_ROW_ALL ? -1 : row->thread;
 	uint32_t pid = row->pid;
@@ -721,7 +722,7 @@ static void select_thread(struct tui *t)
 		return;
 	}
 	t->thr_cursor = 0;
-	if (vm_selected_process(t->vm) >= 0)
+	if (model_selected_process(t->model) >= 0)
 		tui_message(t, false, "showing process %u only", pid);
 	else if (thread < 0)
 		tui_message(t, false, "showing the sum over all threads");
@@ -850,7 +851,7 @@ static void prompt_accept(struct tui *t)
 		break;
 	case TUI_PROMPT_SOURCE_DIR:
 		if (t->input[0]) {
-			vm_add_source_path(t->vm, t->input);
+			model_add_source_path(t->model, t->input);
 			t->source.valid = false;
 			tui_message(t, false, "source directory added: %s", t->input);
 		}
@@ -865,13 +866,14 @@ static void prompt_key(struct tui *t, int key)
 	if (t->prompt == TUI_PROMPT_FILTER_MODE) {
 		t->prompt = TUI_PROMPT_NONE;
 		if (key == 's' || key == 't' || key == TK_ENTER || key == '\n' || key == KEY_ENTER) {
-			enum vm_filter_mode mode = key == 's' ? VM_FILTER_SELF : VM_FILTER_SUBTREE;
+			enum model_filter_mode mode =
+				key == 's' ? MODEL_FILTER_SELF : MODEL_FILTER_SUBTREE;
 			t->filters[t->nfilters++] =
 				(struct tui_filter){ xstrdup(t->filter_pending), mode };
 			rebuild(t, REBUILD_FILTER, 0);
 			tui_message(t, false, "filter %u '%s': matches hidden %s", t->nfilters,
 				    t->filter_pending,
-				    mode == VM_FILTER_SELF ? "(their children stay)"
+				    mode == MODEL_FILTER_SELF ? "(their children stay)"
 							   : "with their subtrees");
 		} else {
 			tui_message(t, false, "filter cancelled");
@@ -1033,7 +1035,7 @@ static void mouse_event(struct tui *t)
 		for (uint32_t i = 0; i < t->hdr_n; i++)
 			if (ev.x >= t->hdr_x[i] && ev.x < t->hdr_x[i] + t->hdr_w[i]) {
 				if (tui_sort_column(t) == t->hdr_col[i]) {
-					struct vm_sort s = t->sort;
+					struct model_sort s = t->sort;
 					s.descending = !s.descending;
 					set_sort(t, s);
 				} else {
@@ -1092,7 +1094,7 @@ static void key_first_row(struct tui *t, int key)
 
 static void key_last_row(struct tui *t, int key)
 {
-	const vm_node *rows;
+	const model_node *rows;
 	history_push(t);
 	current_rows(t, &rows);
 	select_index(t, INT64_MAX / 2);
@@ -1162,21 +1164,21 @@ static void key_expand_level(struct tui *t, int key)
 
 static void key_expand_subtree(struct tui *t, int key)
 {
-	if (selected(t) != VM_NONE)
-		vm_expand_subtree(t->vm, t->view, selected(t), true);
+	if (selected(t) != MODEL_NONE)
+		model_expand_subtree(t->model, t->view, selected(t), true);
 }
 
 static void key_expand_all(struct tui *t, int key)
 {
-	const vm_node *rows;
-	vm_expand_all(t->vm, t->view, key == 'E');
+	const model_node *rows;
+	model_expand_all(t->model, t->view, key == 'E');
 	if (key == 'C')
 		current_rows(t, &rows);
 }
 
 static void key_switch_view(struct tui *t, int key)
 {
-	switch_view(t, (enum vm_view)(key - '1'));
+	switch_view(t, (enum model_view)(key - '1'));
 }
 
 static void key_hot_path(struct tui *t, int key)
@@ -1248,7 +1250,7 @@ static void key_sort_step(struct tui *t, int key)
 
 static void key_invert_sort(struct tui *t, int key)
 {
-	struct vm_sort s = t->sort;
+	struct model_sort s = t->sort;
 	s.descending = !s.descending;
 	set_sort(t, s);
 }
@@ -1434,25 +1436,25 @@ static int read_key(void)
 	return key;
 }
 
-static void tui_init_state(struct tui *t, struct vm *vm, const struct tui_options *opt)
+static void tui_init_state(struct tui *t, struct model *model, const struct tui_options *opt)
 {
-	struct vm_sort sort;
-	vm_node root;
+	struct model_sort sort;
+	model_node root;
 	bool sort_shown = false;
 
 	memset(t, 0, sizeof(*t));
-	t->vm = vm;
+	t->model = model;
 	t->opt = opt;
-	for (int v = 0; v < VM_NVIEWS; v++)
-		t->sel[v] = VM_NONE;
-	t->view = opt->view < VM_NVIEWS ? opt->view : VM_TOPDOWN;
+	for (int v = 0; v < MODEL_NVIEWS; v++)
+		t->sel[v] = MODEL_NONE;
+	t->view = opt->view < MODEL_NVIEWS ? opt->view : MODEL_TOPDOWN;
 	if (opt->nmetrics) {
 		t->metrics = xmalloc(opt->nmetrics * sizeof(*t->metrics));
 		memcpy(t->metrics, opt->metrics, opt->nmetrics * sizeof(*t->metrics));
 		t->nmetrics = opt->nmetrics;
 	} else {
 		t->metrics = xmalloc(sizeof(*t->metrics));
-		t->metrics[0] = vm_default_metric(vm);
+		t->metrics[0] = model_default_metric(model);
 		t->nmetrics = 1;
 	}
 	t->show_incl = t->show_excl = true;
@@ -1461,20 +1463,21 @@ static void tui_init_state(struct tui *t, struct vm *vm, const struct tui_option
 	t->tma_depth = 0;
 	t->src_scroll = -1;
 	tui_columns_rebuild(t);
-	sort = vm_get_sort(vm);
+	sort = model_get_sort(model);
 	for (uint32_t i = 0; i < t->nmetrics; i++)
 		if (t->metrics[i] == sort.metric)
 			sort_shown = true;
 	if (!sort_shown || sort.by_name)
-		sort = (struct vm_sort){ t->metrics[0], true, true, false };
+		sort = (struct model_sort){ t->metrics[0], true, true, false };
 	set_sort(t, sort);
-	root = vm_root(vm, t->view);
-	vm_expand(vm, t->view, root, true);
+	root = model_root(model, t->view);
+	model_expand(model, t->view, root, true);
 	t->sel[t->view] = root;
 	if (opt->hot_path) {
-		vm_node end = vm_hot_path(vm, t->view, root, t->metrics[0], t->hot_threshold);
-		if (end != VM_NONE) {
-			vm_reveal(vm, t->view, end);
+		model_node end =
+			model_hot_path(model, t->view, root, t->metrics[0], t->hot_threshold);
+		if (end != MODEL_NONE) {
+			model_reveal(model, t->view, end);
 			t->sel[t->view] = end;
 		}
 	}
@@ -1491,7 +1494,7 @@ static void tui_release(struct tui *t)
 	buf_release(&t->scratch);
 }
 
-int tui_run(struct vm *vm, const struct tui_options *opt)
+int tui_run(struct model *model, const struct tui_options *opt)
 {
 	struct tui t;
 	int *keys = NULL;
@@ -1507,7 +1510,7 @@ int tui_run(struct vm *vm, const struct tui_options *opt)
 	if (opt->keys && tui_parse_keys(opt->keys, &keys, &nkeys))
 		return 1;
 	setlocale(LC_ALL, "");
-	tui_init_state(&t, vm, opt);
+	tui_init_state(&t, model, opt);
 	t.utf8_text = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	t.utf8_glyph = t.utf8_text && !opt->ascii;
 
@@ -1553,11 +1556,11 @@ int tui_run(struct vm *vm, const struct tui_options *opt)
 	}
 	tui_layout(&t);
 
-	while (!t.quit && !stop_signal && !vm_error(vm)) {
+	while (!t.quit && !stop_signal && !model_error(model)) {
 		int key;
 		if (next_key >= nkeys) {
 			tui_draw(&t);
-			if (vm_error(vm))
+			if (model_error(model))
 				break; /* the database failed to read: stop with its message */
 			refresh();
 			key = read_key();
@@ -1583,8 +1586,8 @@ int tui_run(struct vm *vm, const struct tui_options *opt)
 		signal(sig, SIG_DFL);
 		raise(sig);
 	}
-	if (vm_error(vm)) {
-		fth_error("%s", vm_error(vm));
+	if (model_error(model)) {
+		fth_error("%s", model_error(model));
 		return 1;
 	}
 	return 0;

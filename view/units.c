@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * units.c: values formatted for their unit (vm_format_value): times in s, ms, us or ns, bytes in
+ * units.c: values formatted for their unit (model_format_value): times in s, ms, us or ns, bytes in
  * binary multiples, counts with three significant digits; a metric's values as the screen
- * shows them (vm_format_metric) and as numbers in one unit per metric, rounded alike
- * (vm_format_number), for batch output.
+ * shows them (model_format_metric) and as numbers in one unit per metric, rounded alike
+ * (model_format_number), for batch output.
  */
 #include "compat.h"
 #include "buf.h"
@@ -114,7 +114,7 @@ static void three_digits(double v, const char *suffix, char *out, size_t size)
 	}
 }
 
-const char *vm_format_value(double v, unsigned unit, char *out, size_t size)
+const char *model_format_value(double v, unsigned unit, char *out, size_t size)
 {
 	if (!size)
 		return out;
@@ -178,30 +178,30 @@ const char *vm_format_value(double v, unsigned unit, char *out, size_t size)
 	return out;
 }
 
-bool vm_metric_has_percent(const struct vm *vm, uint32_t metric)
+bool model_metric_has_percent(const struct model *model, uint32_t metric)
 {
-	const struct dbfile_metric *m = vm_metric(vm, metric);
-	return m && m->kind == DBFILE_METRIC_RAW && !vm_metric_is_tma(vm, metric);
+	const struct dbfile_metric *m = model_metric(model, metric);
+	return m && m->kind == DBFILE_METRIC_RAW && !model_metric_is_tma(model, metric);
 }
 
-const char *vm_format_metric(const struct vm *vm, uint32_t metric, double v, char *out,
+const char *model_format_metric(const struct model *model, uint32_t metric, double v, char *out,
 			     size_t size)
 {
-	const struct dbfile_metric *m = vm_metric(vm, metric);
+	const struct dbfile_metric *m = model_metric(model, metric);
 	if (!size)
 		return out;
 	if (isnan(v))
 		snprintf(out, size, "n/a");
-	else if (vm_metric_is_tma(vm, metric))
+	else if (model_metric_is_tma(model, metric))
 		snprintf(out, size, "%.1f%%", v * 100);
 	else if (m && m->kind == DBFILE_METRIC_DERIVED)
 		snprintf(out, size, "%.3g", v);
 	else
-		vm_format_value(v, m ? m->unit : MFILE_UNIT_COUNT, out, size);
+		model_format_value(v, m ? m->unit : MFILE_UNIT_COUNT, out, size);
 	return out;
 }
 
-size_t vm_format_fixed(double v, int decimals, char *out, size_t size)
+size_t model_format_fixed(double v, int decimals, char *out, size_t size)
 {
 	if (size < 2 || decimals < 0 || decimals > 4) {
 		int n = snprintf(out, size, "%.*f", decimals, v);
@@ -214,24 +214,24 @@ size_t vm_format_fixed(double v, int decimals, char *out, size_t size)
 	return fixed(v, decimals, out, size);
 }
 
-const char *vm_number_unit(const struct vm *vm, uint32_t metric, bool raw)
+const char *model_number_unit(const struct model *model, uint32_t metric, bool raw)
 {
-	const struct dbfile_metric *m = vm_metric(vm, metric);
-	if (!m || m->kind != DBFILE_METRIC_RAW || vm_metric_is_tma(vm, metric))
+	const struct dbfile_metric *m = model_metric(model, metric);
+	if (!m || m->kind != DBFILE_METRIC_RAW || model_metric_is_tma(model, metric))
 		return NULL;
 	if (m->unit == MFILE_UNIT_NANOSECONDS)
 		return raw ? "ns" : "s";
 	return m->unit == MFILE_UNIT_BYTES ? "B" : NULL;
 }
 
-const char *vm_format_fraction(double v, char *out, size_t size)
+const char *model_format_fraction(double v, char *out, size_t size)
 {
 	if (isnan(v) || isinf(v)) {
 		if (size)
 			out[0] = '\0';
 		return out;
 	}
-	size_t n = vm_format_fixed(v, 3, out, size);
+	size_t n = model_format_fixed(v, 3, out, size);
 	/* "0.450" as "0.45", "1.000" as "1" */
 	while (n > 1 && out[n - 1] == '0' && memchr(out, '.', n))
 		out[--n] = '\0';
@@ -305,24 +305,25 @@ static void three_significant(double v, char *out, size_t size)
 	concat("", tmp, out, size);
 }
 
-const char *vm_format_number(const struct vm *vm, uint32_t metric, double v, char *out,
+const char *model_format_number(const struct model *model, uint32_t metric, double v, char *out,
 			     size_t size)
 {
-	const struct dbfile_metric *m = vm_metric(vm, metric);
+	const struct dbfile_metric *m = model_metric(model, metric);
 	if (!size)
 		return out;
 	if (isnan(v) || isinf(v)) {
 		out[0] = '\0';
 		return out;
 	}
-	if (vm_metric_is_tma(vm, metric)) {
-		vm_format_fraction(v, out, size);
+	if (model_metric_is_tma(model, metric)) {
+		model_format_fraction(v, out, size);
 		return out;
 	}
 	if (m && m->kind == DBFILE_METRIC_RAW && m->unit == MFILE_UNIT_NANOSECONDS)
 		v /= 1e9;
 	else if ((!m || m->kind == DBFILE_METRIC_RAW) && fabs(v) < 1e6 && v == floor(v)) {
-		vm_format_fixed(v == 0 ? 0.0 : v, 0, out, size); /* counts as the screen: exact */
+		model_format_fixed(v == 0 ? 0.0 : v, 0, out,
+				   size); /* counts as the screen: exact */
 		return out;
 	}
 	three_significant(v, out, size);
