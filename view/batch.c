@@ -844,7 +844,7 @@ static void json_metric_object(struct model *model, const struct batch_options *
 		put_data_value(model, opt, m,
 			       which == JSON_TOTALS ? model_total(model, m)
 						    : model_value(model, opt->view, node, m,
-							       which == JSON_INCLUSIVE),
+								  which == JSON_INCLUSIVE),
 			       "null", out);
 	}
 	buf_addch(out, '}');

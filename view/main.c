@@ -92,6 +92,36 @@ static long parse_number(const char *opt, const char *s, long max)
 	return v;
 }
 
+struct choice {
+	const char *name;
+	int value;
+};
+
+static const struct choice view_names[] = {
+	{ "top-down", MODEL_TOPDOWN }, { "topdown", MODEL_TOPDOWN }, { "bottom-up", MODEL_BOTTOMUP },
+	{ "bottomup", MODEL_BOTTOMUP }, { "flat", MODEL_FLAT },
+};
+static const struct choice format_names[] = {
+	{ "text", BATCH_TEXT }, { "csv", BATCH_CSV }, { "json", BATCH_JSON },
+};
+
+/* The value of the choice named ARG; else die saying that OPT takes one of EXPECTED. */
+static int parse_choice(const char *opt, const char *arg, const struct choice *choices, size_t n,
+			const char *expected)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(arg, choices[i].name))
+			return choices[i].value;
+	die(1, "%s: '%s' is not %s", opt, arg, expected);
+}
+
+/* Add ARG to the list of a repeatable option. */
+static void append_arg(const char ***list, size_t *n, const char *arg)
+{
+	*list = xreallocarray(*list, *n + 1, sizeof(**list));
+	(*list)[(*n)++] = arg;
+}
+
 /* Whether PATH is a directory of measurement files (measure's output) without a database. */
 static bool is_measurement_directory(const char *path)
 {
@@ -128,28 +158,17 @@ int main(int argc, char **argv)
 			batch = true;
 			break;
 		case OPT_VIEW:
-			if (!strcmp(optarg, "top-down") || !strcmp(optarg, "topdown"))
-				bo.view = MODEL_TOPDOWN;
-			else if (!strcmp(optarg, "bottom-up") || !strcmp(optarg, "bottomup"))
-				bo.view = MODEL_BOTTOMUP;
-			else if (!strcmp(optarg, "flat"))
-				bo.view = MODEL_FLAT;
-			else
-				die(1, "--view: '%s' is not top-down, bottom-up or flat", optarg);
+			bo.view = (enum model_view)parse_choice("--view", optarg, view_names,
+								ARRAY_SIZE(view_names),
+								"top-down, bottom-up or flat");
 			break;
 		case OPT_FORMAT:
-			if (!strcmp(optarg, "text"))
-				bo.format = BATCH_TEXT;
-			else if (!strcmp(optarg, "csv"))
-				bo.format = BATCH_CSV;
-			else if (!strcmp(optarg, "json"))
-				bo.format = BATCH_JSON;
-			else
-				die(1, "--format: '%s' is not text, csv or json", optarg);
+			bo.format = (enum batch_format)parse_choice("--format", optarg, format_names,
+								    ARRAY_SIZE(format_names),
+								    "text, csv or json");
 			break;
 		case OPT_METRIC:
-			metric_names = xreallocarray(metric_names, nmetric_names + 1, sizeof(char *));
-			metric_names[nmetric_names++] = optarg;
+			append_arg(&metric_names, &nmetric_names, optarg);
 			break;
 		case OPT_DEPTH:
 			bo.depth = (uint32_t)parse_number("--depth", optarg, INT_MAX);
@@ -167,8 +186,7 @@ int main(int argc, char **argv)
 			bo.raw = true;
 			break;
 		case OPT_SOURCE_PATH:
-			source_paths = xreallocarray(source_paths, nsource_paths + 1, sizeof(char *));
-			source_paths[nsource_paths++] = optarg;
+			append_arg(&source_paths, &nsource_paths, optarg);
 			break;
 		case OPT_THREAD:
 			thread = parse_number("--thread", optarg, INT32_MAX);

@@ -57,12 +57,12 @@ static int node_filtered(struct model *model, enum model_view view, model_node n
 
 /* ---- visible children ---- */
 
-struct ids {
+struct nav_ids {
 	uint32_t *v;
 	uint32_t n, cap;
 };
 
-static void ids_push(struct ids *s, uint32_t x)
+static void nav_ids_push(struct nav_ids *s, uint32_t x)
 {
 	ALLOC_GROW(s->v, s->n + 1, s->cap);
 	s->v[s->n++] = x;
@@ -84,7 +84,7 @@ static bool empty_in_selection(struct model *model, enum model_view view, model_
 }
 
 static void collect_visible(struct model *model, enum model_view view, model_node node, bool build,
-			    struct ids *out, uint32_t depth)
+			    struct nav_ids *out, uint32_t depth)
 {
 	const struct tree_ops *ops = ops_of(view);
 	uint32_t *copy, n;
@@ -97,7 +97,7 @@ static void collect_visible(struct model *model, enum model_view view, model_nod
 			continue;
 		int how = node_filtered(model, view, k);
 		if (how < 0) {
-			ids_push(out, k);
+			nav_ids_push(out, k);
 		} else if (how == MODEL_FILTER_SELF && depth < 4096) {
 			collect_visible(model, view, k, build, out, depth + 1);
 		}
@@ -122,7 +122,7 @@ struct sort_ctx {
 };
 
 /* The name a node sorts by among equal values: its label, or its function's name. */
-static const char *key_name(const struct sort_ctx *c, const struct sort_key *k)
+static const char *sort_key_name(const struct sort_ctx *c, const struct sort_key *k)
 {
 	if (c->names)
 		return c->names[k->name];
@@ -130,7 +130,8 @@ static const char *key_name(const struct sort_ctx *c, const struct sort_key *k)
 }
 
 /* Value (NaN last), then name, line and id: a total order, so that sorting is deterministic. */
-static int key_cmp(const struct sort_ctx *c, const struct sort_key *a, const struct sort_key *b)
+static int sort_key_cmp(const struct sort_ctx *c, const struct sort_key *a,
+			const struct sort_key *b)
 {
 	bool na = isnan(a->v), nb = isnan(b->v);
 	if (na != nb)
@@ -139,7 +140,7 @@ static int key_cmp(const struct sort_ctx *c, const struct sort_key *a, const str
 		int d = a->v < b->v ? -1 : 1;
 		return c->descending ? -d : d;
 	}
-	int d = strcmp(key_name(c, a), key_name(c, b));
+	int d = strcmp(sort_key_name(c, a), sort_key_name(c, b));
 	if (d)
 		return d;
 	if (a->line != b->line)
@@ -157,7 +158,7 @@ static void sort_keys(const struct sort_ctx *c, struct sort_key *keys, struct so
 		for (uint32_t i = lo + 1; i < hi; i++) {
 			struct sort_key k = keys[i];
 			uint32_t j = i;
-			for (; j > lo && key_cmp(c, &keys[j - 1], &k) > 0; j--)
+			for (; j > lo && sort_key_cmp(c, &keys[j - 1], &k) > 0; j--)
 				keys[j] = keys[j - 1];
 			keys[j] = k;
 		}
@@ -169,7 +170,7 @@ static void sort_keys(const struct sort_ctx *c, struct sort_key *keys, struct so
 			uint32_t hi = lo + 2 * width < n ? lo + 2 * width : n;
 			uint32_t i = lo, j = mid, o = lo;
 			while (i < mid && j < hi) /* stable: the left run first among equals */
-				to[o++] = key_cmp(c, &from[j], &from[i]) < 0 ? from[j++]
+				to[o++] = sort_key_cmp(c, &from[j], &from[i]) < 0 ? from[j++]
 									     : from[i++];
 			while (i < mid)
 				to[o++] = from[i++];
@@ -191,7 +192,7 @@ static void sort_nodes(struct model *model, enum model_view view, uint32_t *ids,
 	if (model->asort_keys < n) {
 		model->asort_keys = n;
 		model->sort_keys = xreallocarray(model->sort_keys, 2 * (size_t)n,
-					      sizeof(struct sort_key));
+						 sizeof(struct sort_key));
 	}
 	struct sort_key *keys = model->sort_keys, *tmp = keys + n;
 	struct sort_ctx c = { model, view, model->sort.descending && !model->sort.by_name, NULL };
@@ -227,19 +228,19 @@ uint32_t nav_visible(struct model *model, enum model_view view, model_node node,
 		     uint32_t **out)
 {
 	const struct tree_ops *ops = ops_of(view);
-	struct ids s = { 0 };
+	struct nav_ids s = { 0 };
 	collect_visible(model, view, node, build, &s, 0);
 	int levels = ops->skipped_levels ? ops->skipped_levels(model, view, node) : 0;
 	if (levels > 0) {
 		for (int level = 0; level < levels; level++) {
-			struct ids next = { 0 };
+			struct nav_ids next = { 0 };
 			for (uint32_t i = 0; i < s.n; i++) {
-				struct ids sub = { 0 };
+				struct nav_ids sub = { 0 };
 				collect_visible(model, view, s.v[i], true, &sub, 0);
 				if (!sub.n)
-					ids_push(&next, s.v[i]);
+					nav_ids_push(&next, s.v[i]);
 				for (uint32_t j = 0; j < sub.n; j++)
-					ids_push(&next, sub.v[j]);
+					nav_ids_push(&next, sub.v[j]);
 				free(sub.v);
 			}
 			free(s.v);
@@ -481,7 +482,7 @@ void model_add_filter(struct model *model, const char *pattern, enum model_filte
 
 /* ---- search ---- */
 
-static bool matches(const char *label, const char *pattern, bool glob)
+static bool label_matches(const char *label, const char *pattern, bool glob)
 {
 	if (glob)
 		return fnmatch(pattern, label, FNM_CASEFOLD) == 0;
@@ -517,7 +518,7 @@ static bool node_matches(struct search *s, model_node node)
 	buf_reset(&s->label);
 	model_node_label(s->model, s->view, node, true, &s->label);
 	buf_addch(&s->label, '\0');
-	return matches((const char *)s->label.data, s->pattern, s->glob);
+	return label_matches((const char *)s->label.data, s->pattern, s->glob);
 }
 
 /* The visible children of NODE that the walk enters (pruned: those kept) into *KIDS. */
@@ -590,12 +591,6 @@ static bool search_walk(struct search *s)
 	return done;
 }
 
-static int u32_cmp(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /*
  * Mark the contexts of FRONTIER (N, owned) and all their ancestors KEEP_ABOVE, a level at a
  * time in ascending order, so that each level reads its blocks in order and once.
@@ -605,7 +600,7 @@ static void keep_ancestors(struct model *model, struct hmap *keep, uint32_t *fro
 	struct dbfile_context x;
 	while (n && !model->error) {
 		uint32_t *next = NULL, nn = 0, an = 0;
-		qsort(frontier, n, sizeof(uint32_t), u32_cmp);
+		qsort(frontier, n, sizeof(uint32_t), model_cmp_u32);
 		for (uint32_t i = 0; i < n; i++) {
 			if (i && frontier[i] == frontier[i - 1])
 				continue;
@@ -645,7 +640,7 @@ static void stream_test(struct stream *st, uint32_t ctx, const struct dbfile_con
 	buf_reset(&st->label);
 	info_label(&in, x->line, true, &st->label);
 	buf_addch(&st->label, '\0');
-	if (!matches((const char *)st->label.data, st->pattern, st->glob))
+	if (!label_matches((const char *)st->label.data, st->pattern, st->glob))
 		return;
 	if (st->nmatches == st->amatches) {
 		ALLOC_GROW(st->matches, st->nmatches + 1, st->amatches);

@@ -55,14 +55,8 @@ struct loop {
 	uint32_t header, end;
 };
 
-static int u32_cmp(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 int model_source(struct model *model, enum model_view view, model_node node, uint32_t metric,
-	      struct model_source *out)
+		 struct model_source *out)
 {
 	const struct dbfile *db = &model->db;
 	memset(out, 0, sizeof(*out));
@@ -141,7 +135,7 @@ int model_source(struct model *model, enum model_view view, model_node node, uin
 				all[nall++] = k;
 				hmap_put(&lines, k, UINT32_MAX);
 			}
-	qsort(all, nall, sizeof(uint32_t), u32_cmp);
+	qsort(all, nall, sizeof(uint32_t), model_cmp_u32);
 	out->lines = xcalloc(nall ? nall : 1, sizeof(*out->lines));
 	double best = -INFINITY;
 	for (uint32_t i = 0; i < nall; i++) {

@@ -27,7 +27,7 @@ const char *base_name(const char *path)
 
 /* A C++ or Rust symbol as a person reads it (libiberty's demangler, as binutils uses), or
  * NULL when NAME is not a mangled name. */
-static char *demangle(const char *name)
+static char *demangle_name(const char *name)
 {
 	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return NULL;
@@ -46,7 +46,7 @@ static char *shown_name(const struct model *model, uint32_t function, const char
 {
 	const struct dbfile *db = &model->db;
 	uint32_t m = db->functions[function].module;
-	char *d = model->raw_names ? NULL : demangle(name);
+	char *d = model->raw_names ? NULL : demangle_name(name);
 	const char *n = d ? d : name;
 	struct buf b = BUF_INIT;
 	if (module_is_kernel(db, m))
@@ -328,6 +328,12 @@ struct model *model_open(const char *dir)
 struct model *model_open_whole(const char *dir)
 {
 	return open_model(dir, true);
+}
+
+int model_cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
 }
 
 void model_close(struct model *model)
@@ -746,7 +752,7 @@ int model_select_thread(struct model *model, int32_t thread)
 }
 
 int model_stats(struct model *model, enum model_view view, model_node node, uint32_t metric,
-	     struct dbfile_stat *incl, struct dbfile_stat *excl)
+		struct dbfile_stat *incl, struct dbfile_stat *excl)
 {
 	memset(incl, 0, sizeof(*incl));
 	memset(excl, 0, sizeof(*excl));
@@ -761,7 +767,7 @@ int32_t model_selected_thread(const struct model *model)
 }
 
 int model_thread_values(struct model *model, enum model_view view, model_node node, uint32_t metric,
-		     bool inclusive, double *out)
+			bool inclusive, double *out)
 {
 	/* Every other thread in turn: its rows of the node's contexts, its profiles. */
 	for (uint32_t t = 0; t < model->db.nthreads; t++) {

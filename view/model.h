@@ -119,7 +119,7 @@ bool model_metric_has_percent(const struct model *model, uint32_t metric);
 /* V of METRIC as the screen shows it: for its unit (model_format_value), derived metrics with
  * three significant digits, TMA nodes as a percentage of their parent's slots; "n/a" for NaN. */
 const char *model_format_metric(const struct model *model, uint32_t metric, double v, char *out,
-			     size_t size);
+				size_t size);
 /* The unit of METRIC's numbers: in model_format_number "s" and "B", RAW (the stored values) "ns"
  * and "B"; NULL for counts, derived metrics and TMA nodes (fractions). */
 const char *model_number_unit(const struct model *model, uint32_t metric, bool raw);
@@ -127,7 +127,7 @@ const char *model_number_unit(const struct model *model, uint32_t metric, bool r
  * digits ("1.25" for 1.25 s), counts below a million exact, TMA fractions to 0.001 (0.1 %);
  * "" for NaN. */
 const char *model_format_number(const struct model *model, uint32_t metric, double v, char *out,
-			     size_t size);
+				size_t size);
 
 /* A fraction rounded to 0.001, the screen's 0.1 % ("0.45"); "" for NaN. */
 const char *model_format_fraction(double v, char *out, size_t size);
@@ -248,11 +248,11 @@ int64_t model_selected_process(const struct model *model);
  * counts when no thread has a value there; -1 for other views or a read error.
  */
 int model_stats(struct model *model, enum model_view view, model_node node, uint32_t metric,
-	     struct dbfile_stat *incl, struct dbfile_stat *excl);
+		struct dbfile_stat *incl, struct dbfile_stat *excl);
 /* The value of METRIC at NODE for every thread: OUT has nthreads entries.  Reads each thread's
  * values of the node's contexts (or its profiles): its cost grows with the threads. */
 int model_thread_values(struct model *model, enum model_view view, model_node node, uint32_t metric,
-		     bool inclusive, double *out);
+			bool inclusive, double *out);
 
 /* ---- source ---- */
 
@@ -275,7 +275,7 @@ struct model_source {
 };
 /* The source of NODE's scope (its file, or the file of the function it is in). */
 int model_source(struct model *model, enum model_view view, model_node node, uint32_t metric,
-	      struct model_source *out);
+		 struct model_source *out);
 void model_source_release(struct model_source *s);
 
 /* ---- top-down (TMA) breakdown ---- */
@@ -295,6 +295,11 @@ struct model_tma_row {
  * measured are absent, never zero.  *ROWS is owned by VM and valid until the next call. */
 uint32_t model_tma(struct model *model, enum model_view view, model_node node,
 		   const struct model_tma_row **rows);
+
+/* ---- sorting ---- */
+
+/* qsort's comparison of two uint32_t: <0, 0 or >0 as A is below, equal to or above B. */
+int model_cmp_u32(const void *a, const void *b);
 
 /* ---- text ---- */
 

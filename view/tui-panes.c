@@ -710,7 +710,7 @@ struct popup_lines {
 	int n, cap;
 };
 
-static void add_line(struct popup_lines *p, bool bold, struct buf *b)
+static void popup_add_line(struct popup_lines *p, bool bold, struct buf *b)
 {
 	if (p->n == p->cap) {
 		p->cap = p->cap ? p->cap * 2 : 64;
@@ -722,7 +722,7 @@ static void add_line(struct popup_lines *p, bool bold, struct buf *b)
 	buf_reset(b);
 }
 
-static void release_lines(struct popup_lines *p)
+static void popup_lines_release(struct popup_lines *p)
 {
 	for (int i = 0; i < p->n; i++)
 		free(p->text[i]);
@@ -732,8 +732,8 @@ static void release_lines(struct popup_lines *p)
 
 /* Append TEXT (plain ASCII, as the help is) to the line in B and on as lines of at most WIDTH
  * columns, broken at spaces; the lines after the first start with INDENT spaces. */
-static void add_wrapped(struct popup_lines *p, int indent, const char *text, int width,
-			struct buf *b)
+static void popup_add_wrapped(struct popup_lines *p, int indent, const char *text, int width,
+			      struct buf *b)
 {
 	int room = width - (int)b->len;
 
@@ -749,7 +749,7 @@ static void add_wrapped(struct popup_lines *p, int indent, const char *text, int
 			len = cut ? cut : (size_t)room;
 		}
 		buf_add(b, text, len);
-		add_line(p, false, b);
+		popup_add_line(p, false, b);
 		text += len;
 		while (*text == ' ')
 			text++;
@@ -793,14 +793,14 @@ static void help_lines(struct tui *t, struct popup_lines *p)
 	struct buf b = BUF_INIT, keys = BUF_INIT;
 	int width = tui_popup_rect(t).w - 4; /* a space before the right edge */
 
-	add_wrapped(p, 0, "Keys of view  (q, Esc or ? closes)", width, &b);
+	popup_add_wrapped(p, 0, "Keys of view  (q, Esc or ? closes)", width, &b);
 	p->bold[p->n - 1] = true;
 	for (size_t i = 0; i < tui_nkeys; i++) {
 		const struct tui_key_row *row = &tui_keys[i];
 		if (!row->action) {
-			add_line(p, false, &b);
+			popup_add_line(p, false, &b);
 			buf_addstr(&b, row->what);
-			add_line(p, true, &b);
+			popup_add_line(p, true, &b);
 			continue;
 		}
 		if (!row->keys)
@@ -808,19 +808,14 @@ static void help_lines(struct tui *t, struct popup_lines *p)
 		buf_reset(&keys);
 		usable_keys(row->keys, &keys);
 		buf_printf(&b, "  %-*s ", HELP_KEYS_W, (const char *)keys.data);
-		add_wrapped(p, HELP_KEYS_W + 3, row->what, width, &b);
+		popup_add_wrapped(p, HELP_KEYS_W + 3, row->what, width, &b);
 	}
-	add_line(p, false, &b);
-	add_wrapped(p, 7, "Marks: * multiplexed (scaled), ? too few samples, ! TMA over threshold",
-		    width, &b);
+	popup_add_line(p, false, &b);
+	popup_add_wrapped(p, 7,
+			  "Marks: * multiplexed (scaled), ? too few samples, ! TMA over threshold",
+			  width, &b);
 	buf_release(&b);
 	buf_release(&keys);
-}
-
-static int by_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return (x > y) - (x < y);
 }
 
 static int by_string(const void *a, const void *b)
@@ -842,7 +837,7 @@ static void run_lines(struct tui *t, struct popup_lines *p, struct buf *b)
 		pids[i] = db->threads[i].pid;
 		hosts[i] = db->threads[i].host;
 	}
-	qsort(pids, db->nthreads, sizeof(*pids), by_u32);
+	qsort(pids, db->nthreads, sizeof(*pids), model_cmp_u32);
 	qsort(hosts, db->nthreads, sizeof(*hosts), by_string);
 	for (uint32_t i = 0; i < db->nthreads; i++)
 		nproc += i == 0 || pids[i] != pids[i - 1];
@@ -865,7 +860,7 @@ static void run_lines(struct tui *t, struct popup_lines *p, struct buf *b)
 	}
 	if (top->argc == 0)
 		tui_escape(t, b, top->program);
-	add_line(p, false, b);
+	popup_add_line(p, false, b);
 	buf_addstr(b, "host       ");
 	tui_escape(t, b, top->host);
 	uint32_t nhosts = 0;
@@ -881,7 +876,7 @@ static void run_lines(struct tui *t, struct popup_lines *p, struct buf *b)
 	if (nhosts > 8)
 		buf_printf(b, " ... (%u hosts)", nhosts);
 	free(hosts);
-	add_line(p, false, b);
+	popup_add_line(p, false, b);
 	time_t when = (time_t)(start / 1000000000u);
 	struct tm tm;
 	char date[64] = "?";
@@ -889,7 +884,7 @@ static void run_lines(struct tui *t, struct popup_lines *p, struct buf *b)
 		strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z", &tm);
 	buf_printf(b, "date       %s   duration %.3f s   processes %u", date,
 		   end > start ? (double)(end - start) / 1e9 : 0.0, nproc);
-	add_line(p, false, b);
+	popup_add_line(p, false, b);
 	buf_addstr(b, "events     ");
 	bool any = false;
 	for (uint32_t i = 0; i < db->nmetrics; i++) {
@@ -907,7 +902,7 @@ static void run_lines(struct tui *t, struct popup_lines *p, struct buf *b)
 		else
 			buf_addstr(b, " (every call)");
 	}
-	add_line(p, false, b);
+	popup_add_line(p, false, b);
 }
 
 static void info_lines(struct tui *t, struct popup_lines *p)
@@ -916,30 +911,30 @@ static void info_lines(struct tui *t, struct popup_lines *p)
 	struct buf b = BUF_INIT;
 
 	buf_addstr(&b, "Database  (q or Esc closes)");
-	add_line(p, true, &b);
+	popup_add_line(p, true, &b);
 	buf_addstr(&b, "program    ");
 	tui_escape(t, &b, db->program);
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	buf_addstr(&b, "directory  ");
 	tui_escape(t, &b, db->dir);
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	buf_printf(&b, "format     %u.%u%s%s", db->major, db->minor,
 		   db->flags & DBFILE_FLAG_NO_LOOPS ? "  (some modules had no structure: no loops)"
 						    : "",
 		   db->flags & DBFILE_FLAG_NO_THREADS ? "  (no per-thread values)" : "");
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	buf_printf(&b, "contexts   %u   functions %u   modules %u   threads %u", db->ncontexts,
 		   db->nfunctions, db->nmodules, db->nthreads);
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	run_lines(t, p, &b);
 	for (uint32_t i = 0; i < db->nnotes; i++) {
 		buf_addstr(&b, i ? "           " : "note       ");
 		tui_escape(t, &b, db->notes[i]);
-		add_line(p, false, &b);
+		popup_add_line(p, false, &b);
 	}
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	buf_addstr(&b, "Metrics");
-	add_line(p, true, &b);
+	popup_add_line(p, true, &b);
 	for (uint32_t i = 0; i < db->nmetrics; i++) {
 		const struct dbfile_metric *m = &db->metrics[i];
 		buf_printf(&b, "%3u ", i);
@@ -950,21 +945,21 @@ static void info_lines(struct tui *t, struct popup_lines *p)
 			   (unsigned long long)m->samples, m->nthreads);
 		if (m->scale != 1 && m->scale > 0)
 			buf_printf(&b, "  scaled x%.2f", m->scale);
-		add_line(p, false, &b);
+		popup_add_line(p, false, &b);
 		if (m->description && m->description[0]) {
 			buf_addstr(&b, "      ");
 			tui_escape(t, &b, m->description);
-			add_line(p, false, &b);
+			popup_add_line(p, false, &b);
 		}
 		if (m->formula && m->formula[0]) {
 			buf_addstr(&b, "      = ");
 			tui_escape(t, &b, m->formula);
-			add_line(p, false, &b);
+			popup_add_line(p, false, &b);
 		}
 	}
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	buf_printf(&b, "Threads (%u)", db->nthreads);
-	add_line(p, true, &b);
+	popup_add_line(p, true, &b);
 	for (uint32_t i = 0; i < db->nthreads; i++) {
 		const struct dbfile_thread *th = &db->threads[i];
 		buf_printf(&b, "%3u ", i);
@@ -974,7 +969,7 @@ static void info_lines(struct tui *t, struct popup_lines *p)
 		tui_escape(t, &b, th->host);
 		buf_addstr(&b, "  ");
 		tui_escape(t, &b, th->file);
-		add_line(p, false, &b);
+		popup_add_line(p, false, &b);
 	}
 	buf_release(&b);
 }
@@ -995,15 +990,15 @@ static void column_lines(struct tui *t, struct popup_lines *p)
 	struct buf b = BUF_INIT;
 
 	buf_addstr(&b, "Columns  (Enter or Space toggles; q or Esc closes)");
-	add_line(p, true, &b);
+	popup_add_line(p, true, &b);
 	buf_printf(&b, "[%c] inclusive columns", t->show_incl ? 'x' : ' ');
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	buf_printf(&b, "[%c] exclusive columns", t->show_excl ? 'x' : ' ');
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	buf_printf(&b, "show: %s  (Enter cycles, or %%)", modes[t->value_mode]);
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	buf_addstr(&b, "Metrics shown, in column order:");
-	add_line(p, true, &b);
+	popup_add_line(p, true, &b);
 	for (uint32_t i = 0; i < model_nmetrics(t->model); i++) {
 		const struct dbfile_metric *m = model_metric(t->model, i);
 		uint32_t pos = 0;
@@ -1017,7 +1012,7 @@ static void column_lines(struct tui *t, struct popup_lines *p)
 			buf_addstr(&b, "  ");
 			tui_escape(t, &b, m->description);
 		}
-		add_line(p, false, &b);
+		popup_add_line(p, false, &b);
 	}
 	buf_release(&b);
 }
@@ -1040,7 +1035,7 @@ int tui_popup_lines(struct tui *t)
 
 	popup_content(t, &p);
 	n = p.n;
-	release_lines(&p);
+	popup_lines_release(&p);
 	return n;
 }
 
@@ -1147,5 +1142,5 @@ void tui_draw_popup(struct tui *t)
 	}
 	attrset(A_NORMAL);
 	buf_release(&edge);
-	release_lines(&p);
+	popup_lines_release(&p);
 }

@@ -119,7 +119,7 @@ uint32_t tui_sort_column(const struct tui *t)
 	return UINT32_MAX;
 }
 
-static model_node selected(const struct tui *t)
+static model_node selected_node(const struct tui *t)
 {
 	return t->sel[t->view];
 }
@@ -137,7 +137,7 @@ static void label_of(struct tui *t, model_node node, char *out, size_t size)
 static uint32_t current_rows(struct tui *t, const model_node **rows)
 {
 	uint32_t n = model_rows(t->model, t->view, rows);
-	model_node s = selected(t);
+	model_node s = selected_node(t);
 
 	for (int pass = 0; pass < 64 && s != MODEL_NONE; pass++) {
 		struct model_node_info info;
@@ -215,15 +215,15 @@ static void unzoom_all(struct tui *t, enum model_view view)
 
 /* ---- history ---- */
 
-static struct tui_place here(struct tui *t)
+static struct tui_place current_place(struct tui *t)
 {
-	return (struct tui_place){ t->view, model_root(t->model, t->view), selected(t) };
+	return (struct tui_place){ t->view, model_root(t->model, t->view), selected_node(t) };
 }
 
 static void history_push(struct tui *t)
 {
 	ALLOC_GROW(t->history, t->hist_pos + 2, t->hist_cap);
-	t->history[t->hist_pos++] = here(t);
+	t->history[t->hist_pos++] = current_place(t);
 	t->hist_n = t->hist_pos;
 }
 
@@ -242,27 +242,27 @@ static void place_restore(struct tui *t, const struct tui_place *p)
 	}
 }
 
-static void history_back(struct tui *t)
+static void key_history_back(struct tui *t, int key)
 {
 	if (t->hist_pos == 0) {
 		tui_message(t, false, "at the start of the history");
 		return;
 	}
 	ALLOC_GROW(t->history, t->hist_pos + 1, t->hist_cap);
-	t->history[t->hist_pos] = here(t);
+	t->history[t->hist_pos] = current_place(t);
 	if (t->hist_pos == t->hist_n)
 		t->hist_n++;
 	t->hist_pos--;
 	place_restore(t, &t->history[t->hist_pos]);
 }
 
-static void history_forward(struct tui *t)
+static void key_history_forward(struct tui *t, int key)
 {
 	if (t->hist_pos + 1 >= t->hist_n) {
 		tui_message(t, false, "at the end of the history");
 		return;
 	}
-	t->history[t->hist_pos] = here(t);
+	t->history[t->hist_pos] = current_place(t);
 	t->hist_pos++;
 	place_restore(t, &t->history[t->hist_pos]);
 }
@@ -447,15 +447,15 @@ static uint32_t pane_metric_for_hot(const struct tui *t)
 	return c == UINT32_MAX ? t->cols[0].metric : t->cols[c].metric;
 }
 
-static void hot_path(struct tui *t)
+static void key_hot_path(struct tui *t, int key)
 {
 	model_node end;
 	char label[160];
 
-	if (selected(t) == MODEL_NONE)
+	if (selected_node(t) == MODEL_NONE)
 		return;
 	history_push(t);
-	end = model_hot_path(t->model, t->view, selected(t), pane_metric_for_hot(t),
+	end = model_hot_path(t->model, t->view, selected_node(t), pane_metric_for_hot(t),
 			     t->hot_threshold);
 	if (end == MODEL_NONE)
 		return;
@@ -465,19 +465,19 @@ static void hot_path(struct tui *t)
 	tui_message(t, false, "hot path (>= %.0f%%) ends at %s", t->hot_threshold * 100, label);
 }
 
-static void zoom_in(struct tui *t)
+static void key_zoom_in(struct tui *t, int key)
 {
-	if (selected(t) == MODEL_NONE)
+	if (selected_node(t) == MODEL_NONE)
 		return;
 	history_push(t);
-	do_zoom(t, t->view, selected(t));
-	model_expand(t->model, t->view, selected(t), true);
+	do_zoom(t, t->view, selected_node(t));
+	model_expand(t->model, t->view, selected_node(t), true);
 	t->top[t->view] = 0;
 }
 
-static void zoom_out(struct tui *t)
+static void key_zoom_out(struct tui *t, int key)
 {
-	struct tui_place before = here(t);
+	struct tui_place before = current_place(t);
 
 	if (!do_unzoom(t, t->view)) {
 		tui_message(t, false, "not zoomed");
@@ -488,7 +488,7 @@ static void zoom_out(struct tui *t)
 	t->hist_n = t->hist_pos;
 }
 
-static void flatten(struct tui *t, bool more)
+static void flatten_selected(struct tui *t, bool more)
 {
 	int depth;
 
@@ -552,44 +552,44 @@ static void expand_level(struct tui *t, bool expand)
 	free(nodes);
 }
 
-static void expand_or_child(struct tui *t)
+static void key_expand_or_child(struct tui *t, int key)
 {
 	struct model_node_info info;
 
-	if (selected(t) == MODEL_NONE)
+	if (selected_node(t) == MODEL_NONE)
 		return;
-	model_node_info(t->model, t->view, selected(t), &info);
+	model_node_info(t->model, t->view, selected_node(t), &info);
 	if (!info.has_children)
 		return;
 	if (!info.expanded)
-		model_expand(t->model, t->view, selected(t), true);
+		model_expand(t->model, t->view, selected_node(t), true);
 	else
 		move_selection(t, 1);
 }
 
-static void collapse_or_parent(struct tui *t)
+static void key_collapse_or_parent(struct tui *t, int key)
 {
 	struct model_node_info info;
 
-	if (selected(t) == MODEL_NONE)
+	if (selected_node(t) == MODEL_NONE)
 		return;
-	model_node_info(t->model, t->view, selected(t), &info);
+	model_node_info(t->model, t->view, selected_node(t), &info);
 	if (info.expanded && info.has_children) {
-		model_expand(t->model, t->view, selected(t), false);
-	} else if (info.parent != MODEL_NONE && selected(t) != model_root(t->model, t->view)) {
+		model_expand(t->model, t->view, selected_node(t), false);
+	} else if (info.parent != MODEL_NONE && selected_node(t) != model_root(t->model, t->view)) {
 		t->sel[t->view] = info.parent;
 	}
 }
 
-static void toggle(struct tui *t)
+static void toggle_selected(struct tui *t)
 {
 	struct model_node_info info;
 
-	if (selected(t) == MODEL_NONE)
+	if (selected_node(t) == MODEL_NONE)
 		return;
-	model_node_info(t->model, t->view, selected(t), &info);
+	model_node_info(t->model, t->view, selected_node(t), &info);
 	if (info.has_children)
-		model_expand(t->model, t->view, selected(t), !info.expanded);
+		model_expand(t->model, t->view, selected_node(t), !info.expanded);
 }
 
 /* The next (or previous) match of the search from FROM, wrapping around. */
@@ -622,7 +622,7 @@ static void search_step(struct tui *t, bool forward)
 		tui_message(t, true, "no search yet: press / first");
 		return;
 	}
-	m = search_next(t, selected(t), forward);
+	m = search_next(t, selected_node(t), forward);
 	if (m == MODEL_NONE) {
 		tui_message(t, true, "no match for '%s'", t->search);
 		return;
@@ -653,9 +653,9 @@ static void search_incremental(struct tui *t)
 	t->sel[t->view] = m;
 }
 
-static void show_callers(struct tui *t)
+static void key_callers(struct tui *t, int key)
 {
-	model_node n = selected(t), root;
+	model_node n = selected_node(t), root;
 	struct model_node_info info;
 	const model_node *kids;
 	uint32_t nkids;
@@ -771,7 +771,7 @@ static void start_prompt(struct tui *t, enum tui_prompt prompt, const char *init
 	t->input_len = strlen(t->input);
 	t->search_failed = false;
 	if (prompt == TUI_PROMPT_SEARCH)
-		t->search_origin = selected(t);
+		t->search_origin = selected_node(t);
 }
 
 static void filters_remove(struct tui *t, uint32_t first, uint32_t n)
@@ -827,8 +827,8 @@ static void prompt_accept(struct tui *t)
 	t->prompt = TUI_PROMPT_NONE;
 	switch (p) {
 	case TUI_PROMPT_SEARCH:
-		if (t->input[0] && !t->search_failed && selected(t) != t->search_origin) {
-			struct tui_place origin = here(t);
+		if (t->input[0] && !t->search_failed && selected_node(t) != t->search_origin) {
+			struct tui_place origin = current_place(t);
 			origin.sel = t->search_origin;
 			ALLOC_GROW(t->history, t->hist_pos + 2, t->hist_cap);
 			t->history[t->hist_pos++] = origin;
@@ -938,13 +938,13 @@ static void popup_key(struct tui *t, int key)
 		break;
 	case '?':
 	case KEY_F(1):
-		t->popup = t->popup == TUI_POPUP_HELP ? TUI_POPUP_NONE : TUI_POPUP_HELP;
+	case 'i': {
+		/* The help's keys and the information's close their popup, or show theirs. */
+		enum tui_popup which = key == 'i' ? TUI_POPUP_INFO : TUI_POPUP_HELP;
+		t->popup = t->popup == which ? TUI_POPUP_NONE : which;
 		t->popup_scroll = 0;
 		break;
-	case 'i':
-		t->popup = t->popup == TUI_POPUP_INFO ? TUI_POPUP_NONE : TUI_POPUP_INFO;
-		t->popup_scroll = 0;
-		break;
+	}
 	case 'o':
 	case KEY_F(2):
 		t->popup = t->popup == TUI_POPUP_COLUMNS ? TUI_POPUP_NONE : TUI_POPUP_COLUMNS;
@@ -1015,7 +1015,7 @@ static void cycle_focus(struct tui *t, int dir)
 	t->focus = order[((at + dir) % n + n) % n];
 }
 
-static void mouse_event(struct tui *t)
+static void key_mouse(struct tui *t, int key)
 {
 	MEVENT ev;
 
@@ -1050,7 +1050,7 @@ static void mouse_event(struct tui *t)
 			select_index(t, idx);
 			t->focus = TUI_PANE_NONE;
 			if (ev.bstate & BUTTON1_DOUBLE_CLICKED)
-				toggle(t);
+				toggle_selected(t);
 		}
 	}
 }
@@ -1135,7 +1135,7 @@ static void key_pane_scroll(struct tui *t, int key)
 
 static void key_toggle(struct tui *t, int key)
 {
-	toggle(t);
+	toggle_selected(t);
 }
 
 /* Enter in a focused pane: the threads pane shows its thread; in the others it is the tree's. */
@@ -1147,16 +1147,6 @@ static void key_pane_enter(struct tui *t, int key)
 		key_toggle(t, key);
 }
 
-static void key_expand_or_child(struct tui *t, int key)
-{
-	expand_or_child(t);
-}
-
-static void key_collapse_or_parent(struct tui *t, int key)
-{
-	collapse_or_parent(t);
-}
-
 static void key_expand_level(struct tui *t, int key)
 {
 	expand_level(t, key == '+');
@@ -1164,8 +1154,8 @@ static void key_expand_level(struct tui *t, int key)
 
 static void key_expand_subtree(struct tui *t, int key)
 {
-	if (selected(t) != MODEL_NONE)
-		model_expand_subtree(t->model, t->view, selected(t), true);
+	if (selected_node(t) != MODEL_NONE)
+		model_expand_subtree(t->model, t->view, selected_node(t), true);
 }
 
 static void key_expand_all(struct tui *t, int key)
@@ -1181,11 +1171,6 @@ static void key_switch_view(struct tui *t, int key)
 	switch_view(t, (enum model_view)(key - '1'));
 }
 
-static void key_hot_path(struct tui *t, int key)
-{
-	hot_path(t);
-}
-
 static void key_hot_threshold(struct tui *t, int key)
 {
 	start_prompt(t, TUI_PROMPT_THRESHOLD, NULL);
@@ -1193,39 +1178,10 @@ static void key_hot_threshold(struct tui *t, int key)
 	t->input_len = strlen(t->input);
 }
 
-static void key_zoom_in(struct tui *t, int key)
-{
-	zoom_in(t);
-}
-
-static void key_zoom_out(struct tui *t, int key)
-{
-	zoom_out(t);
-}
-
+/* f and F8 flatten, F unflattens. */
 static void key_flatten(struct tui *t, int key)
 {
-	flatten(t, true);
-}
-
-static void key_unflatten(struct tui *t, int key)
-{
-	flatten(t, false);
-}
-
-static void key_callers(struct tui *t, int key)
-{
-	show_callers(t);
-}
-
-static void key_history_back(struct tui *t, int key)
-{
-	history_back(t);
-}
-
-static void key_history_forward(struct tui *t, int key)
-{
-	history_forward(t);
+	flatten_selected(t, key != 'F');
 }
 
 static void key_search(struct tui *t, int key)
@@ -1351,11 +1307,6 @@ static void key_close_or_quit(struct tui *t, int key)
 static void key_quit(struct tui *t, int key)
 {
 	t->quit = true;
-}
-
-static void key_mouse(struct tui *t, int key)
-{
-	mouse_event(t);
 }
 
 static void key_interrupt(struct tui *t, int key)

@@ -634,7 +634,7 @@ static void test_blocks_search(struct model *model)
 	uint32_t compared = 0, differ = 0, found = 0;
 	for (int filter = 0; filter < 3; filter++) {
 		model_set_filter(model, filter ? "worker3" : NULL,
-			      filter == 1 ? MODEL_FILTER_SELF : MODEL_FILTER_SUBTREE);
+				 filter == 1 ? MODEL_FILTER_SELF : MODEL_FILTER_SUBTREE);
 		for (size_t i = 0; i < 4 * 2 * sizeof(patterns) / sizeof(patterns[0]); i++) {
 			const char *p = patterns[i / 8];
 			model_node from = froms[i / 2 % 4];
