@@ -203,10 +203,7 @@ struct vtree *tree_of(struct model *model, enum model_view view)
 
 static uint32_t new_node(struct vtree *t, uint8_t kind, uint32_t parent)
 {
-	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 64;
-		t->nodes = xreallocarray(t->nodes, t->cap, sizeof(*t->nodes));
-	}
+	ALLOC_GROW(t->nodes, t->n + 1, t->cap);
 	uint32_t id = t->n++;
 	struct vnode *n = &t->nodes[id];
 	memset(n, 0, sizeof(*n));
