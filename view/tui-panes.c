@@ -58,6 +58,18 @@ static void pane_clear_from(struct tui *t, struct tui_rect r, int row)
 		pane_line(t, r, row, "", A_NORMAL);
 }
 
+/* The end of drawing a pane: its rows from ROW on cleared, the buffers it was drawn with
+ * released (LABEL may be NULL). */
+static void pane_finish(struct tui *t, struct tui_rect r, int row, struct buf *title,
+			struct buf *line, struct buf *label)
+{
+	pane_clear_from(t, r, row);
+	buf_release(title);
+	buf_release(line);
+	if (label)
+		buf_release(label);
+}
+
 static const char *metric_name(struct tui *t, uint32_t metric)
 {
 	const struct dbfile_metric *m = model_metric(t->model, metric);
@@ -110,7 +122,6 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 		pane_line(t, r, row++, " Measure them with:", A_NORMAL);
 		pane_line(t, r, row++, "   measure -e topdown ./program", A_NORMAL);
 		pane_line(t, r, row++, " (needs a CPU with a PMU; see measure -L)", A_NORMAL);
-		pane_clear_from(t, r, row);
 		goto out;
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -174,11 +185,8 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 			attr = tui_attr(t, TUI_STYLE_DOMINANT);
 		pane_line(t, r, row++, (const char *)line.data, attr);
 	}
-	pane_clear_from(t, r, row);
 out:
-	buf_release(&title);
-	buf_release(&line);
-	buf_release(&label);
+	pane_finish(t, r, row, &title, &line, &label);
 }
 
 /* ---- source ---- */
@@ -321,7 +329,6 @@ void tui_draw_source(struct tui *t, struct tui_rect r)
 		buf_addstr(&line, " no source: ");
 		tui_escape(t, &line, c->error);
 		pane_line(t, r, row++, (const char *)line.data, A_BOLD);
-		pane_clear_from(t, r, row);
 		goto out;
 	}
 	if (!c->src.path || !c->text) {
@@ -338,7 +345,6 @@ void tui_draw_source(struct tui *t, struct tui_rect r)
 		pane_line(t, r, row++,
 			  " press S to add a directory to search (or run view --source-path DIR)",
 			  A_NORMAL);
-		pane_clear_from(t, r, row);
 		goto out;
 	}
 	for (uint32_t i = 0; i < c->src.nlines; i++)
@@ -398,10 +404,8 @@ void tui_draw_source(struct tui *t, struct tui_rect r)
 		attrset(A_NORMAL);
 		row++;
 	}
-	pane_clear_from(t, r, row);
 out:
-	buf_release(&title);
-	buf_release(&line);
+	pane_finish(t, r, row, &title, &line, NULL);
 }
 
 /* ---- threads ---- */
@@ -617,7 +621,6 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 		buf_addstr(&line, " ");
 		tui_escape(t, &line, c->error);
 		pane_line(t, r, row++, (const char *)line.data, A_BOLD);
-		pane_clear_from(t, r, row);
 		goto out;
 	}
 	if (n) {
@@ -684,11 +687,8 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 			attr = A_BOLD;
 		pane_line(t, r, row++, (const char *)line.data, attr);
 	}
-	pane_clear_from(t, r, row);
 out:
-	buf_release(&title);
-	buf_release(&line);
-	buf_release(&label);
+	pane_finish(t, r, row, &title, &line, &label);
 }
 
 void tui_caches_release(struct tui *t)

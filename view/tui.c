@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tui.c: view's interactive loop: the terminal set up and always restored (quit, Ctrl-C,
- * SIGTERM, SIGHUP, fatal signals, exit), keys (typed or replayed from --keys) dispatched to
- * the actions on the model, prompts, the navigation history, and finding the selection again
- * after the model rebuilds a tree (thread selection, filter).
+ * SIGTERM, SIGHUP, fatal signals, exit), keys (typed or replayed from --keys) dispatched
+ * through the key table (tui-keys.def) to its actions on the model, prompts, the navigation
+ * history, and finding the selection again after the model rebuilds a tree (thread selection,
+ * filter).
  */
 #include "compat.h"
 #include "error.h"
