@@ -5,7 +5,7 @@
  *              [--keep DIR]
  * Generates a database (1,000,000 contexts, 4 threads, 3 measured and 2 derived metrics by
  * default), then measures, as the median of R runs: opening it and computing the first screen
- * (vm_open, root expanded, vm_rows, the values of a screen of rows), and each operation that
+ * (model_open, root expanded, model_rows, the values of a screen of rows), and each operation that
  * a keypress triggers, with the values of a screen of rows: switching to bottom-up and to flat
  * (and to flat first, in a database just opened), sorting by another column, expanding a node
  * with 2,000 children, the hot path, search next, the statistics over threads of a node,
@@ -54,14 +54,14 @@ static double median(double *v, int n)
 }
 
 /* What a redraw needs: the rows, and two values of each of a screen of them. */
-static double screen(struct vm *vm, enum vm_view view, uint32_t metric)
+static double screen(struct model *model, enum model_view view, uint32_t metric)
 {
-	const vm_node *rows;
-	uint32_t n = vm_rows(vm, view, &rows);
+	const model_node *rows;
+	uint32_t n = model_rows(model, view, &rows);
 	double s = 0;
 	for (uint32_t i = 0; i < n && i < SCREEN; i++)
-		s += vm_value(vm, view, rows[i], metric, true) +
-		     vm_value(vm, view, rows[i], metric, false);
+		s += model_value(model, view, rows[i], metric, true) +
+		     model_value(model, view, rows[i], metric, false);
 	return s;
 }
 
@@ -124,72 +124,72 @@ static double run_once(const char *dir, double *t)
 	if (isnan(rss_start))
 		rss_start = rss_now();
 	double t0 = now();
-	struct vm *vm = vm_open(dir);
-	if (!vm)
+	struct model *model = model_open(dir);
+	if (!model)
 		die(1, "%s", fth_errmsg());
-	uint32_t metric = vm_default_metric(vm);
-	vm_expand(vm, VM_TOPDOWN, vm_root(vm, VM_TOPDOWN), true);
-	double sink = screen(vm, VM_TOPDOWN, metric);
+	uint32_t metric = model_default_metric(model);
+	model_expand(model, MODEL_TOPDOWN, model_root(model, MODEL_TOPDOWN), true);
+	double sink = screen(model, MODEL_TOPDOWN, metric);
 	t[OP_OPEN] = now() - t0;
 	if (isnan(rss_open)) {
 		rss_open = rss_now();
-		note_memory(vm_db(vm));
+		note_memory(model_db(model));
 	}
 
 	t0 = now();
-	vm_expand(vm, VM_BOTTOMUP, vm_root(vm, VM_BOTTOMUP), true);
-	sink += screen(vm, VM_BOTTOMUP, metric);
+	model_expand(model, MODEL_BOTTOMUP, model_root(model, MODEL_BOTTOMUP), true);
+	sink += screen(model, MODEL_BOTTOMUP, metric);
 	t[OP_BOTTOMUP] = now() - t0;
 
 	t0 = now();
-	vm_expand(vm, VM_FLAT, vm_root(vm, VM_FLAT), true);
-	sink += screen(vm, VM_FLAT, metric);
+	model_expand(model, MODEL_FLAT, model_root(model, MODEL_FLAT), true);
+	sink += screen(model, MODEL_FLAT, metric);
 	t[OP_FLAT] = now() - t0;
 
 	/* The dispatcher: main's call site with 2,000 children, found from the root. */
-	vm_node node = vm_search(vm, VM_TOPDOWN, VM_NONE, "dispatch", true);
-	if (node == VM_NONE)
+	model_node node = model_search(model, MODEL_TOPDOWN, MODEL_NONE, "dispatch", true);
+	if (node == MODEL_NONE)
 		die(1, "the generated database has no dispatcher");
-	const vm_node *kids;
-	if (vm_children(vm, VM_TOPDOWN, node, &kids) == 1)
+	const model_node *kids;
+	if (model_children(model, MODEL_TOPDOWN, node, &kids) == 1)
 		node = kids[0]; /* the call site: its callee is the dispatcher */
-	vm_reveal(vm, VM_TOPDOWN, node);
-	vm_expand(vm, VM_TOPDOWN, node, false);
+	model_reveal(model, MODEL_TOPDOWN, node);
+	model_expand(model, MODEL_TOPDOWN, node, false);
 	t0 = now();
-	vm_expand(vm, VM_TOPDOWN, node, true);
-	sink += screen(vm, VM_TOPDOWN, metric);
+	model_expand(model, MODEL_TOPDOWN, node, true);
+	sink += screen(model, MODEL_TOPDOWN, metric);
 	t[OP_EXPAND] = now() - t0;
-	const vm_node *rows;
-	if (vm_rows(vm, VM_TOPDOWN, &rows) < 2000)
+	const model_node *rows;
+	if (model_rows(model, MODEL_TOPDOWN, &rows) < 2000)
 		die(1, "the dispatcher did not show its 2,000 children");
 
 	t0 = now();
-	struct vm_sort s = vm_get_sort(vm);
-	s.metric = (metric + 1) % vm_nmetrics(vm);
+	struct model_sort s = model_get_sort(model);
+	s.metric = (metric + 1) % model_nmetrics(model);
 	s.inclusive = false;
-	vm_set_sort(vm, &s);
-	sink += screen(vm, VM_TOPDOWN, metric);
+	model_set_sort(model, &s);
+	sink += screen(model, MODEL_TOPDOWN, metric);
 	t[OP_SORT] = now() - t0;
 	s.metric = metric;
 	s.inclusive = true;
-	vm_set_sort(vm, &s);
+	model_set_sort(model, &s);
 
 	t0 = now();
-	vm_hot_path(vm, VM_TOPDOWN, vm_root(vm, VM_TOPDOWN), metric, 0.5);
-	sink += screen(vm, VM_TOPDOWN, metric);
+	model_hot_path(model, MODEL_TOPDOWN, model_root(model, MODEL_TOPDOWN), metric, 0.5);
+	sink += screen(model, MODEL_TOPDOWN, metric);
 	t[OP_HOT] = now() - t0;
 
 	t0 = now();
-	vm_node hit = vm_search(vm, VM_TOPDOWN, node, "kernel_7*", true);
-	if (hit != VM_NONE)
-		vm_reveal(vm, VM_TOPDOWN, hit);
-	sink += screen(vm, VM_TOPDOWN, metric);
+	model_node hit = model_search(model, MODEL_TOPDOWN, node, "kernel_7*", true);
+	if (hit != MODEL_NONE)
+		model_reveal(model, MODEL_TOPDOWN, hit);
+	sink += screen(model, MODEL_TOPDOWN, metric);
 	t[OP_SEARCH] = now() - t0;
 
 	/* The statistics over threads of the search hit (the TUI's statistics line). */
 	t0 = now();
 	struct dbfile_stat in, ex;
-	if (vm_stats(vm, VM_TOPDOWN, hit != VM_NONE ? hit : node, metric, &in, &ex) < 0)
+	if (model_stats(model, MODEL_TOPDOWN, hit != MODEL_NONE ? hit : node, metric, &in, &ex) < 0)
 		die(1, "%s", fth_errmsg());
 	sink += in.count + in.max;
 	t[OP_STATS] = now() - t0;
@@ -198,31 +198,31 @@ static double run_once(const char *dir, double *t)
 	if (first)
 		rss_thread_before = rss_now();
 	t0 = now();
-	if (vm_select_thread(vm, 1) < 0)
+	if (model_select_thread(model, 1) < 0)
 		die(1, "%s", fth_errmsg());
-	sink += screen(vm, VM_TOPDOWN, metric);
+	sink += screen(model, MODEL_TOPDOWN, metric);
 	t[OP_THREAD] = now() - t0;
 	if (first)
 		rss_thread_after = rss_now();
 
 	t0 = now();
-	if (vm_select_thread(vm, 0) < 0)
+	if (model_select_thread(model, 0) < 0)
 		die(1, "%s", fth_errmsg());
-	sink += screen(vm, VM_TOPDOWN, metric);
+	sink += screen(model, MODEL_TOPDOWN, metric);
 	t[OP_THREAD2] = now() - t0;
-	vm_close(vm);
+	model_close(model);
 
 	/* Flat first, in a database just opened (nothing built for bottom-up before). */
-	vm = vm_open(dir);
-	if (!vm)
+	model = model_open(dir);
+	if (!model)
 		die(1, "%s", fth_errmsg());
-	vm_expand(vm, VM_TOPDOWN, vm_root(vm, VM_TOPDOWN), true);
-	sink += screen(vm, VM_TOPDOWN, metric);
+	model_expand(model, MODEL_TOPDOWN, model_root(model, MODEL_TOPDOWN), true);
+	sink += screen(model, MODEL_TOPDOWN, metric);
 	t0 = now();
-	vm_expand(vm, VM_FLAT, vm_root(vm, VM_FLAT), true);
-	sink += screen(vm, VM_FLAT, metric);
+	model_expand(model, MODEL_FLAT, model_root(model, MODEL_FLAT), true);
+	sink += screen(model, MODEL_FLAT, metric);
 	t[OP_FLAT_COLD] = now() - t0;
-	vm_close(vm);
+	model_close(model);
 	return sink;
 }
 

@@ -12,16 +12,23 @@
 
 const char *fth_progname = "fathom";
 
-void die(int status, const char *fmt, ...)
+/* Write "PROGNAME: KIND" and the message to stderr, escaped. */
+static void cli_report(const char *kind, const char *fmt, va_list ap)
 {
 	struct buf msg = BUF_INIT;
-	va_list ap;
-	va_start(ap, fmt);
-	buf_printf(&msg, "%s: ", fth_progname);
+	buf_printf(&msg, "%s: %s", fth_progname, kind);
 	buf_vprintf(&msg, fmt, ap);
 	buf_addch(&msg, '\n');
-	va_end(ap);
 	esc_write(stderr, msg.data, msg.len);
+	buf_release(&msg);
+}
+
+void die(int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	cli_report("", fmt, ap);
+	va_end(ap);
 	exit(status);
 }
 
@@ -29,14 +36,9 @@ unsigned long fth_warnings;
 
 void warn(const char *fmt, ...)
 {
-	fth_warnings++;
-	struct buf msg = BUF_INIT;
 	va_list ap;
+	fth_warnings++;
 	va_start(ap, fmt);
-	buf_printf(&msg, "%s: warning: ", fth_progname);
-	buf_vprintf(&msg, fmt, ap);
-	buf_addch(&msg, '\n');
+	cli_report("warning: ", fmt, ap);
 	va_end(ap);
-	esc_write(stderr, msg.data, msg.len);
-	buf_release(&msg);
 }

@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[VM_KIND_COUNT] = {
+static const char *const kind_names[MODEL_KIND_COUNT] = {
 	"root", "entry", "function", "inline", "loop", "line", "call", "module", "file", "caller",
 };
 
-static const char *const view_names[VM_NVIEWS] = { "top-down", "bottom-up", "flat" };
+static const char *const view_names[MODEL_NVIEWS] = { "top-down", "bottom-up", "flat" };
 
 /* N spaces, and an unsigned number: what buf_printf costs, counted over a million rows. */
 static void put_indent(struct buf *b, size_t n)
@@ -76,30 +76,30 @@ static void put_percent(struct buf *b, double v, double total, int decimals, con
 		return;
 	}
 	char tmp[64];
-	buf_add(b, tmp, vm_format_fixed(100 * v / total, decimals, tmp, sizeof(tmp)));
+	buf_add(b, tmp, model_format_fixed(100 * v / total, decimals, tmp, sizeof(tmp)));
 	buf_addstr(b, suffix);
 }
 
 /* A value in a text cell: as the screen shows it, or exactly. */
-static void put_text_value(const struct vm *vm, const struct batch_options *opt, uint32_t metric,
-			   double v, struct buf *b)
+static void put_text_value(const struct model *model, const struct batch_options *opt,
+			   uint32_t metric, double v, struct buf *b)
 {
 	char tmp[64];
 	if (opt->raw)
 		put_number(b, v, "n/a");
 	else
-		buf_addstr(b, vm_format_metric(vm, metric, v, tmp, sizeof(tmp)));
+		buf_addstr(b, model_format_metric(model, metric, v, tmp, sizeof(tmp)));
 }
 
 /* A value as a CSV or JSON number: in its unit, rounded as the screen rounds, or exactly. */
-static void put_data_value(struct vm *vm, const struct batch_options *opt, uint32_t metric,
+static void put_data_value(struct model *model, const struct batch_options *opt, uint32_t metric,
 			   double v, const char *nan_text, struct buf *b)
 {
 	char tmp[64];
 	if (opt->raw || isnan(v) || isinf(v))
 		put_number(b, v, nan_text);
 	else
-		buf_addstr(b, vm_format_number(vm, metric, v, tmp, sizeof(tmp)));
+		buf_addstr(b, model_format_number(model, metric, v, tmp, sizeof(tmp)));
 }
 
 /* A TMA fraction as a CSV or JSON number. */
@@ -110,7 +110,7 @@ static void put_fraction(const struct batch_options *opt, double v, const char *
 	if (opt->raw || isnan(v) || isinf(v))
 		put_number(b, v, nan_text);
 	else
-		buf_addstr(b, vm_format_fraction(v, tmp, sizeof(tmp)));
+		buf_addstr(b, model_format_fraction(v, tmp, sizeof(tmp)));
 }
 
 /* Whether S (N bytes) is printable ASCII, which the escapes leave as it is (JSON: but quotes
@@ -134,11 +134,11 @@ static void put_terminal(struct buf *b, const char *s, size_t n, bool utf8)
 }
 
 /* The escaped label of NODE (made in SCRATCH). */
-static void put_label(struct vm *vm, const struct batch_options *opt, vm_node node,
+static void put_label(struct model *model, const struct batch_options *opt, model_node node,
 		      struct buf *scratch, struct buf *b)
 {
 	buf_reset(scratch);
-	vm_node_label(vm, opt->view, node, !opt->ascii, scratch);
+	model_node_label(model, opt->view, node, !opt->ascii, scratch);
 	put_terminal(b, (const char *)scratch->data, scratch->len, !opt->ascii);
 }
 
@@ -199,46 +199,46 @@ static size_t text_width(const char *s, size_t n)
  * The rows printed, in order, one at a time: a depth-first walk down to --depth with each
  * node's children in the sort order (taken once, uncached, and what bottom-up and flat built
  * below a node dropped when the walk is done with it, so that memory stays bounded however
- * many rows), or the rows of the hot path (vm_rows, a few).
+ * many rows), or the rows of the hot path (model_rows, a few).
  */
 struct frame {
-	vm_node node;
-	vm_node *kids;
+	model_node node;
+	model_node *kids;
 	uint32_t n, i;
 };
 
 struct walk {
-	struct vm *vm;
+	struct model *model;
 	const struct batch_options *opt;
 	struct frame *stack;
 	uint32_t sp, cap;
-	vm_node *rows; /* hot path */
+	model_node *rows; /* hot path */
 	uint32_t *depth;
 	uint32_t nrows, at;
 	bool started;
 };
 
-static void walk_start(struct walk *w, struct vm *vm, const struct batch_options *opt)
+static void walk_start(struct walk *w, struct model *model, const struct batch_options *opt)
 {
 	memset(w, 0, sizeof(*w));
-	w->vm = vm;
+	w->model = model;
 	w->opt = opt;
 	if (!opt->hot_path)
 		return;
-	vm_node root = vm_root(vm, opt->view);
-	vm_expand(vm, opt->view, root, true);
-	vm_hot_path(vm, opt->view, root, opt->metrics[0], 0.5);
-	const vm_node *rows;
-	w->nrows = vm_rows(vm, opt->view, &rows);
+	model_node root = model_root(model, opt->view);
+	model_expand(model, opt->view, root, true);
+	model_hot_path(model, opt->view, root, opt->metrics[0], 0.5);
+	const model_node *rows;
+	w->nrows = model_rows(model, opt->view, &rows);
 	/* Copy: values and labels below may rebuild the model's row array. */
-	w->rows = xmalloc((w->nrows ? w->nrows : 1) * sizeof(vm_node));
+	w->rows = xmalloc((w->nrows ? w->nrows : 1) * sizeof(model_node));
 	w->depth = xmalloc((w->nrows ? w->nrows : 1) * sizeof(uint32_t));
-	memcpy(w->rows, rows, w->nrows * sizeof(vm_node));
-	memcpy(w->depth, vm_row_depths(vm, opt->view), w->nrows * sizeof(uint32_t));
+	memcpy(w->rows, rows, w->nrows * sizeof(model_node));
+	memcpy(w->depth, model_row_depths(model, opt->view), w->nrows * sizeof(uint32_t));
 }
 
 /* Push NODE, at DEPTH, when the walk goes below it (the root always). */
-static void walk_push(struct walk *w, vm_node node, uint32_t depth)
+static void walk_push(struct walk *w, model_node node, uint32_t depth)
 {
 	if (depth && depth >= w->opt->depth)
 		return;
@@ -246,11 +246,11 @@ static void walk_push(struct walk *w, vm_node node, uint32_t depth)
 	struct frame *f = &w->stack[w->sp++];
 	f->node = node;
 	f->i = 0;
-	f->n = vm_children_copy(w->vm, w->opt->view, node, &f->kids);
+	f->n = model_children_copy(w->model, w->opt->view, node, &f->kids);
 }
 
 /* The next row into *NODE and *DEPTH; false after the last. */
-static bool walk_next(struct walk *w, vm_node *node, uint32_t *depth)
+static bool walk_next(struct walk *w, model_node *node, uint32_t *depth)
 {
 	if (w->opt->hot_path) {
 		if (w->at == w->nrows)
@@ -261,7 +261,7 @@ static bool walk_next(struct walk *w, vm_node *node, uint32_t *depth)
 	}
 	if (!w->started) {
 		w->started = true;
-		*node = vm_root(w->vm, w->opt->view);
+		*node = model_root(w->model, w->opt->view);
 		*depth = 0;
 		walk_push(w, *node, 0);
 		return true;
@@ -275,7 +275,7 @@ static bool walk_next(struct walk *w, vm_node *node, uint32_t *depth)
 			return true;
 		}
 		free(f->kids);
-		vm_forget(w->vm, w->opt->view, f->node);
+		model_forget(w->model, w->opt->view, f->node);
 		w->sp--;
 	}
 	return false;
@@ -310,14 +310,14 @@ static void out_row_done(struct out *o)
 		out_flush(o);
 }
 
-static void put_tma_text(struct vm *vm, const struct batch_options *opt, vm_node node,
+static void put_tma_text(struct model *model, const struct batch_options *opt, model_node node,
 			 uint32_t indent, struct buf *b)
 {
-	const struct vm_tma_row *rows;
-	uint32_t n = vm_tma(vm, opt->view, node, &rows);
+	const struct model_tma_row *rows;
+	uint32_t n = model_tma(model, opt->view, node, &rows);
 	for (uint32_t i = 0; i < n; i++) {
 		buf_printf(b, "%*s  | %*s", (int)indent, "", (int)(2 * rows[i].depth), "");
-		put_escaped(b, vm_metric(vm, rows[i].metric)->name, !opt->ascii);
+		put_escaped(b, model_metric(model, rows[i].metric)->name, !opt->ascii);
 		buf_addch(b, ' ');
 		if (isnan(rows[i].fraction))
 			buf_addstr(b, "n/a");
@@ -342,7 +342,7 @@ static void put_tma_text(struct vm *vm, const struct batch_options *opt, vm_node
  * has no percent), then a newline.  Where each cell starts into CELL (offsets in LINE), its
  * length into CLEN.  Reads only the metrics' descriptions: safe beside the walk.
  */
-static void text_cells(const struct vm *vm, const struct batch_options *opt,
+static void text_cells(const struct model *model, const struct batch_options *opt,
 		       const double *totals, const bool *pct, const double *v, struct buf *line,
 		       size_t *cell, size_t *clen)
 {
@@ -351,7 +351,7 @@ static void text_cells(const struct vm *vm, const struct batch_options *opt,
 			uint32_t i = 4 * k + 2 * e;
 			buf_addch(line, SPOOL_CELL);
 			cell[i] = line->len;
-			put_text_value(vm, opt, opt->metrics[k], v[2 * k + e], line);
+			put_text_value(model, opt, opt->metrics[k], v[2 * k + e], line);
 			clen[i] = line->len - cell[i];
 			buf_addch(line, SPOOL_CELL);
 			cell[i + 1] = line->len;
@@ -363,32 +363,33 @@ static void text_cells(const struct vm *vm, const struct batch_options *opt,
 }
 
 /* ROW's label at DEPTH, indented, appended to LINE; returns its display width. */
-static size_t text_label(struct vm *vm, const struct batch_options *opt, vm_node row,
+static size_t text_label(struct model *model, const struct batch_options *opt, model_node row,
 			 uint32_t depth, struct buf *scratch, struct buf *line)
 {
 	size_t at = line->len;
 	put_indent(line, 2 * (size_t)depth);
-	put_label(vm, opt, row, scratch, line);
+	put_label(model, opt, row, scratch, line);
 	return text_width((const char *)line->data + at, line->len - at);
 }
 
 /* ROW's values into V: inclusive then exclusive, per metric. */
-static void text_values(struct vm *vm, const struct batch_options *opt, vm_node row, double *v)
+static void text_values(struct model *model, const struct batch_options *opt, model_node row,
+			double *v)
 {
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
-		v[2 * k] = vm_value(vm, opt->view, row, opt->metrics[k], true);
-		v[2 * k + 1] = vm_value(vm, opt->view, row, opt->metrics[k], false);
+		v[2 * k] = model_value(model, opt->view, row, opt->metrics[k], true);
+		v[2 * k + 1] = model_value(model, opt->view, row, opt->metrics[k], false);
 	}
 }
 
 /* ROW's line as the spool holds it, appended to LINE: its label, then text_cells. */
-static void text_row(struct vm *vm, const struct batch_options *opt, const double *totals,
-		     const bool *pct, vm_node row, uint32_t depth, struct buf *scratch,
+static void text_row(struct model *model, const struct batch_options *opt, const double *totals,
+		     const bool *pct, model_node row, uint32_t depth, struct buf *scratch,
 		     struct buf *line, size_t *lwidth, size_t *cell, size_t *clen, double *v)
 {
-	*lwidth = text_label(vm, opt, row, depth, scratch, line);
-	text_values(vm, opt, row, v);
-	text_cells(vm, opt, totals, pct, v, line, cell, clen);
+	*lwidth = text_label(model, opt, row, depth, scratch, line);
+	text_values(model, opt, row, v);
+	text_cells(model, opt, totals, pct, v, line, cell, clen);
 }
 
 /*
@@ -408,7 +409,7 @@ struct row_chunk {
 };
 
 struct spooler {
-	const struct vm *vm;
+	const struct model *model;
 	const struct batch_options *opt;
 	const double *totals;
 	const bool *pct;
@@ -431,7 +432,7 @@ static void spool_chunk(struct spooler *sp, struct row_chunk *c)
 		struct buf *b = &sp->spool->b;
 		size_t label_end = c->end[2 * r], lines_end = c->end[2 * r + 1];
 		buf_add(b, t + at, label_end - at);
-		text_cells(sp->vm, sp->opt, sp->totals, sp->pct,
+		text_cells(sp->model, sp->opt, sp->totals, sp->pct,
 			   c->vals + 2 * (size_t)sp->opt->nmetrics * r, b, sp->cell, sp->clen);
 		for (uint32_t i = 0; i < ncells; i++)
 			if (sp->clen[i] > sp->cw[i])
@@ -468,12 +469,12 @@ static void *spooler_main(void *arg)
 	}
 }
 
-static void spooler_start(struct spooler *sp, const struct vm *vm,
+static void spooler_start(struct spooler *sp, const struct model *model,
 			  const struct batch_options *opt, const double *totals, const bool *pct,
 			  struct out *spool, size_t *cw)
 {
 	memset(sp, 0, sizeof(*sp));
-	sp->vm = vm;
+	sp->model = model;
 	sp->opt = opt;
 	sp->totals = totals;
 	sp->pct = pct;
@@ -564,7 +565,7 @@ static void print_text_row(struct buf *out, const char *label, size_t len, size_
  * One walk that measures the columns and spools the rows, unpadded, to a temporary file; then
  * the rows read back and padded.  Two walks when there is no temporary file.
  */
-static void run_text(struct vm *vm, const struct batch_options *opt, struct out *out)
+static void run_text(struct model *model, const struct batch_options *opt, struct out *out)
 {
 	uint32_t ncells = 4 * opt->nmetrics;
 	struct buf row_line = BUF_INIT, scratch = BUF_INIT;
@@ -578,38 +579,39 @@ static void run_text(struct vm *vm, const struct batch_options *opt, struct out 
 	double *totals = xcalloc(opt->nmetrics + 1, sizeof(double));
 	bool *pct = xcalloc(opt->nmetrics + 1, sizeof(bool));
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
-		totals[k] = vm_total(vm, opt->metrics[k]);
-		pct[k] = vm_metric_has_percent(vm, opt->metrics[k]);
+		totals[k] = model_total(model, opt->metrics[k]);
+		pct[k] = model_metric_has_percent(model, opt->metrics[k]);
 	}
 	struct out spool = { BUF_INIT, tmpfile(), false };
 	char *line = NULL;
 	size_t aline = 0;
 	struct walk w;
-	vm_node row;
+	model_node row;
 	uint32_t depth;
-	walk_start(&w, vm, opt);
+	walk_start(&w, model, opt);
 	if (spool.f) {
 		struct spooler sp;
-		spooler_start(&sp, vm, opt, totals, pct, &spool, cw);
-		while (walk_next(&w, &row, &depth) && !vm_error(vm)) {
+		spooler_start(&sp, model, opt, totals, pct, &spool, cw);
+		while (walk_next(&w, &row, &depth) && !model_error(model)) {
 			struct row_chunk *c = spooler_chunk(&sp);
-			lwr = text_label(vm, opt, row, depth, &scratch, &c->text);
+			lwr = text_label(model, opt, row, depth, &scratch, &c->text);
 			if (lwr > lw)
 				lw = lwr;
 			c->end[2 * c->n] = c->text.len;
-			text_values(vm, opt, row, c->vals + 2 * (size_t)opt->nmetrics * c->n);
+			text_values(model, opt, row, c->vals + 2 * (size_t)opt->nmetrics * c->n);
 			if (opt->topdown)
-				put_tma_text(vm, opt, row, 2 * depth, &c->text);
+				put_tma_text(model, opt, row, 2 * depth, &c->text);
 			c->end[2 * c->n + 1] = c->text.len;
 			if (++c->n == CHUNK_ROWS)
 				spooler_pass(&sp);
 		}
 		spooler_finish(&sp);
 	}
-	while (!spool.f && walk_next(&w, &row, &depth) && !vm_error(vm)) {
+	while (!spool.f && walk_next(&w, &row, &depth) && !model_error(model)) {
 		/* No spool: measured here, and printed by a second walk below. */
 		buf_reset(&row_line);
-		text_row(vm, opt, totals, pct, row, depth, &scratch, &row_line, &lwr, at, clen, vals);
+		text_row(model, opt, totals, pct, row, depth, &scratch, &row_line, &lwr, at, clen,
+			 vals);
 		if (lwr > lw)
 			lw = lwr;
 		for (uint32_t i = 0; i < ncells; i++)
@@ -624,7 +626,7 @@ static void run_text(struct vm *vm, const struct batch_options *opt, struct out 
 			spool.f = NULL;
 		}
 	}
-	if (vm_error(vm))
+	if (model_error(model))
 		goto done;
 	/* Header: the metric over its two columns of value and percent. */
 	struct buf *h = &out->b;
@@ -634,7 +636,7 @@ static void run_text(struct vm *vm, const struct batch_options *opt, struct out 
 	for (uint32_t k = 0; k < opt->nmetrics; k++)
 		for (int e = 0; e < 2; e++) {
 			struct buf name = BUF_INIT;
-			put_escaped(&name, vm_metric(vm, opt->metrics[k])->name, !opt->ascii);
+			put_escaped(&name, model_metric(model, opt->metrics[k])->name, !opt->ascii);
 			buf_addstr(&name, e ? " (E)" : " (I)");
 			size_t width = cw[4 * k + 2 * e] + (pct[k] ? 1 + cw[4 * k + 2 * e + 1] : 0);
 			size_t nw = text_width((const char *)name.data, name.len);
@@ -674,17 +676,18 @@ static void run_text(struct vm *vm, const struct batch_options *opt, struct out 
 		}
 		goto done;
 	}
-	walk_start(&w, vm, opt);
-	while (walk_next(&w, &row, &depth) && !vm_error(vm)) {
+	walk_start(&w, model, opt);
+	while (walk_next(&w, &row, &depth) && !model_error(model)) {
 		buf_reset(&row_line);
-		text_row(vm, opt, totals, pct, row, depth, &scratch, &row_line, &lwr, at, clen, vals);
+		text_row(model, opt, totals, pct, row, depth, &scratch, &row_line, &lwr, at, clen,
+			 vals);
 		for (uint32_t i = 0; i < ncells; i++)
 			cell[i] = (const char *)row_line.data + at[i];
 		size_t llen = ncells ? at[0] - 1 : row_line.len - 1;
 		print_text_row(&out->b, (const char *)row_line.data, llen, lwr, lw, cell, clen, cw,
 			       pct, ncells);
 		if (opt->topdown)
-			put_tma_text(vm, opt, row, 2 * depth, &out->b);
+			put_tma_text(model, opt, row, 2 * depth, &out->b);
 		out_row_done(out);
 	}
 	walk_end(&w);
@@ -704,10 +707,11 @@ done:
 	free(pct);
 }
 
-static void run_csv(struct vm *vm, const struct batch_options *opt, struct out *out)
+static void run_csv(struct model *model, const struct batch_options *opt, struct out *out)
 {
-	const struct vm_tma_row *tma;
-	uint32_t ntma = opt->topdown ? vm_tma(vm, opt->view, vm_root(vm, opt->view), &tma) : 0;
+	const struct model_tma_row *tma;
+	uint32_t ntma =
+		opt->topdown ? model_tma(model, opt->view, model_root(model, opt->view), &tma) : 0;
 	uint32_t *tma_metric = xcalloc(ntma + 1, sizeof(uint32_t));
 	for (uint32_t i = 0; i < ntma; i++)
 		tma_metric[i] = tma[i].metric;
@@ -716,11 +720,12 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, struct out *
 	 * hold (PATH, the labels joined with " > ", is for reading) */
 	buf_addstr(b, "id,parent,depth,path,kind,name,file,line");
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
-		const char *name = vm_metric(vm, opt->metrics[k])->name;
-		const char *unit = opt->raw ? NULL : vm_number_unit(vm, opt->metrics[k], false);
+		const char *name = model_metric(model, opt->metrics[k])->name;
+		const char *unit =
+			opt->raw ? NULL : model_number_unit(model, opt->metrics[k], false);
 		static const char *const suffix[4] = { " (I)", " (I) %", " (E)", " (E) %" };
 		for (int s = 0; s < 4; s++) {
-			if (s % 2 && !vm_metric_has_percent(vm, opt->metrics[k]))
+			if (s % 2 && !model_metric_has_percent(model, opt->metrics[k]))
 				continue;
 			struct buf col = BUF_INIT;
 			put_escaped(&col, name, !opt->ascii);
@@ -735,7 +740,7 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, struct out *
 	for (uint32_t i = 0; i < ntma; i++) {
 		struct buf col = BUF_INIT;
 		buf_addstr(&col, "topdown ");
-		put_escaped(&col, vm_metric(vm, tma_metric[i])->name, !opt->ascii);
+		put_escaped(&col, model_metric(model, tma_metric[i])->name, !opt->ascii);
 		buf_addch(b, ',');
 		csv_field(b, (const char *)col.data, col.len);
 		buf_release(&col);
@@ -744,17 +749,17 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, struct out *
 	double *totals = xcalloc(opt->nmetrics + 1, sizeof(double));
 	bool *pct = xcalloc(opt->nmetrics + 1, sizeof(bool));
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
-		totals[k] = vm_total(vm, opt->metrics[k]);
-		pct[k] = vm_metric_has_percent(vm, opt->metrics[k]);
+		totals[k] = model_total(model, opt->metrics[k]);
+		pct[k] = model_metric_has_percent(model, opt->metrics[k]);
 	}
 	struct buf scratch = BUF_INIT;
 	struct buf *path = NULL; /* path per depth */
 	uint32_t *row_at = NULL; /* the last row per depth */
 	uint32_t alevels = 0, r = 0, d;
-	vm_node row;
+	model_node row;
 	struct walk w;
-	walk_start(&w, vm, opt);
-	for (; walk_next(&w, &row, &d) && !vm_error(vm); r++) {
+	walk_start(&w, model, opt);
+	for (; walk_next(&w, &row, &d) && !model_error(model); r++) {
 		if (d >= alevels) {
 			uint32_t old = alevels;
 			ALLOC_GROW(path, d + 1, alevels);
@@ -773,14 +778,14 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, struct out *
 			buf_add(&path[d], path[d - 1].data, path[d - 1].len);
 			buf_addstr(&path[d], " > ");
 		}
-		put_label(vm, opt, row, &scratch, &path[d]);
-		struct vm_node_info in;
-		vm_node_info(vm, opt->view, row, &in);
+		put_label(model, opt, row, &scratch, &path[d]);
+		struct model_node_info in;
+		model_node_info(model, opt->view, row, &in);
 		put_uint(b, d);
 		buf_addch(b, ',');
 		csv_field(b, (const char *)path[d].data, path[d].len);
 		buf_addch(b, ',');
-		buf_addstr(b, in.kind < VM_KIND_COUNT ? kind_names[in.kind] : "?");
+		buf_addstr(b, in.kind < MODEL_KIND_COUNT ? kind_names[in.kind] : "?");
 		buf_addch(b, ',');
 		csv_text(b, in.name, !opt->ascii);
 		buf_addch(b, ',');
@@ -791,16 +796,17 @@ static void run_csv(struct vm *vm, const struct batch_options *opt, struct out *
 			put_uint(b, in.line);
 		for (uint32_t k = 0; k < opt->nmetrics; k++)
 			for (int incl = 1; incl >= 0; incl--) {
-				double v = vm_value(vm, opt->view, row, opt->metrics[k], incl);
+				double v =
+					model_value(model, opt->view, row, opt->metrics[k], incl);
 				buf_addch(b, ',');
-				put_data_value(vm, opt, opt->metrics[k], v, "", b);
+				put_data_value(model, opt, opt->metrics[k], v, "", b);
 				if (!pct[k])
 					continue;
 				buf_addch(b, ',');
 				put_percent(b, v, totals[k], opt->raw ? 4 : 1, "", "");
 			}
 		if (ntma) {
-			uint32_t n = vm_tma(vm, opt->view, row, &tma);
+			uint32_t n = model_tma(model, opt->view, row, &tma);
 			for (uint32_t i = 0; i < ntma; i++) {
 				buf_addch(b, ',');
 				if (i < n)
@@ -825,8 +831,9 @@ enum json_values { JSON_TOTALS, JSON_INCLUSIVE, JSON_EXCLUSIVE };
 
 /* {"metric": value, ...} of the chosen metrics: the program's totals, or NODE's values; KEYS
  * holds the metrics' names as JSON, each followed by ": ". */
-static void json_metric_object(struct vm *vm, const struct batch_options *opt, vm_node node,
-			       enum json_values which, const struct buf *keys, struct buf *out)
+static void json_metric_object(struct model *model, const struct batch_options *opt,
+			       model_node node, enum json_values which, const struct buf *keys,
+			       struct buf *out)
 {
 	buf_addch(out, '{');
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
@@ -834,43 +841,43 @@ static void json_metric_object(struct vm *vm, const struct batch_options *opt, v
 		if (k)
 			buf_addstr(out, ", ");
 		buf_add(out, keys[k].data, keys[k].len);
-		put_data_value(vm, opt, m,
-			       which == JSON_TOTALS ? vm_total(vm, m)
-						    : vm_value(vm, opt->view, node, m,
-							       which == JSON_INCLUSIVE),
+		put_data_value(model, opt, m,
+			       which == JSON_TOTALS ? model_total(model, m)
+						    : model_value(model, opt->view, node, m,
+								  which == JSON_INCLUSIVE),
 			       "null", out);
 	}
 	buf_addch(out, '}');
 }
 
-static void run_json(struct vm *vm, const struct batch_options *opt, struct out *o)
+static void run_json(struct model *model, const struct batch_options *opt, struct out *o)
 {
 	struct buf *out = &o->b;
 	buf_addstr(out, "{\"database\": ");
 	json_text(out, opt->database);
 	buf_printf(out, ", \"view\": \"%s\", \"thread\": ", view_names[opt->view]);
-	if (vm_selected_thread(vm) >= 0)
-		buf_printf(out, "%d", vm_selected_thread(vm));
+	if (model_selected_thread(model) >= 0)
+		buf_printf(out, "%d", model_selected_thread(model));
 	else
 		buf_addstr(out, "null");
 	buf_addstr(out, ", \"process\": ");
-	if (vm_selected_process(vm) >= 0)
-		buf_printf(out, "%lld", (long long)vm_selected_process(vm));
+	if (model_selected_process(model) >= 0)
+		buf_printf(out, "%lld", (long long)model_selected_process(model));
 	else
 		buf_addstr(out, "null");
 	buf_addstr(out, ", \"metrics\": [");
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
 		if (k)
 			buf_addstr(out, ", ");
-		json_text(out, vm_metric(vm, opt->metrics[k])->name);
+		json_text(out, model_metric(model, opt->metrics[k])->name);
 	}
 	/* The unit of each metric's numbers: null for counts, ratios and fractions. */
 	buf_addstr(out, "], \"units\": {");
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
-		const char *unit = vm_number_unit(vm, opt->metrics[k], opt->raw);
+		const char *unit = model_number_unit(model, opt->metrics[k], opt->raw);
 		if (k)
 			buf_addstr(out, ", ");
-		json_text(out, vm_metric(vm, opt->metrics[k])->name);
+		json_text(out, model_metric(model, opt->metrics[k])->name);
 		buf_addstr(out, ": ");
 		if (unit)
 			json_text(out, unit);
@@ -881,17 +888,17 @@ static void run_json(struct vm *vm, const struct batch_options *opt, struct out 
 	struct buf *keys = xcalloc(opt->nmetrics + 1, sizeof(struct buf));
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
 		buf_init(&keys[k]);
-		json_text(&keys[k], vm_metric(vm, opt->metrics[k])->name);
+		json_text(&keys[k], model_metric(model, opt->metrics[k])->name);
 		buf_addstr(&keys[k], ": ");
 	}
-	json_metric_object(vm, opt, 0, JSON_TOTALS, keys, out);
+	json_metric_object(model, opt, 0, JSON_TOTALS, keys, out);
 	buf_addstr(out, ",\n\"tree\": ");
 	struct walk w;
-	vm_node row;
+	model_node row;
 	uint32_t depth, prev = 0;
 	bool first = true;
-	walk_start(&w, vm, opt);
-	while (walk_next(&w, &row, &depth) && !vm_error(vm)) {
+	walk_start(&w, model, opt);
+	while (walk_next(&w, &row, &depth) && !model_error(model)) {
 		/* The row before: opened a list of children, or closed with its parents. */
 		if (!first && depth <= prev) {
 			buf_addstr(out, "]}");
@@ -903,16 +910,16 @@ static void run_json(struct vm *vm, const struct batch_options *opt, struct out 
 		}
 		first = false;
 		prev = depth;
-		struct vm_node_info in;
-		vm_node_info(vm, opt->view, row, &in);
+		struct model_node_info in;
+		model_node_info(model, opt->view, row, &in);
 		put_indent(out, 2 * (size_t)depth);
 		buf_addstr(out, "{\"kind\": \"");
-		buf_addstr(out, in.kind < VM_KIND_COUNT ? kind_names[in.kind] : "?");
+		buf_addstr(out, in.kind < MODEL_KIND_COUNT ? kind_names[in.kind] : "?");
 		buf_addstr(out, "\", \"name\": ");
 		json_text(out, in.name);
 		buf_addstr(out, ", \"label\": ");
 		struct buf label = BUF_INIT;
-		vm_node_label(vm, opt->view, row, true, &label);
+		model_node_label(model, opt->view, row, true, &label);
 		buf_addch(&label, '\0');
 		json_text(out, (const char *)label.data);
 		buf_release(&label);
@@ -927,17 +934,17 @@ static void run_json(struct vm *vm, const struct batch_options *opt, struct out 
 		else
 			buf_addstr(out, "null");
 		buf_addstr(out, ", \"inclusive\": ");
-		json_metric_object(vm, opt, row, JSON_INCLUSIVE, keys, out);
+		json_metric_object(model, opt, row, JSON_INCLUSIVE, keys, out);
 		buf_addstr(out, ", \"exclusive\": ");
-		json_metric_object(vm, opt, row, JSON_EXCLUSIVE, keys, out);
+		json_metric_object(model, opt, row, JSON_EXCLUSIVE, keys, out);
 		if (opt->topdown) {
-			const struct vm_tma_row *tma;
-			uint32_t n = vm_tma(vm, opt->view, row, &tma);
+			const struct model_tma_row *tma;
+			uint32_t n = model_tma(model, opt->view, row, &tma);
 			buf_addstr(out, ", \"topdown\": {");
 			for (uint32_t i = 0; i < n; i++) {
 				if (i)
 					buf_addstr(out, ", ");
-				json_text(out, vm_metric(vm, tma[i].metric)->name);
+				json_text(out, model_metric(model, tma[i].metric)->name);
 				buf_addstr(out, ": ");
 				put_fraction(opt, tma[i].fraction, "null", out);
 			}
@@ -958,25 +965,25 @@ static void run_json(struct vm *vm, const struct batch_options *opt, struct out 
 	free(keys);
 }
 
-int batch_run(struct vm *vm, const struct batch_options *opt, FILE *f)
+int batch_run(struct model *model, const struct batch_options *opt, FILE *f)
 {
 	/*
 	 * The walk comes back to every block of the database in no order: read them all first, in
 	 * one pass, and keep them.  A database that fails to read then prints nothing, never half.
 	 */
-	vm_load_blocks(vm);
+	model_load_blocks(model);
 	struct out out = { BUF_INIT, f, false };
-	if (!vm_error(vm)) {
+	if (!model_error(model)) {
 		if (opt->format == BATCH_TEXT)
-			run_text(vm, opt, &out);
+			run_text(model, opt, &out);
 		else if (opt->format == BATCH_CSV)
-			run_csv(vm, opt, &out);
+			run_csv(model, opt, &out);
 		else
-			run_json(vm, opt, &out);
+			run_json(model, opt, &out);
 	}
-	if (vm_error(vm)) {
+	if (model_error(model)) {
 		buf_release(&out.b);
-		return fth_error("%s", vm_error(vm));
+		return fth_error("%s", model_error(model));
 	}
 	out_flush(&out);
 	buf_release(&out.b);

@@ -10,7 +10,7 @@
 enum batch_format { BATCH_TEXT, BATCH_CSV, BATCH_JSON };
 
 struct batch_options {
-	enum vm_view view;
+	enum model_view view;
 	enum batch_format format;
 	const uint32_t *metrics; /* columns, in order */
 	uint32_t nmetrics;
@@ -23,6 +23,6 @@ struct batch_options {
 };
 
 /* Print the tree to OUT.  Returns 0, or -1 with the error (a write error). */
-int batch_run(struct vm *vm, const struct batch_options *opt, FILE *out);
+int batch_run(struct model *model, const struct batch_options *opt, FILE *out);
 
 #endif

@@ -31,7 +31,7 @@ struct vsrc {
 /* ---- bottom-up and flat nodes ---- */
 
 struct vnode {
-	uint8_t kind; /* enum vm_kind */
+	uint8_t kind; /* enum model_kind */
 	bool built;   /* children known */
 	bool expanded;
 	uint32_t parent, depth;
@@ -62,7 +62,7 @@ struct vnode {
 struct vtree {
 	struct vnode *nodes;
 	uint32_t n, cap;
-	uint32_t root; /* VM_NONE until built */
+	uint32_t root; /* MODEL_NONE until built */
 };
 
 /* Visible children of a top-down context, cached. */
@@ -74,7 +74,7 @@ struct vis_entry {
 struct view_state {
 	uint32_t *zoom; /* stack of roots */
 	uint32_t nzoom, azoom;
-	vm_node *rows;
+	model_node *rows;
 	uint32_t *row_depth;
 	uint32_t nrows, arows;
 };
@@ -104,12 +104,12 @@ struct value_cache {
 
 struct sort_key;
 
-struct vm_filter {
+struct model_filter {
 	char *pattern;
-	enum vm_filter_mode mode;
+	enum model_filter_mode mode;
 };
 
-struct vm {
+struct model {
 	struct dbfile db;
 	uint32_t nm;		 /* metrics */
 	struct formula *formulas; /* per metric: derived ones compiled, others empty */
@@ -126,7 +126,7 @@ struct vm {
 	bool *fn_nonzero; /* per function: a non-zero FLAT value */
 	char **fn_shown;  /* per function: its demangled name, made on first use, or NULL */
 	bool *fn_tried;	  /* per function: demangling was tried */
-	bool raw_names;	  /* vm_set_demangle(false): names as the binaries spell them */
+	bool raw_names;	  /* model_set_demangle(false): names as the binaries spell them */
 	char *error;	  /* the first reader error of the session, or NULL */
 	/* values */
 	struct vsrc sum;
@@ -140,21 +140,21 @@ struct vm {
 	/* trees */
 	struct vtree bu, flat;
 	int flatten;
-	struct view_state vs[VM_NVIEWS];
-	struct vm_sort sort;
-	struct vm_filter *filters; /* all apply (see vm_add_filter) */
+	struct view_state vs[MODEL_NVIEWS];
+	struct model_sort sort;
+	struct model_filter *filters; /* all apply (see model_add_filter) */
 	uint32_t nfilters;
 	/* source search path */
 	char **src_dirs;
 	uint32_t nsrc_dirs;
 	/* scratch */
-	struct vm_tma_row *tma_rows;
+	struct model_tma_row *tma_rows;
 	struct buf label;
 	double *scratch_vals;
 	struct sort_key *sort_keys; /* model-nav.c: 2 x asort_keys (keys and merge room) */
 	uint32_t asort_keys;
 	uint32_t eval_depth;
-	bool all_blocks;	       /* vm_load_blocks: every block decoded and kept */
+	bool all_blocks;	       /* model_load_blocks: every block decoded and kept */
 	struct bu_site *caller_sites; /* per context, once all_blocks (model-tree.c), or NULL */
 };
 
@@ -170,34 +170,34 @@ static inline bool is_instance(uint8_t kind)
 
 /* model.c */
 /*
- * Reader access that records a failure in the model (vm->error, the message kept) and gives a
+ * Reader access that records a failure in the model (model->error, the message kept) and gives a
  * harmless empty result (a context with no parent, children or function; an empty row or
  * list): the model stops showing anything new, and the TUI and batch output stop with the
- * message (vm_error).
+ * message (model_error).
  */
-bool ctx_get(struct vm *vm, uint32_t ctx, struct dbfile_context *out);
-bool row_get(struct vm *vm, const struct vsrc *src, uint32_t ctx, struct dbfile_row *out);
+bool ctx_get(struct model *model, uint32_t ctx, struct dbfile_context *out);
+bool row_get(struct model *model, const struct vsrc *src, uint32_t ctx, struct dbfile_row *out);
 /* Contexts of function F (INLINED: the INLINE contexts inlined into F); caller frees. */
-uint32_t ctx_list(struct vm *vm, uint32_t f, bool inlined, uint32_t **out);
+uint32_t ctx_list(struct model *model, uint32_t f, bool inlined, uint32_t **out);
 /* Record the thread's error message (lib/error.h) as the model's, unless one is recorded. */
-void vm_fail(struct vm *vm);
-double src_value(struct vm *vm, const struct vsrc *src, uint32_t ctx, uint32_t metric,
+void model_fail(struct model *model);
+double src_value(struct model *model, const struct vsrc *src, uint32_t ctx, uint32_t metric,
 		 bool inclusive);
 /* Add every raw value of CTX in SRC into OUT (2 per metric) with WHICH: 1 incl, 2 excl, 3 both. */
-void src_add_row(struct vm *vm, const struct vsrc *src, uint32_t ctx, double *out,
+void src_add_row(struct model *model, const struct vsrc *src, uint32_t ctx, double *out,
 		 unsigned which);
 /* Raw value (or derived, evaluated) of METRIC at NODE with SRC. */
-double value_with(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
+double value_with(struct model *model, enum model_view view, model_node node, uint32_t metric,
 		  bool inclusive, const struct vsrc *src);
-const char *fn_name(const struct vm *vm, uint32_t function);
+const char *fn_name(const struct model *model, uint32_t function);
 bool module_is_kernel(const struct dbfile *db, uint32_t module);
 /* What context CTX (X) is, with CALLEE for a call site (depth, parent, expansion left out). */
-void context_info(struct vm *vm, uint32_t ctx, const struct dbfile_context *x, uint32_t callee,
-		  struct vm_node_info *out);
+void context_info(struct model *model, uint32_t ctx, const struct dbfile_context *x,
+		  uint32_t callee, struct model_node_info *out);
 /* The label of a node described by INFO (ENTRY: the entry kind of an ENTRY context). */
-void info_label(const struct vm_node_info *info, uint32_t entry, bool utf8, struct buf *out);
+void info_label(const struct model_node_info *info, uint32_t entry, bool utf8, struct buf *out);
 /* The function called at call site X: its first FUNCTION child, or NONE. */
-uint32_t callee_of(struct vm *vm, const struct dbfile_context *x);
+uint32_t callee_of(struct model *model, const struct dbfile_context *x);
 const char *base_name(const char *path);
 
 /* ---- the trees: what differs per view ---- */
@@ -219,79 +219,84 @@ void source_scope_add(struct source_scope *s, uint32_t ctx, const struct dbfile_
 		      bool once);
 
 /*
- * One tree of the model (enum vm_view): the operations model-nav.c, model.c and
+ * One tree of the model (enum model_view): the operations model-nav.c, model.c and
  * model-source.c call for what differs per tree; everything else is common.  A tree is one
  * file defining a table (model-topdown.c; model-tree.c: bottom-up and flat) and one row of
  * the table in ops_of (model-nav.c).
  */
 struct tree_ops {
 	/* The root before any zoom (built on first use). */
-	vm_node (*root)(struct vm *vm, enum vm_view view);
+	model_node (*root)(struct model *model, enum model_view view);
 	/* Whether NODE is one of the tree's nodes (the root built first). */
-	bool (*valid)(struct vm *vm, enum vm_view view, vm_node node);
+	bool (*valid)(struct model *model, enum model_view view, model_node node);
 	/* NODE's children (unfiltered, unsorted, built on first use) into a new array *OUT. */
-	uint32_t (*raw_children)(struct vm *vm, enum vm_view view, vm_node node, uint32_t **out);
+	uint32_t (*raw_children)(struct model *model, enum model_view view, model_node node,
+				 uint32_t **out);
 	/* Whether a walk that builds nothing (search, collapsing a subtree) leaves NODE's
 	 * children out: they are not built yet.  NULL: never. */
-	bool (*unbuilt)(struct vm *vm, enum vm_view view, vm_node node);
-	/* NODE's visible children, cached until vm->gen changes (vm_children). */
-	uint32_t (*children)(struct vm *vm, enum vm_view view, vm_node node, const vm_node **out);
-	/* The levels below NODE that its visible children skip (flat's root: vm_flatten), or
+	bool (*unbuilt)(struct model *model, enum model_view view, model_node node);
+	/* NODE's visible children, cached until model->gen changes (model_children). */
+	uint32_t (*children)(struct model *model, enum model_view view, model_node node,
+			     const model_node **out);
+	/* The levels below NODE that its visible children skip (flat's root: model_flatten), or
 	 * NULL: none. */
-	int (*skipped_levels)(struct vm *vm, enum vm_view view, vm_node node);
-	vm_node (*parent)(struct vm *vm, enum vm_view view, vm_node node);
+	int (*skipped_levels)(struct model *model, enum model_view view, model_node node);
+	model_node (*parent)(struct model *model, enum model_view view, model_node node);
 	/* The name and module a filter looks at (NAME "" and MODULE NULL when none). */
-	void (*filter_subject)(struct vm *vm, enum vm_view view, vm_node node, const char **name,
-			       const char **module);
+	void (*filter_subject)(struct model *model, enum model_view view, model_node node,
+			       const char **name, const char **module);
 	/* The function (or NONE) and line that order NODE among equal values. */
-	void (*sort_fields)(struct vm *vm, enum vm_view view, vm_node node, uint32_t *function,
-			    uint32_t *line);
-	bool (*is_expanded)(struct vm *vm, enum vm_view view, vm_node node);
-	void (*expand)(struct vm *vm, enum vm_view view, vm_node node, bool expanded);
-	void (*collapse_all)(struct vm *vm, enum vm_view view);
+	void (*sort_fields)(struct model *model, enum model_view view, model_node node,
+			    uint32_t *function, uint32_t *line);
+	bool (*is_expanded)(struct model *model, enum model_view view, model_node node);
+	void (*expand)(struct model *model, enum model_view view, model_node node, bool expanded);
+	void (*collapse_all)(struct model *model, enum model_view view);
 	/* The raw value of METRIC at NODE with SRC (NaN when NODE is not one of the tree's). */
-	double (*value)(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
+	double (*value)(struct model *model, enum model_view view, model_node node, uint32_t metric,
 			bool inclusive, const struct vsrc *src);
-	/* vm_node_info into OUT, cleared (parent NONE, name "", context NONE) by the caller. */
-	void (*info)(struct vm *vm, enum vm_view view, vm_node node, struct vm_node_info *out);
-	/* vm_node_label; NULL: the label of vm_node_info's description. */
-	void (*label)(struct vm *vm, enum vm_view view, vm_node node, bool utf8, struct buf *out);
-	/* vm_forget; NULL: nothing to drop. */
-	void (*forget)(struct vm *vm, enum vm_view view, vm_node node);
+	/* model_node_info into OUT, cleared (parent NONE, name "", context NONE) by the caller. */
+	void (*info)(struct model *model, enum model_view view, model_node node,
+		     struct model_node_info *out);
+	/* model_node_label; NULL: the label of model_node_info's description. */
+	void (*label)(struct model *model, enum model_view view, model_node node, bool utf8,
+		      struct buf *out);
+	/* model_forget; NULL: nothing to drop. */
+	void (*forget)(struct model *model, enum model_view view, model_node node);
 	/* The database context NODE is (statistics over threads), or NONE. */
-	uint32_t (*context_of)(struct vm *vm, enum vm_view view, vm_node node);
-	/* The source scope of NODE (vm_source); -1 with the message when it has none. */
-	int (*source_scope)(struct vm *vm, enum vm_view view, vm_node node,
+	uint32_t (*context_of)(struct model *model, enum model_view view, model_node node);
+	/* The source scope of NODE (model_source); -1 with the message when it has none. */
+	int (*source_scope)(struct model *model, enum model_view view, model_node node,
 			    struct source_scope *out);
 	/* Nodes a search labels as it walks before it streams the database's contexts instead
-	 * (see vm_search); NULL: no limit. */
+	 * (see model_search); NULL: no limit. */
 	const uint32_t *search_budget;
 };
 extern const struct tree_ops topdown_ops, bottomup_ops, flat_ops;
-const struct tree_ops *ops_of(enum vm_view view);
+const struct tree_ops *ops_of(enum model_view view);
 
 /* model-tree.c */
-struct vtree *tree_of(struct vm *vm, enum vm_view view);
+struct vtree *tree_of(struct model *model, enum model_view view);
 void tree_release(struct vtree *t);
 /* Drop the current source's function, group and module profiles. */
-void tree_release_aggregates(struct vm *vm);
+void tree_release_aggregates(struct model *model);
 /* Read SRC's profiles as the current ones (-1 when the reader fails: nothing recorded). */
-int tree_load_aggregates(struct vm *vm, const struct vsrc *src);
-void tree_reset_values(struct vm *vm);
-uint32_t instance_at_or_above(struct vm *vm, uint32_t ctx);
+int tree_load_aggregates(struct model *model, const struct vsrc *src);
+void tree_reset_values(struct model *model);
+uint32_t instance_at_or_above(struct model *model, uint32_t ctx);
 
 /* model-nav.c */
-void nav_invalidate(struct vm *vm);
+void nav_invalidate(struct model *model);
 /* NODE's visible children, sorted, into a new array (not cached); BUILD: build what is not
  * yet (else leave out what tree_ops.unbuilt says). */
-uint32_t nav_visible(struct vm *vm, enum vm_view view, vm_node node, bool build,
+uint32_t nav_visible(struct model *model, enum model_view view, model_node node, bool build,
 		     uint32_t **out);
 /* Top-down search: the nodes walked before the contexts are streamed instead; 0 no limit (a
  * variable so that the tests can compare both ways). */
 extern uint32_t search_walk_budget;
 
 /* model.c */
-/* vm_node_label from vm_node_info's description. */
-void label_of_info(struct vm *vm, enum vm_view view, vm_node node, bool utf8, struct buf *out);
+/* model_node_label from model_node_info's description. */
+void label_of_info(struct model *model, enum model_view view, model_node node, bool utf8,
+		   struct buf *out);
 
 #endif

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-void nav_invalidate(struct vm *vm)
+void nav_invalidate(struct model *model)
 {
-	vm->gen++;
+	model->gen++;
 }
 
 static bool filter_matches(const char *pattern, const char *name, const char *module)
@@ -26,43 +26,43 @@ static bool filter_matches(const char *pattern, const char *name, const char *mo
 			  fnmatch(pattern, base_name(module), 0) == 0);
 }
 
-const struct tree_ops *ops_of(enum vm_view view)
+const struct tree_ops *ops_of(enum model_view view)
 {
-	static const struct tree_ops *const table[VM_NVIEWS] = {
-		[VM_TOPDOWN] = &topdown_ops,
-		[VM_BOTTOMUP] = &bottomup_ops,
-		[VM_FLAT] = &flat_ops,
+	static const struct tree_ops *const table[MODEL_NVIEWS] = {
+		[MODEL_TOPDOWN] = &topdown_ops,
+		[MODEL_BOTTOMUP] = &bottomup_ops,
+		[MODEL_FLAT] = &flat_ops,
 	};
 	return table[view];
 }
 
-bool vm_view_flattens(enum vm_view view)
+bool model_view_flattens(enum model_view view)
 {
 	return ops_of(view)->skipped_levels != NULL;
 }
 
-/* How the filters hide NODE: -1 not at all, else the mode (VM_FILTER_SUBTREE wins). */
-static int node_filtered(struct vm *vm, enum vm_view view, vm_node node)
+/* How the filters hide NODE: -1 not at all, else the mode (MODEL_FILTER_SUBTREE wins). */
+static int node_filtered(struct model *model, enum model_view view, model_node node)
 {
 	int how = -1;
-	if (!vm->nfilters || node == ops_of(view)->root(vm, view))
+	if (!model->nfilters || node == ops_of(view)->root(model, view))
 		return -1;
 	const char *name, *module;
-	ops_of(view)->filter_subject(vm, view, node, &name, &module);
-	for (uint32_t i = 0; i < vm->nfilters && how != VM_FILTER_SUBTREE; i++)
-		if (filter_matches(vm->filters[i].pattern, name, module))
-			how = (int)vm->filters[i].mode;
+	ops_of(view)->filter_subject(model, view, node, &name, &module);
+	for (uint32_t i = 0; i < model->nfilters && how != MODEL_FILTER_SUBTREE; i++)
+		if (filter_matches(model->filters[i].pattern, name, module))
+			how = (int)model->filters[i].mode;
 	return how;
 }
 
 /* ---- visible children ---- */
 
-struct ids {
+struct nav_ids {
 	uint32_t *v;
 	uint32_t n, cap;
 };
 
-static void ids_push(struct ids *s, uint32_t x)
+static void nav_ids_push(struct nav_ids *s, uint32_t x)
 {
 	ALLOC_GROW(s->v, s->n + 1, s->cap);
 	s->v[s->n++] = x;
@@ -72,34 +72,34 @@ static void ids_push(struct ids *s, uint32_t x)
  * With a thread or process selected, a scope that it has no value in (every measured metric
  * zero, inclusive, so its whole subtree too): left out, as the selection never ran there.
  */
-static bool empty_in_selection(struct vm *vm, enum vm_view view, vm_node node)
+static bool empty_in_selection(struct model *model, enum model_view view, model_node node)
 {
-	if (vm->cur == &vm->sum)
+	if (model->cur == &model->sum)
 		return false;
-	for (uint32_t m = 0; m < vm->nm; m++)
-		if (vm->db.metrics[m].kind == DBFILE_METRIC_RAW &&
-		    vm_value(vm, view, node, m, true) != 0)
+	for (uint32_t m = 0; m < model->nm; m++)
+		if (model->db.metrics[m].kind == DBFILE_METRIC_RAW &&
+		    model_value(model, view, node, m, true) != 0)
 			return false;
 	return true;
 }
 
-static void collect_visible(struct vm *vm, enum vm_view view, vm_node node, bool build,
-			    struct ids *out, uint32_t depth)
+static void collect_visible(struct model *model, enum model_view view, model_node node, bool build,
+			    struct nav_ids *out, uint32_t depth)
 {
 	const struct tree_ops *ops = ops_of(view);
 	uint32_t *copy, n;
-	if (!build && ops->unbuilt && ops->unbuilt(vm, view, node))
+	if (!build && ops->unbuilt && ops->unbuilt(model, view, node))
 		return;
-	n = ops->raw_children(vm, view, node, &copy);
+	n = ops->raw_children(model, view, node, &copy);
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t k = copy[i];
-		if (empty_in_selection(vm, view, k))
+		if (empty_in_selection(model, view, k))
 			continue;
-		int how = node_filtered(vm, view, k);
+		int how = node_filtered(model, view, k);
 		if (how < 0) {
-			ids_push(out, k);
-		} else if (how == VM_FILTER_SELF && depth < 4096) {
-			collect_visible(vm, view, k, build, out, depth + 1);
+			nav_ids_push(out, k);
+		} else if (how == MODEL_FILTER_SELF && depth < 4096) {
+			collect_visible(model, view, k, build, out, depth + 1);
 		}
 	}
 	free(copy);
@@ -115,22 +115,23 @@ struct sort_key {
 };
 
 struct sort_ctx {
-	struct vm *vm;
-	enum vm_view view;
+	struct model *model;
+	enum model_view view;
 	bool descending;
 	char **names; /* by name: the labels */
 };
 
 /* The name a node sorts by among equal values: its label, or its function's name. */
-static const char *key_name(const struct sort_ctx *c, const struct sort_key *k)
+static const char *sort_key_name(const struct sort_ctx *c, const struct sort_key *k)
 {
 	if (c->names)
 		return c->names[k->name];
-	return k->name != DBFILE_NONE ? fn_name(c->vm, k->name) : "";
+	return k->name != DBFILE_NONE ? fn_name(c->model, k->name) : "";
 }
 
 /* Value (NaN last), then name, line and id: a total order, so that sorting is deterministic. */
-static int key_cmp(const struct sort_ctx *c, const struct sort_key *a, const struct sort_key *b)
+static int sort_key_cmp(const struct sort_ctx *c, const struct sort_key *a,
+			const struct sort_key *b)
 {
 	bool na = isnan(a->v), nb = isnan(b->v);
 	if (na != nb)
@@ -139,7 +140,7 @@ static int key_cmp(const struct sort_ctx *c, const struct sort_key *a, const str
 		int d = a->v < b->v ? -1 : 1;
 		return c->descending ? -d : d;
 	}
-	int d = strcmp(key_name(c, a), key_name(c, b));
+	int d = strcmp(sort_key_name(c, a), sort_key_name(c, b));
 	if (d)
 		return d;
 	if (a->line != b->line)
@@ -157,7 +158,7 @@ static void sort_keys(const struct sort_ctx *c, struct sort_key *keys, struct so
 		for (uint32_t i = lo + 1; i < hi; i++) {
 			struct sort_key k = keys[i];
 			uint32_t j = i;
-			for (; j > lo && key_cmp(c, &keys[j - 1], &k) > 0; j--)
+			for (; j > lo && sort_key_cmp(c, &keys[j - 1], &k) > 0; j--)
 				keys[j] = keys[j - 1];
 			keys[j] = k;
 		}
@@ -169,7 +170,7 @@ static void sort_keys(const struct sort_ctx *c, struct sort_key *keys, struct so
 			uint32_t hi = lo + 2 * width < n ? lo + 2 * width : n;
 			uint32_t i = lo, j = mid, o = lo;
 			while (i < mid && j < hi) /* stable: the left run first among equals */
-				to[o++] = key_cmp(c, &from[j], &from[i]) < 0 ? from[j++]
+				to[o++] = sort_key_cmp(c, &from[j], &from[i]) < 0 ? from[j++]
 									     : from[i++];
 			while (i < mid)
 				to[o++] = from[i++];
@@ -184,37 +185,38 @@ static void sort_keys(const struct sort_ctx *c, struct sort_key *keys, struct so
 		memcpy(keys, from, (size_t)n * sizeof(*keys));
 }
 
-static void sort_nodes(struct vm *vm, enum vm_view view, uint32_t *ids, uint32_t n)
+static void sort_nodes(struct model *model, enum model_view view, uint32_t *ids, uint32_t n)
 {
 	if (n < 2)
 		return;
-	if (vm->asort_keys < n) {
-		vm->asort_keys = n;
-		vm->sort_keys = xreallocarray(vm->sort_keys, 2 * (size_t)n,
-					      sizeof(struct sort_key));
+	if (model->asort_keys < n) {
+		model->asort_keys = n;
+		model->sort_keys = xreallocarray(model->sort_keys, 2 * (size_t)n,
+						 sizeof(struct sort_key));
 	}
-	struct sort_key *keys = vm->sort_keys, *tmp = keys + n;
-	struct sort_ctx c = { vm, view, vm->sort.descending && !vm->sort.by_name, NULL };
-	if (vm->sort.by_name)
+	struct sort_key *keys = model->sort_keys, *tmp = keys + n;
+	struct sort_ctx c = { model, view, model->sort.descending && !model->sort.by_name, NULL };
+	if (model->sort.by_name)
 		c.names = xcalloc(n, sizeof(char *));
 	for (uint32_t i = 0; i < n; i++) {
 		struct sort_key *k = &keys[i];
 		k->id = ids[i];
-		ops_of(view)->sort_fields(vm, view, ids[i], &k->name, &k->line);
+		ops_of(view)->sort_fields(model, view, ids[i], &k->name, &k->line);
 		k->pad = 0;
-		if (vm->sort.by_name) {
+		if (model->sort.by_name) {
 			k->name = i;
-			buf_reset(&vm->label);
-			vm_node_label(vm, view, ids[i], true, &vm->label);
-			c.names[i] = xstrndup((const char *)vm->label.data, vm->label.len);
+			buf_reset(&model->label);
+			model_node_label(model, view, ids[i], true, &model->label);
+			c.names[i] = xstrndup((const char *)model->label.data, model->label.len);
 			k->v = 0;
 		} else {
-			k->v = vm_value(vm, view, ids[i], vm->sort.metric, vm->sort.inclusive);
+			k->v = model_value(model, view, ids[i], model->sort.metric,
+					   model->sort.inclusive);
 		}
 	}
 	sort_keys(&c, keys, tmp, n);
 	/* By name, descending: the reverse of the name order. */
-	bool reverse = vm->sort.by_name && vm->sort.descending;
+	bool reverse = model->sort.by_name && model->sort.descending;
 	for (uint32_t i = 0; i < n; i++)
 		ids[i] = keys[reverse ? n - 1 - i : i].id;
 	for (uint32_t i = 0; c.names && i < n; i++)
@@ -222,82 +224,85 @@ static void sort_nodes(struct vm *vm, enum vm_view view, uint32_t *ids, uint32_t
 	free(c.names);
 }
 
-uint32_t nav_visible(struct vm *vm, enum vm_view view, vm_node node, bool build, uint32_t **out)
+uint32_t nav_visible(struct model *model, enum model_view view, model_node node, bool build,
+		     uint32_t **out)
 {
 	const struct tree_ops *ops = ops_of(view);
-	struct ids s = { 0 };
-	collect_visible(vm, view, node, build, &s, 0);
-	int levels = ops->skipped_levels ? ops->skipped_levels(vm, view, node) : 0;
+	struct nav_ids s = { 0 };
+	collect_visible(model, view, node, build, &s, 0);
+	int levels = ops->skipped_levels ? ops->skipped_levels(model, view, node) : 0;
 	if (levels > 0) {
 		for (int level = 0; level < levels; level++) {
-			struct ids next = { 0 };
+			struct nav_ids next = { 0 };
 			for (uint32_t i = 0; i < s.n; i++) {
-				struct ids sub = { 0 };
-				collect_visible(vm, view, s.v[i], true, &sub, 0);
+				struct nav_ids sub = { 0 };
+				collect_visible(model, view, s.v[i], true, &sub, 0);
 				if (!sub.n)
-					ids_push(&next, s.v[i]);
+					nav_ids_push(&next, s.v[i]);
 				for (uint32_t j = 0; j < sub.n; j++)
-					ids_push(&next, sub.v[j]);
+					nav_ids_push(&next, sub.v[j]);
 				free(sub.v);
 			}
 			free(s.v);
 			s = next;
 		}
 	}
-	sort_nodes(vm, view, s.v, s.n);
+	sort_nodes(model, view, s.v, s.n);
 	*out = s.v;
 	return s.n;
 }
 
-uint32_t vm_children(struct vm *vm, enum vm_view view, vm_node node, const vm_node **out)
+uint32_t model_children(struct model *model, enum model_view view, model_node node,
+			const model_node **out)
 {
 	*out = NULL;
-	return ops_of(view)->children(vm, view, node, out);
+	return ops_of(view)->children(model, view, node, out);
 }
 
-uint32_t vm_children_copy(struct vm *vm, enum vm_view view, vm_node node, vm_node **out)
+uint32_t model_children_copy(struct model *model, enum model_view view, model_node node,
+			     model_node **out)
 {
 	*out = NULL;
-	if (!ops_of(view)->valid(vm, view, node))
+	if (!ops_of(view)->valid(model, view, node))
 		return 0;
-	return nav_visible(vm, view, node, true, out);
+	return nav_visible(model, view, node, true, out);
 }
 
-void vm_forget(struct vm *vm, enum vm_view view, vm_node node)
+void model_forget(struct model *model, enum model_view view, model_node node)
 {
 	if (ops_of(view)->forget)
-		ops_of(view)->forget(vm, view, node);
+		ops_of(view)->forget(model, view, node);
 }
 
 /* ---- sorting ---- */
 
-void vm_set_sort(struct vm *vm, const struct vm_sort *sort)
+void model_set_sort(struct model *model, const struct model_sort *sort)
 {
-	vm->sort = *sort;
-	if (vm->sort.metric >= vm->nm)
-		vm->sort.metric = 0;
-	nav_invalidate(vm);
+	model->sort = *sort;
+	if (model->sort.metric >= model->nm)
+		model->sort.metric = 0;
+	nav_invalidate(model);
 }
 
-struct vm_sort vm_get_sort(const struct vm *vm)
+struct model_sort model_get_sort(const struct model *model)
 {
-	return vm->sort;
+	return model->sort;
 }
 
 /* ---- expansion ---- */
 
-void vm_expand(struct vm *vm, enum vm_view view, vm_node node, bool expanded)
+void model_expand(struct model *model, enum model_view view, model_node node, bool expanded)
 {
-	ops_of(view)->expand(vm, view, node, expanded);
+	ops_of(view)->expand(model, view, node, expanded);
 }
 
 /* Bottom-up caller chains can be long: expanding a subtree stops this deep. */
 #define MAX_EXPAND_DEPTH 256
 
-void vm_expand_subtree(struct vm *vm, enum vm_view view, vm_node node, bool expanded)
+void model_expand_subtree(struct model *model, enum model_view view, model_node node, bool expanded)
 {
 	struct frame {
-		vm_node node;
+		model_node node;
 		uint32_t depth;
 	};
 	const struct tree_ops *ops = ops_of(view);
@@ -307,13 +312,13 @@ void vm_expand_subtree(struct vm *vm, enum vm_view view, vm_node node, bool expa
 	stack[sp++] = (struct frame){ node, 0 };
 	while (sp) {
 		struct frame f = stack[--sp];
-		vm_expand(vm, view, f.node, expanded);
-		if (!expanded && ops->unbuilt && ops->unbuilt(vm, view, f.node))
+		model_expand(model, view, f.node, expanded);
+		if (!expanded && ops->unbuilt && ops->unbuilt(model, view, f.node))
 			continue;
 		if (f.depth >= MAX_EXPAND_DEPTH)
 			continue;
 		uint32_t *kids;
-		uint32_t n = ops->raw_children(vm, view, f.node, &kids);
+		uint32_t n = ops->raw_children(model, view, f.node, &kids);
 		for (uint32_t i = 0; i < n; i++) {
 			ALLOC_GROW(stack, sp + 1, cap);
 			stack[sp++] = (struct frame){ kids[i], f.depth + 1 };
@@ -323,21 +328,22 @@ void vm_expand_subtree(struct vm *vm, enum vm_view view, vm_node node, bool expa
 	free(stack);
 }
 
-void vm_expand_all(struct vm *vm, enum vm_view view, bool expanded)
+void model_expand_all(struct model *model, enum model_view view, bool expanded)
 {
 	if (!expanded) {
-		ops_of(view)->collapse_all(vm, view);
+		ops_of(view)->collapse_all(model, view);
 		return;
 	}
-	vm_expand_subtree(vm, view, vm_root(vm, view), true);
+	model_expand_subtree(model, view, model_root(model, view), true);
 }
 
-void vm_reveal(struct vm *vm, enum vm_view view, vm_node node)
+void model_reveal(struct model *model, enum model_view view, model_node node)
 {
-	vm_node root = vm_root(vm, view);
-	vm_node (*parent)(struct vm *, enum vm_view, vm_node) = ops_of(view)->parent;
-	for (vm_node p = parent(vm, view, node); p != VM_NONE; p = parent(vm, view, p)) {
-		vm_expand(vm, view, p, true);
+	model_node root = model_root(model, view);
+	model_node (*parent)(struct model *, enum model_view, model_node) = ops_of(view)->parent;
+	for (model_node p = parent(model, view, node); p != MODEL_NONE;
+	     p = parent(model, view, p)) {
+		model_expand(model, view, p, true);
 		if (p == root)
 			break;
 	}
@@ -345,32 +351,32 @@ void vm_reveal(struct vm *vm, enum vm_view view, vm_node node)
 
 /* ---- rows ---- */
 
-vm_node vm_root(struct vm *vm, enum vm_view view)
+model_node model_root(struct model *model, enum model_view view)
 {
-	struct view_state *vs = &vm->vs[view];
+	struct view_state *vs = &model->vs[view];
 	if (vs->nzoom)
 		return vs->zoom[vs->nzoom - 1];
-	return ops_of(view)->root(vm, view);
+	return ops_of(view)->root(model, view);
 }
 
-uint32_t vm_rows(struct vm *vm, enum vm_view view, const vm_node **rows)
+uint32_t model_rows(struct model *model, enum model_view view, const model_node **rows)
 {
-	struct view_state *vs = &vm->vs[view];
+	struct view_state *vs = &model->vs[view];
 	struct frame {
-		const vm_node *kids;
+		const model_node *kids;
 		uint32_t n, i;
 	};
 	struct frame *stack = NULL;
 	uint32_t sp = 0, cap = 0;
 	vs->nrows = 0;
-	vm_node root = vm_root(vm, view);
+	model_node root = model_root(model, view);
 	ALLOC_GROW(vs->rows, 1, vs->arows);
 	vs->row_depth = xreallocarray(vs->row_depth, vs->arows, sizeof(uint32_t));
 	vs->rows[vs->nrows] = root;
 	vs->row_depth[vs->nrows++] = 0;
-	if (ops_of(view)->is_expanded(vm, view, root)) {
+	if (ops_of(view)->is_expanded(model, view, root)) {
 		ALLOC_GROW(stack, 1, cap);
-		stack[sp].n = vm_children(vm, view, root, &stack[sp].kids);
+		stack[sp].n = model_children(model, view, root, &stack[sp].kids);
 		stack[sp++].i = 0;
 	}
 	while (sp) {
@@ -379,16 +385,16 @@ uint32_t vm_rows(struct vm *vm, enum vm_view view, const vm_node **rows)
 			sp--;
 			continue;
 		}
-		vm_node k = f->kids[f->i++];
+		model_node k = f->kids[f->i++];
 		if (vs->nrows == vs->arows) {
 			ALLOC_GROW(vs->rows, vs->nrows + 1, vs->arows);
 			vs->row_depth = xreallocarray(vs->row_depth, vs->arows, sizeof(uint32_t));
 		}
 		vs->rows[vs->nrows] = k;
 		vs->row_depth[vs->nrows++] = sp;
-		if (ops_of(view)->is_expanded(vm, view, k)) {
-			const vm_node *kids;
-			uint32_t n = vm_children(vm, view, k, &kids);
+		if (ops_of(view)->is_expanded(model, view, k)) {
+			const model_node *kids;
+			uint32_t n = model_children(model, view, k, &kids);
 			if (n) {
 				ALLOC_GROW(stack, sp + 1, cap);
 				stack[sp++] = (struct frame){ kids, n, 0 };
@@ -400,33 +406,33 @@ uint32_t vm_rows(struct vm *vm, enum vm_view view, const vm_node **rows)
 	return vs->nrows;
 }
 
-const uint32_t *vm_row_depths(struct vm *vm, enum vm_view view)
+const uint32_t *model_row_depths(struct model *model, enum model_view view)
 {
-	return vm->vs[view].row_depth;
+	return model->vs[view].row_depth;
 }
 
 /* ---- hot path ---- */
 
-vm_node vm_hot_path(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
-		    double threshold)
+model_node model_hot_path(struct model *model, enum model_view view, model_node node,
+			  uint32_t metric, double threshold)
 {
-	vm_node cur = node;
+	model_node cur = node;
 	for (uint32_t steps = 0; steps < 100000; steps++) {
-		const vm_node *kids;
-		uint32_t n = vm_children(vm, view, cur, &kids);
-		double total = vm_value(vm, view, cur, metric, true);
-		vm_node best = VM_NONE;
+		const model_node *kids;
+		uint32_t n = model_children(model, view, cur, &kids);
+		double total = model_value(model, view, cur, metric, true);
+		model_node best = MODEL_NONE;
 		double bv = -INFINITY;
 		for (uint32_t i = 0; i < n; i++) {
-			double v = vm_value(vm, view, kids[i], metric, true);
+			double v = model_value(model, view, kids[i], metric, true);
 			if (!isnan(v) && v > bv) {
 				bv = v;
 				best = kids[i];
 			}
 		}
-		if (best == VM_NONE || !(total > 0) || !(bv >= threshold * total) || !(bv > 0))
+		if (best == MODEL_NONE || !(total > 0) || !(bv >= threshold * total) || !(bv > 0))
 			break;
-		vm_expand(vm, view, cur, true);
+		model_expand(model, view, cur, true);
 		cur = best;
 	}
 	return cur;
@@ -434,19 +440,19 @@ vm_node vm_hot_path(struct vm *vm, enum vm_view view, vm_node node, uint32_t met
 
 /* ---- zoom ---- */
 
-void vm_zoom(struct vm *vm, enum vm_view view, vm_node node)
+void model_zoom(struct model *model, enum model_view view, model_node node)
 {
-	struct view_state *vs = &vm->vs[view];
-	if (node == VM_NONE || node == vm_root(vm, view))
+	struct view_state *vs = &model->vs[view];
+	if (node == MODEL_NONE || node == model_root(model, view))
 		return;
 	ALLOC_GROW(vs->zoom, vs->nzoom + 1, vs->azoom);
 	vs->zoom[vs->nzoom++] = node;
-	vm_expand(vm, view, node, true);
+	model_expand(model, view, node, true);
 }
 
-bool vm_unzoom(struct vm *vm, enum vm_view view)
+bool model_unzoom(struct model *model, enum model_view view)
 {
-	struct view_state *vs = &vm->vs[view];
+	struct view_state *vs = &model->vs[view];
 	if (!vs->nzoom)
 		return false;
 	vs->nzoom--;
@@ -455,34 +461,35 @@ bool vm_unzoom(struct vm *vm, enum vm_view view)
 
 /* ---- filter ---- */
 
-void vm_set_filter(struct vm *vm, const char *pattern, enum vm_filter_mode mode)
+void model_set_filter(struct model *model, const char *pattern, enum model_filter_mode mode)
 {
-	for (uint32_t i = 0; i < vm->nfilters; i++)
-		free(vm->filters[i].pattern);
-	vm->nfilters = 0;
-	vm_add_filter(vm, pattern, mode);
-	nav_invalidate(vm);
+	for (uint32_t i = 0; i < model->nfilters; i++)
+		free(model->filters[i].pattern);
+	model->nfilters = 0;
+	model_add_filter(model, pattern, mode);
+	nav_invalidate(model);
 }
 
-void vm_add_filter(struct vm *vm, const char *pattern, enum vm_filter_mode mode)
+void model_add_filter(struct model *model, const char *pattern, enum model_filter_mode mode)
 {
 	if (!pattern || !pattern[0])
 		return;
-	vm->filters = xreallocarray(vm->filters, vm->nfilters + 1, sizeof(*vm->filters));
-	vm->filters[vm->nfilters++] = (struct vm_filter){ xstrdup(pattern), mode };
-	nav_invalidate(vm);
+	model->filters =
+		xreallocarray(model->filters, model->nfilters + 1, sizeof(*model->filters));
+	model->filters[model->nfilters++] = (struct model_filter){ xstrdup(pattern), mode };
+	nav_invalidate(model);
 }
 
 /* ---- search ---- */
 
-static bool matches(const char *label, const char *pattern, bool glob)
+static bool label_matches(const char *label, const char *pattern, bool glob)
 {
 	if (glob)
 		return fnmatch(pattern, label, FNM_CASEFOLD) == 0;
 	return strcasestr(label, pattern) != NULL;
 }
 
-/* Top-down: visited nodes after which a search streams the contexts instead (see vm_search). */
+/* Top-down: visited nodes after which a search streams the contexts instead (see model_search). */
 uint32_t search_walk_budget = 2000;
 /* Top-down: matches up to which the streamed search prunes the walk to their ancestors. */
 #define SEARCH_MAX_MATCHES 65536
@@ -490,38 +497,38 @@ uint32_t search_walk_budget = 2000;
 enum { KEEP_MATCH = 1, KEEP_ABOVE = 2 };
 
 struct search {
-	struct vm *vm;
-	enum vm_view view;
+	struct model *model;
+	enum model_view view;
 	const char *pattern;
 	bool glob, forward;
-	vm_node from;
+	model_node from;
 	struct hmap *keep;    /* pruned walk: context -> KEEP_*; NULL: every node, labels tested */
 	uint32_t budget;      /* nodes the walk may visit; 0: no limit */
-	vm_node first, last_before, last, found;
+	model_node first, last_before, last, found;
 	bool passed;
 	struct buf label;
 };
 
-static bool node_matches(struct search *s, vm_node node)
+static bool node_matches(struct search *s, model_node node)
 {
 	if (s->keep) {
 		uint64_t k;
 		return hmap_get(s->keep, node, &k) && (k & KEEP_MATCH);
 	}
 	buf_reset(&s->label);
-	vm_node_label(s->vm, s->view, node, true, &s->label);
+	model_node_label(s->model, s->view, node, true, &s->label);
 	buf_addch(&s->label, '\0');
-	return matches((const char *)s->label.data, s->pattern, s->glob);
+	return label_matches((const char *)s->label.data, s->pattern, s->glob);
 }
 
 /* The visible children of NODE that the walk enters (pruned: those kept) into *KIDS. */
-static uint32_t walk_children(struct search *s, vm_node node, uint32_t **kids)
+static uint32_t walk_children(struct search *s, model_node node, uint32_t **kids)
 {
 	uint64_t k = KEEP_ABOVE;
 	*kids = NULL;
 	if (s->keep && !(hmap_get(s->keep, node, &k) && (k & KEEP_ABOVE)))
 		return 0;
-	uint32_t n = nav_visible(s->vm, s->view, node, false, kids), m = 0;
+	uint32_t n = nav_visible(s->model, s->view, node, false, kids), m = 0;
 	for (uint32_t i = 0; i < n; i++)
 		if (!s->keep || hmap_get(s->keep, (*kids)[i], NULL))
 			(*kids)[m++] = (*kids)[i];
@@ -542,7 +549,7 @@ static bool search_walk(struct search *s)
 	struct frame *stack = NULL;
 	uint32_t sp = 0, cap = 0, visited = 0;
 	bool done = true;
-	vm_node node = vm_root(s->vm, s->view);
+	model_node node = model_root(s->model, s->view);
 	for (;;) {
 		if (s->budget && ++visited > s->budget) {
 			done = false;
@@ -551,7 +558,7 @@ static bool search_walk(struct search *s)
 		if (node == s->from) {
 			s->passed = true;
 		} else if (node_matches(s, node)) {
-			if (s->first == VM_NONE)
+			if (s->first == MODEL_NONE)
 				s->first = node;
 			if (s->passed && s->forward) {
 				s->found = node;
@@ -565,7 +572,7 @@ static bool search_walk(struct search *s)
 		uint32_t n = walk_children(s, node, &kids);
 		ALLOC_GROW(stack, sp + 1, cap);
 		stack[sp++] = (struct frame){ kids, n, 0 };
-		node = VM_NONE;
+		node = MODEL_NONE;
 		while (sp) {
 			struct frame *f = &stack[sp - 1];
 			if (f->i < f->n) {
@@ -575,7 +582,7 @@ static bool search_walk(struct search *s)
 			free(f->kids);
 			sp--;
 		}
-		if (node == VM_NONE || s->vm->error)
+		if (node == MODEL_NONE || s->model->error)
 			break;
 	}
 	while (sp)
@@ -584,22 +591,16 @@ static bool search_walk(struct search *s)
 	return done;
 }
 
-static int u32_cmp(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /*
  * Mark the contexts of FRONTIER (N, owned) and all their ancestors KEEP_ABOVE, a level at a
  * time in ascending order, so that each level reads its blocks in order and once.
  */
-static void keep_ancestors(struct vm *vm, struct hmap *keep, uint32_t *frontier, uint32_t n)
+static void keep_ancestors(struct model *model, struct hmap *keep, uint32_t *frontier, uint32_t n)
 {
 	struct dbfile_context x;
-	while (n && !vm->error) {
+	while (n && !model->error) {
 		uint32_t *next = NULL, nn = 0, an = 0;
-		qsort(frontier, n, sizeof(uint32_t), u32_cmp);
+		qsort(frontier, n, sizeof(uint32_t), model_cmp_u32);
 		for (uint32_t i = 0; i < n; i++) {
 			if (i && frontier[i] == frontier[i - 1])
 				continue;
@@ -608,7 +609,7 @@ static void keep_ancestors(struct vm *vm, struct hmap *keep, uint32_t *frontier,
 			if (!inserted && (*k & KEEP_ABOVE))
 				continue; /* its ancestors are marked already */
 			*k |= KEEP_ABOVE;
-			if (!ctx_get(vm, frontier[i], &x))
+			if (!ctx_get(model, frontier[i], &x))
 				break;
 			if (x.parent != DBFILE_NONE) {
 				ALLOC_GROW(next, nn + 1, an);
@@ -623,7 +624,7 @@ static void keep_ancestors(struct vm *vm, struct hmap *keep, uint32_t *frontier,
 }
 
 struct stream {
-	struct vm *vm;
+	struct model *model;
 	const char *pattern;
 	bool glob;
 	uint32_t nmatches, amatches;
@@ -634,12 +635,12 @@ struct stream {
 static void stream_test(struct stream *st, uint32_t ctx, const struct dbfile_context *x,
 			uint32_t callee)
 {
-	struct vm_node_info in;
-	context_info(st->vm, ctx, x, callee, &in);
+	struct model_node_info in;
+	context_info(st->model, ctx, x, callee, &in);
 	buf_reset(&st->label);
 	info_label(&in, x->line, true, &st->label);
 	buf_addch(&st->label, '\0');
-	if (!matches((const char *)st->label.data, st->pattern, st->glob))
+	if (!label_matches((const char *)st->label.data, st->pattern, st->glob))
 		return;
 	if (st->nmatches == st->amatches) {
 		ALLOC_GROW(st->matches, st->nmatches + 1, st->amatches);
@@ -657,11 +658,11 @@ static void stream_test(struct stream *st, uint32_t ctx, const struct dbfile_con
  */
 static bool search_stream(struct stream *st)
 {
-	struct vm *vm = st->vm;
+	struct model *model = st->model;
 	struct dbfile_context x, call;
 	uint32_t parent = DBFILE_NONE, call_id = DBFILE_NONE;
-	for (uint32_t c = 0; c < vm->db.ncontexts && !vm->error; c++) {
-		if (!ctx_get(vm, c, &x))
+	for (uint32_t c = 0; c < model->db.ncontexts && !model->error; c++) {
+		if (!ctx_get(model, c, &x))
 			break;
 		if (c && x.parent != parent) {
 			/* The previous parent's children are done. */
@@ -669,7 +670,7 @@ static bool search_stream(struct stream *st)
 				stream_test(st, call_id, &call, DBFILE_NONE);
 			parent = x.parent;
 			call_id = DBFILE_NONE;
-			if (ctx_get(vm, parent, &call) && call.kind == DBFILE_CALL)
+			if (ctx_get(model, parent, &call) && call.kind == DBFILE_CALL)
 				call_id = parent;
 		}
 		if (call_id != DBFILE_NONE && x.kind == DBFILE_FUNCTION) {
@@ -686,15 +687,23 @@ static bool search_stream(struct stream *st)
 	return st->nmatches <= SEARCH_MAX_MATCHES;
 }
 
-vm_node vm_search(struct vm *vm, enum vm_view view, vm_node from, const char *pattern,
-		  bool forward)
+model_node model_search(struct model *model, enum model_view view, model_node from,
+			const char *pattern, bool forward)
 {
 	if (!pattern || !pattern[0])
-		return VM_NONE;
+		return MODEL_NONE;
 	struct search s = {
-		.vm = vm, .view = view, .pattern = pattern, .forward = forward, .from = from,
-		.glob = strpbrk(pattern, "*?") != NULL, .passed = from == VM_NONE,
-		.first = VM_NONE, .last_before = VM_NONE, .last = VM_NONE, .found = VM_NONE,
+		.model = model,
+		.view = view,
+		.pattern = pattern,
+		.forward = forward,
+		.from = from,
+		.glob = strpbrk(pattern, "*?") != NULL,
+		.passed = from == MODEL_NONE,
+		.first = MODEL_NONE,
+		.last_before = MODEL_NONE,
+		.last = MODEL_NONE,
+		.found = MODEL_NONE,
 		.label = BUF_INIT,
 	};
 	/*
@@ -707,7 +716,7 @@ vm_node vm_search(struct vm *vm, enum vm_view view, vm_node from, const char *pa
 		s.budget = *ops_of(view)->search_budget;
 	bool done = search_walk(&s);
 	if (!done) {
-		struct stream st = { vm, pattern, s.glob, 0, 0, NULL, NULL, BUF_INIT };
+		struct stream st = { model, pattern, s.glob, 0, 0, NULL, NULL, BUF_INIT };
 		struct hmap keep = HMAP_INIT;
 		bool pruned = search_stream(&st);
 		if (pruned) {
@@ -720,15 +729,15 @@ vm_node vm_search(struct vm *vm, enum vm_view view, vm_node from, const char *pa
 				if (st.parents[i] != DBFILE_NONE)
 					frontier[n++] = st.parents[i];
 			}
-			if (from != VM_NONE && from < vm->db.ncontexts)
+			if (from != MODEL_NONE && from < model->db.ncontexts)
 				frontier[n++] = from;
-			keep_ancestors(vm, &keep, frontier, n);
+			keep_ancestors(model, &keep, frontier, n);
 		}
 		/* Many matches: they are dense, the plain walk meets them soon. */
 		s.keep = pruned ? &keep : NULL;
 		s.budget = 0;
-		s.first = s.last_before = s.last = s.found = VM_NONE;
-		s.passed = from == VM_NONE;
+		s.first = s.last_before = s.last = s.found = MODEL_NONE;
+		s.passed = from == MODEL_NONE;
 		search_walk(&s);
 		hmap_release(&keep);
 		free(st.matches);
@@ -736,9 +745,9 @@ vm_node vm_search(struct vm *vm, enum vm_view view, vm_node from, const char *pa
 		buf_release(&st.label);
 	}
 	buf_release(&s.label);
-	if (vm->error)
-		return VM_NONE;
+	if (model->error)
+		return MODEL_NONE;
 	if (forward)
-		return s.found != VM_NONE ? s.found : s.first;
-	return s.last_before != VM_NONE ? s.last_before : s.last;
+		return s.found != MODEL_NONE ? s.found : s.first;
+	return s.last_before != MODEL_NONE ? s.last_before : s.last;
 }

@@ -16,25 +16,25 @@
 #include <string.h>
 #include <unistd.h>
 
-void vm_add_source_path(struct vm *vm, const char *dir)
+void model_add_source_path(struct model *model, const char *dir)
 {
-	vm->src_dirs = xreallocarray(vm->src_dirs, vm->nsrc_dirs + 1, sizeof(char *));
-	vm->src_dirs[vm->nsrc_dirs++] = xstrdup(dir);
+	model->src_dirs = xreallocarray(model->src_dirs, model->nsrc_dirs + 1, sizeof(char *));
+	model->src_dirs[model->nsrc_dirs++] = xstrdup(dir);
 }
 
-static char *find_file(struct vm *vm, const char *recorded)
+static char *find_file(struct model *model, const char *recorded)
 {
 	if (access(recorded, R_OK) == 0)
 		return xstrdup(recorded);
-	for (uint32_t i = 0; i < vm->nsrc_dirs; i++) {
+	for (uint32_t i = 0; i < model->nsrc_dirs; i++) {
 		const char *tries[2] = { recorded, base_name(recorded) };
 		for (int k = 0; k < 2; k++) {
 			const char *rel = tries[k];
 			while (*rel == '/')
 				rel++;
-			size_t n = strlen(vm->src_dirs[i]) + strlen(rel) + 2;
+			size_t n = strlen(model->src_dirs[i]) + strlen(rel) + 2;
 			char *p = xmalloc(n);
-			snprintf(p, n, "%s/%s", vm->src_dirs[i], rel);
+			snprintf(p, n, "%s/%s", model->src_dirs[i], rel);
 			if (access(p, R_OK) == 0)
 				return p;
 			free(p);
@@ -55,20 +55,14 @@ struct loop {
 	uint32_t header, end;
 };
 
-static int u32_cmp(const void *a, const void *b)
+int model_source(struct model *model, enum model_view view, model_node node, uint32_t metric,
+		 struct model_source *out)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
-	      struct vm_source *out)
-{
-	const struct dbfile *db = &vm->db;
+	const struct dbfile *db = &model->db;
 	memset(out, 0, sizeof(*out));
 	struct source_scope scope = { DBFILE_NONE, DBFILE_NONE, 0, NULL, 0, 0 };
 	struct dbfile_context c;
-	if (ops_of(view)->source_scope(vm, view, node, &scope) < 0) {
+	if (ops_of(view)->source_scope(model, view, node, &scope) < 0) {
 		free(scope.items);
 		return -1;
 	}
@@ -78,10 +72,10 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 	for (uint32_t i = 0; file == DBFILE_NONE && i < scope.nitems; i++)
 		if (scope.items[i].kind == DBFILE_LINE)
 			file = scope.items[i].file;
-	if (vm->error || file == DBFILE_NONE) {
+	if (model->error || file == DBFILE_NONE) {
 		free(scope.items);
-		return vm->error ? fth_error("%s", vm->error)
-				 : fth_error("%s: no source file is known", fn_name(vm, f));
+		return model->error ? fth_error("%s", model->error)
+				 : fth_error("%s: no source file is known", fn_name(model, f));
 	}
 	/* Values per line and loop extents. */
 	struct hmap lines = HMAP_INIT, loops = HMAP_INIT;
@@ -102,7 +96,7 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 			}
 			continue;
 		}
-		double v = it->once ? vm_value(vm, VM_TOPDOWN, it->ctx, metric, true) : 0;
+		double v = it->once ? model_value(model, MODEL_TOPDOWN, it->ctx, metric, true) : 0;
 		bool ins;
 		uint64_t *at = hmap_upsert(&lines, it->line, nl, &ins);
 		if (ins) {
@@ -119,7 +113,7 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 		const struct source_item *it = &scope.items[i];
 		if (it->file != file || !it->line)
 			continue;
-		for (uint32_t p = it->parent; p && p != DBFILE_NONE && ctx_get(vm, p, &c) &&
+		for (uint32_t p = it->parent; p && p != DBFILE_NONE && ctx_get(model, p, &c) &&
 					     c.kind == DBFILE_LOOP;
 		     p = c.parent) {
 			uint64_t li;
@@ -141,11 +135,11 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 				all[nall++] = k;
 				hmap_put(&lines, k, UINT32_MAX);
 			}
-	qsort(all, nall, sizeof(uint32_t), u32_cmp);
+	qsort(all, nall, sizeof(uint32_t), model_cmp_u32);
 	out->lines = xcalloc(nall ? nall : 1, sizeof(*out->lines));
 	double best = -INFINITY;
 	for (uint32_t i = 0; i < nall; i++) {
-		struct vm_source_line *sl = &out->lines[out->nlines++];
+		struct model_source_line *sl = &out->lines[out->nlines++];
 		sl->line = all[i];
 		uint64_t at;
 		sl->value = hmap_get(&lines, all[i], &at) && at != UINT32_MAX ? vals[at] : 0;
@@ -171,7 +165,7 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 	if (!out->focus)
 		out->focus = out->first;
 	out->recorded = xstrdup(dbfile_str(db, file));
-	out->path = find_file(vm, out->recorded);
+	out->path = find_file(model, out->recorded);
 	free(all);
 	free(vals);
 	free(line_no);
@@ -179,14 +173,14 @@ int vm_source(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
 	free(scope.items);
 	hmap_release(&lines);
 	hmap_release(&loops);
-	if (vm->error) {
-		vm_source_release(out);
-		return fth_error("%s", vm->error);
+	if (model->error) {
+		model_source_release(out);
+		return fth_error("%s", model->error);
 	}
 	return 0;
 }
 
-void vm_source_release(struct vm_source *s)
+void model_source_release(struct model_source *s)
 {
 	free(s->path);
 	free(s->recorded);

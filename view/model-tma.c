@@ -15,43 +15,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void add_subtree(struct vm *vm, uint32_t k, uint32_t depth, uint32_t *n)
+static void add_subtree(struct model *model, uint32_t k, uint32_t depth, uint32_t *n)
 {
 	if (depth > 64)
 		return;
-	const struct dbfile_metric *m = &vm->db.metrics[k];
+	const struct dbfile_metric *m = &model->db.metrics[k];
 	bool cycles = m->flags & MFILE_METRIC_OF_CYCLES;
 	int32_t p = m->parent;
-	bool parent_cycles = p >= 0 && (uint32_t)p < vm->nm &&
-			     (vm->db.metrics[p].flags & MFILE_METRIC_OF_CYCLES);
-	vm->tma_rows[(*n)++] = (struct vm_tma_row){ .metric = k, .depth = depth, .level = m->level,
-						    .of_cycles = cycles,
-						    .basis_changes = p >= 0 && cycles != parent_cycles };
-	for (uint32_t c = 0; c < vm->nm; c++)
-		if (vm->db.metrics[c].parent == (int32_t)k && c != k)
-			add_subtree(vm, c, depth + 1, n);
+	bool parent_cycles = p >= 0 && (uint32_t)p < model->nm &&
+			     (model->db.metrics[p].flags & MFILE_METRIC_OF_CYCLES);
+	model->tma_rows[(*n)++] =
+		(struct model_tma_row){ .metric = k,
+					.depth = depth,
+					.level = m->level,
+					.of_cycles = cycles,
+					.basis_changes = p >= 0 && cycles != parent_cycles };
+	for (uint32_t c = 0; c < model->nm; c++)
+		if (model->db.metrics[c].parent == (int32_t)k && c != k)
+			add_subtree(model, c, depth + 1, n);
 }
 
-uint32_t vm_tma(struct vm *vm, enum vm_view view, vm_node node, const struct vm_tma_row **rows)
+uint32_t model_tma(struct model *model, enum model_view view, model_node node,
+		   const struct model_tma_row **rows)
 {
 	uint32_t count = 0;
-	for (uint32_t k = 0; k < vm->nm; k++)
-		count += vm_metric_is_tma(vm, k);
+	for (uint32_t k = 0; k < model->nm; k++)
+		count += model_metric_is_tma(model, k);
 	*rows = NULL;
 	if (!count)
 		return 0;
-	free(vm->tma_rows);
-	vm->tma_rows = xcalloc(count, sizeof(*vm->tma_rows));
+	free(model->tma_rows);
+	model->tma_rows = xcalloc(count, sizeof(*model->tma_rows));
 	uint32_t n = 0;
-	for (uint32_t k = 0; k < vm->nm && n < count; k++) {
-		int32_t p = vm->db.metrics[k].parent;
-		if (vm_metric_is_tma(vm, k) && (p < 0 || (uint32_t)p >= vm->nm))
-			add_subtree(vm, k, 0, &n);
+	for (uint32_t k = 0; k < model->nm && n < count; k++) {
+		int32_t p = model->db.metrics[k].parent;
+		if (model_metric_is_tma(model, k) && (p < 0 || (uint32_t)p >= model->nm))
+			add_subtree(model, k, 0, &n);
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		struct vm_tma_row *r = &vm->tma_rows[i];
-		const struct dbfile_metric *m = &vm->db.metrics[r->metric];
-		double v = vm_value(vm, view, node, r->metric, true);
+		struct model_tma_row *r = &model->tma_rows[i];
+		const struct dbfile_metric *m = &model->db.metrics[r->metric];
+		double v = model_value(model, view, node, r->metric, true);
 		if (r->depth == 0 && !isnan(v))
 			v = v > 1 ? 1 : v <= 0 ? NAN : v;
 		r->fraction = v;
@@ -62,20 +66,20 @@ uint32_t vm_tma(struct vm *vm, enum vm_view view, vm_node node, const struct vm_
 	for (;;) {
 		uint32_t best = UINT32_MAX;
 		for (uint32_t i = parent_row == UINT32_MAX ? 0 : parent_row + 1; i < n; i++) {
-			struct vm_tma_row *r = &vm->tma_rows[i];
+			struct model_tma_row *r = &model->tma_rows[i];
 			if (r->depth < depth)
 				break;
 			if (r->depth != depth || isnan(r->fraction))
 				continue;
-			if (best == UINT32_MAX || r->fraction > vm->tma_rows[best].fraction)
+			if (best == UINT32_MAX || r->fraction > model->tma_rows[best].fraction)
 				best = i;
 		}
 		if (best == UINT32_MAX)
 			break;
-		vm->tma_rows[best].dominant = true;
+		model->tma_rows[best].dominant = true;
 		parent_row = best;
 		depth++;
 	}
-	*rows = vm->tma_rows;
+	*rows = model->tma_rows;
 	return n;
 }

@@ -22,10 +22,10 @@
 #include <string.h>
 
 /* The module slot of group G: its module, or nmodules for none (the profiles' last row). */
-static uint32_t group_module(const struct vm *vm, uint32_t g)
+static uint32_t group_module(const struct model *model, uint32_t g)
 {
-	uint32_t m = g < vm->db.ngroups ? vm->db.groups[g].module : DBFILE_NONE;
-	return m == DBFILE_NONE || m >= vm->db.nmodules ? vm->db.nmodules : m;
+	uint32_t m = g < model->db.ngroups ? model->db.groups[g].module : DBFILE_NONE;
+	return m == DBFILE_NONE || m >= model->db.nmodules ? model->db.nmodules : m;
 }
 
 /* ---- aggregates: functions, groups, modules ---- */
@@ -81,13 +81,13 @@ static void flat_add(struct dbfile_flat *acc, struct dbfile_flat *add, bool firs
  * The profiles of SRC into A: the database's for the sums over threads, read from the
  * database for a thread (-1 when that fails).
  */
-static int load_aggregates(struct vm *vm, const struct vsrc *src, struct aggregates *a)
+static int load_aggregates(struct model *model, const struct vsrc *src, struct aggregates *a)
 {
 	memset(a, 0, sizeof(*a));
 	if (src->nset) {
 		for (uint32_t i = 0; i < src->nset; i++) {
 			struct dbfile_flat fn, grp, mod;
-			if (dbfile_thread_flats(&vm->db, src->set[i], &fn, &grp, &mod) < 0) {
+			if (dbfile_thread_flats(&model->db, src->set[i], &fn, &grp, &mod) < 0) {
 				dbfile_flat_release(&fn);
 				dbfile_flat_release(&grp);
 				dbfile_flat_release(&mod);
@@ -103,9 +103,9 @@ static int load_aggregates(struct vm *vm, const struct vsrc *src, struct aggrega
 		a->grp = &a->own_grp;
 		a->mod = &a->own_mod;
 	} else if (src->thread >= 0) {
-		if (vm->error)
-			return fth_error("%s", vm->error);
-		if (dbfile_thread_flats(&vm->db, (uint32_t)src->thread, &a->own_fn, &a->own_grp,
+		if (model->error)
+			return fth_error("%s", model->error);
+		if (dbfile_thread_flats(&model->db, (uint32_t)src->thread, &a->own_fn, &a->own_grp,
 					&a->own_mod) < 0) {
 			dbfile_flat_release(&a->own_fn);
 			dbfile_flat_release(&a->own_grp);
@@ -117,49 +117,49 @@ static int load_aggregates(struct vm *vm, const struct vsrc *src, struct aggrega
 		a->grp = &a->own_grp;
 		a->mod = &a->own_mod;
 	} else {
-		a->fn = &vm->db.flat;
-		a->grp = &vm->db.group_flat;
-		a->mod = &vm->db.module_flat;
+		a->fn = &model->db.flat;
+		a->grp = &model->db.group_flat;
+		a->mod = &model->db.module_flat;
 	}
 	a->ready = true;
 	return 0;
 }
 
-void tree_release_aggregates(struct vm *vm)
+void tree_release_aggregates(struct model *model)
 {
-	release_aggregates(&vm->agg);
-	vm->agg_gen = 0;
+	release_aggregates(&model->agg);
+	model->agg_gen = 0;
 }
 
-int tree_load_aggregates(struct vm *vm, const struct vsrc *src)
+int tree_load_aggregates(struct model *model, const struct vsrc *src)
 {
-	release_aggregates(&vm->agg);
-	if (load_aggregates(vm, src, &vm->agg) < 0)
+	release_aggregates(&model->agg);
+	if (load_aggregates(model, src, &model->agg) < 0)
 		return -1;
-	vm->agg_gen = vm->vgen;
+	model->agg_gen = model->vgen;
 	return 0;
 }
 
 /* The aggregates of the current values (an empty set after a reader error). */
-static const struct aggregates *current_aggregates(struct vm *vm)
+static const struct aggregates *current_aggregates(struct model *model)
 {
-	if (vm->agg_gen != vm->vgen || !vm->agg.ready) {
-		release_aggregates(&vm->agg);
-		if (load_aggregates(vm, vm->cur, &vm->agg) < 0)
-			vm_fail(vm);
-		vm->agg_gen = vm->vgen;
+	if (model->agg_gen != model->vgen || !model->agg.ready) {
+		release_aggregates(&model->agg);
+		if (load_aggregates(model, model->cur, &model->agg) < 0)
+			model_fail(model);
+		model->agg_gen = model->vgen;
 	}
-	return &vm->agg;
+	return &model->agg;
 }
 
 /* Row R of profile P (2 per metric) into OUT, which holds zeros. */
-static void profile_row(const struct vm *vm, const struct dbfile_flat *p, uint32_t r,
+static void profile_row(const struct model *model, const struct dbfile_flat *p, uint32_t r,
 			double *out)
 {
 	if (!p || r >= p->nrows)
 		return;
 	for (uint32_t j = p->start[r]; j < p->start[r + 1]; j++) {
-		if (p->metric[j] >= vm->nm)
+		if (p->metric[j] >= model->nm)
 			continue;
 		out[2 * p->metric[j]] = p->incl[j];
 		out[2 * p->metric[j] + 1] = p->excl[j];
@@ -180,42 +180,39 @@ static double profile_value(const struct dbfile_flat *p, uint32_t r, uint32_t me
 /* Function, file and module nodes: their values are aggregates. */
 static bool is_grouped(uint8_t kind)
 {
-	return kind == VM_KIND_FUNCTION || kind == VM_KIND_MODULE || kind == VM_KIND_FILE;
+	return kind == MODEL_KIND_FUNCTION || kind == MODEL_KIND_MODULE || kind == MODEL_KIND_FILE;
 }
 
 /* The value of a function, file or module node N from the aggregates A. */
 static double aggregate_value(const struct aggregates *a, const struct vnode *n, uint32_t metric,
 			      bool inclusive)
 {
-	if (n->kind == VM_KIND_FILE)
+	if (n->kind == MODEL_KIND_FILE)
 		return profile_value(a->grp, n->group, metric, inclusive);
-	if (n->kind == VM_KIND_MODULE)
+	if (n->kind == MODEL_KIND_MODULE)
 		return profile_value(a->mod, n->group, metric, inclusive);
 	return profile_value(a->fn, n->function, metric, inclusive);
 }
 
 /* ---- nodes ---- */
 
-struct vtree *tree_of(struct vm *vm, enum vm_view view)
+struct vtree *tree_of(struct model *model, enum model_view view)
 {
-	return view == VM_BOTTOMUP ? &vm->bu : &vm->flat;
+	return view == MODEL_BOTTOMUP ? &model->bu : &model->flat;
 }
 
 static uint32_t new_node(struct vtree *t, uint8_t kind, uint32_t parent)
 {
-	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 64;
-		t->nodes = xreallocarray(t->nodes, t->cap, sizeof(*t->nodes));
-	}
+	ALLOC_GROW(t->nodes, t->n + 1, t->cap);
 	uint32_t id = t->n++;
 	struct vnode *n = &t->nodes[id];
 	memset(n, 0, sizeof(*n));
 	n->kind = kind;
 	n->parent = parent;
-	n->depth = parent == VM_NONE ? 0 : t->nodes[parent].depth + 1;
-	n->root = VM_NONE;
+	n->depth = parent == MODEL_NONE ? 0 : t->nodes[parent].depth + 1;
+	n->root = MODEL_NONE;
 	n->function = n->module = n->file = n->group = DBFILE_NONE;
-	if (parent != VM_NONE) {
+	if (parent != MODEL_NONE) {
 		struct vnode *p = &t->nodes[parent];
 		ALLOC_GROW(p->kids, p->nkids + 1, p->akids);
 		p->kids[p->nkids++] = id;
@@ -237,19 +234,19 @@ static void tree_reserve(struct vtree *t, uint32_t parent, uint32_t n)
 	}
 }
 
-static uint32_t tree_root(struct vm *vm, enum vm_view view)
+static uint32_t tree_root(struct model *model, enum model_view view)
 {
-	struct vtree *t = tree_of(vm, view);
-	if (t->root == VM_NONE) {
-		t->root = new_node(t, VM_KIND_ROOT, VM_NONE);
+	struct vtree *t = tree_of(model, view);
+	if (t->root == MODEL_NONE) {
+		t->root = new_node(t, MODEL_KIND_ROOT, MODEL_NONE);
 	}
 	return t->root;
 }
 
-static void set_function(struct vm *vm, struct vnode *n, uint32_t f)
+static void set_function(struct model *model, struct vnode *n, uint32_t f)
 {
 	n->function = f;
-	n->module = f < vm->db.nfunctions ? vm->db.functions[f].module : DBFILE_NONE;
+	n->module = f < model->db.nfunctions ? model->db.functions[f].module : DBFILE_NONE;
 }
 
 static void add_inst(struct vnode *n, uint32_t a, uint32_t b, uint32_t *cap)
@@ -264,39 +261,39 @@ static void add_inst(struct vnode *n, uint32_t a, uint32_t b, uint32_t *cap)
 }
 
 /* The nearest FUNCTION or INLINE context at or above C, or NONE. */
-uint32_t instance_at_or_above(struct vm *vm, uint32_t c)
+uint32_t instance_at_or_above(struct model *model, uint32_t c)
 {
 	struct dbfile_context x;
-	while (c != DBFILE_NONE && c < vm->db.ncontexts && ctx_get(vm, c, &x) &&
+	while (c != DBFILE_NONE && c < model->db.ncontexts && ctx_get(model, c, &x) &&
 	       !is_instance(x.kind))
 		c = c ? x.parent : DBFILE_NONE;
-	return c < vm->db.ncontexts && !vm->error ? c : DBFILE_NONE;
+	return c < model->db.ncontexts && !model->error ? c : DBFILE_NONE;
 }
 
 /* The outermost instance of C's function on its path (the reader's OUTER), or NONE. */
-static uint32_t outer_of(struct vm *vm, uint32_t c)
+static uint32_t outer_of(struct model *model, uint32_t c)
 {
 	struct dbfile_context x;
-	return ctx_get(vm, c, &x) ? x.outer : DBFILE_NONE;
+	return ctx_get(model, c, &x) ? x.outer : DBFILE_NONE;
 }
 
 /* Bottom-up: the roots, one per function with a non-zero flat value. */
-static void build_bu_root(struct vm *vm, struct vtree *t, uint32_t root)
+static void build_bu_root(struct model *model, struct vtree *t, uint32_t root)
 {
 	uint32_t count = 0;
-	for (uint32_t f = 0; f < vm->db.nfunctions; f++)
-		count += vm->fn_nonzero[f];
+	for (uint32_t f = 0; f < model->db.nfunctions; f++)
+		count += model->fn_nonzero[f];
 	tree_reserve(t, root, count);
-	for (uint32_t f = 0; f < vm->db.nfunctions; f++) {
-		if (!vm->fn_nonzero[f])
+	for (uint32_t f = 0; f < model->db.nfunctions; f++) {
+		if (!model->fn_nonzero[f])
 			continue;
-		uint32_t id = new_node(t, VM_KIND_FUNCTION, root);
+		uint32_t id = new_node(t, MODEL_KIND_FUNCTION, root);
 		struct vnode *n = &t->nodes[id];
-		set_function(vm, n, f);
+		set_function(model, n, f);
 		n->root = id;
 		n->group = f;
-		n->file = vm->db.functions[f].file;
-		n->line = vm->db.functions[f].line;
+		n->file = model->db.functions[f].file;
+		n->line = model->db.functions[f].line;
 	}
 }
 
@@ -323,11 +320,11 @@ static int site_cmp(const void *pa, const void *pb)
  * from: the caller's function, the call's file and line, and the caller's instance.  False
  * for an instance that has no caller (below the root or a program entry).
  */
-static bool caller_site(const struct vm *vm, const struct dbfile_context *cx,
+static bool caller_site(const struct model *model, const struct dbfile_context *cx,
 			const struct dbfile_context *p, uint32_t next, struct bu_site *s)
 {
 	s->fn = p->function;
-	s->module = s->fn < vm->db.nfunctions ? vm->db.functions[s->fn].module : DBFILE_NONE;
+	s->module = s->fn < model->db.nfunctions ? model->db.functions[s->fn].module : DBFILE_NONE;
 	s->next = next;
 	if (cx->kind == DBFILE_INLINE) {
 		s->file = cx->file;
@@ -342,59 +339,59 @@ static bool caller_site(const struct vm *vm, const struct dbfile_context *cx,
 /*
  * The caller sites of every context, in one pass in context order (a parent comes before its
  * children, so the instance above each is known when it is met): for a walk of the whole
- * bottom-up tree (vm_load_blocks), which asks for every instance's site, each of them from
+ * bottom-up tree (model_load_blocks), which asks for every instance's site, each of them from
  * one compact array rather than from three or four scattered context reads.
  */
-static void index_caller_sites(struct vm *vm)
+static void index_caller_sites(struct model *model)
 {
-	uint32_t n = vm->db.ncontexts;
+	uint32_t n = model->db.ncontexts;
 	uint32_t *above = xmalloc(((size_t)n ? n : 1) * sizeof(uint32_t));
 	struct bu_site *sites = xmalloc(((size_t)n ? n : 1) * sizeof(*sites));
 	struct dbfile_context cx, p;
-	for (uint32_t c = 0; c < n && ctx_get(vm, c, &cx); c++) {
+	for (uint32_t c = 0; c < n && ctx_get(model, c, &cx); c++) {
 		uint32_t up = DBFILE_NONE;
 		if (c && cx.parent < c)
 			up = above[cx.parent];
 		else if (c)
-			up = instance_at_or_above(vm, cx.parent);
+			up = instance_at_or_above(model, cx.parent);
 		above[c] = is_instance(cx.kind) ? c : up;
 		sites[c].fn = DBFILE_NONE;
-		if (c && is_instance(cx.kind) && ctx_get(vm, cx.parent, &p) &&
-		    !caller_site(vm, &cx, &p, up, &sites[c]))
+		if (c && is_instance(cx.kind) && ctx_get(model, cx.parent, &p) &&
+		    !caller_site(model, &cx, &p, up, &sites[c]))
 			sites[c].fn = DBFILE_NONE;
 	}
 	free(above);
-	vm->caller_sites = sites;
+	model->caller_sites = sites;
 }
 
 /* The caller site of instance X into *S; false when it has none (or on a reader error). */
-static bool caller_site_of(struct vm *vm, uint32_t x, struct bu_site *s)
+static bool caller_site_of(struct model *model, uint32_t x, struct bu_site *s)
 {
-	if (x == DBFILE_NONE || x == 0 || x >= vm->db.ncontexts)
+	if (x == DBFILE_NONE || x == 0 || x >= model->db.ncontexts)
 		return false;
-	if (vm->all_blocks && !vm->caller_sites && !vm->error)
-		index_caller_sites(vm);
-	if (vm->caller_sites) {
-		*s = vm->caller_sites[x];
-		return s->fn != DBFILE_NONE && !vm->error;
+	if (model->all_blocks && !model->caller_sites && !model->error)
+		index_caller_sites(model);
+	if (model->caller_sites) {
+		*s = model->caller_sites[x];
+		return s->fn != DBFILE_NONE && !model->error;
 	}
 	struct dbfile_context cx, p;
-	if (!ctx_get(vm, x, &cx) || !ctx_get(vm, cx.parent, &p))
+	if (!ctx_get(model, x, &cx) || !ctx_get(model, cx.parent, &p))
 		return false;
-	return caller_site(vm, &cx, &p,
-			   cx.parent ? instance_at_or_above(vm, cx.parent) : DBFILE_NONE, s) &&
-	       !vm->error;
+	return caller_site(model, &cx, &p,
+			   cx.parent ? instance_at_or_above(model, cx.parent) : DBFILE_NONE, s) &&
+	       !model->error;
 }
 
 /* Bottom-up: the callers of NODE, from its instances. */
-static void build_bu_callers(struct vm *vm, struct vtree *t, uint32_t node)
+static void build_bu_callers(struct model *model, struct vtree *t, uint32_t node)
 {
 	struct vnode *n = &t->nodes[node];
 	struct dbfile_context cx;
-	if (n->kind == VM_KIND_FUNCTION && !n->ninst) {
+	if (n->kind == MODEL_KIND_FUNCTION && !n->ninst) {
 		uint32_t cap = 0, *list;
-		uint32_t nl = ctx_list(vm, n->function, false, &list);
-		for (uint32_t i = 0; i < nl && ctx_get(vm, list[i], &cx); i++)
+		uint32_t nl = ctx_list(model, n->function, false, &list);
+		for (uint32_t i = 0; i < nl && ctx_get(model, list[i], &cx); i++)
 			if (is_instance(cx.kind) && (cx.flags & DBFILE_CTX_OUTER_FN))
 				add_inst(n, n->ninst, list[i], &cap);
 		free(list);
@@ -403,7 +400,7 @@ static void build_bu_callers(struct vm *vm, struct vtree *t, uint32_t node)
 	uint32_t ns = 0;
 	for (uint32_t i = 0; i < n->ninst; i++) {
 		struct bu_site c;
-		if (!caller_site_of(vm, n->inst_b[i], &c))
+		if (!caller_site_of(model, n->inst_b[i], &c))
 			continue;
 		sites[ns++] = (struct site){ c.fn, c.module, c.file, c.line, n->inst_a[i], c.next };
 	}
@@ -414,7 +411,7 @@ static void build_bu_callers(struct vm *vm, struct vtree *t, uint32_t node)
 		while (j < ns && sites[j].fn == sites[i].fn && sites[j].file == sites[i].file &&
 		       sites[j].line == sites[i].line)
 			j++;
-		uint32_t id = new_node(t, VM_KIND_CALLER, node);
+		uint32_t id = new_node(t, MODEL_KIND_CALLER, node);
 		struct vnode *k = &t->nodes[id];
 		k->function = sites[i].fn;
 		k->module = sites[i].module;
@@ -432,39 +429,39 @@ static void build_bu_callers(struct vm *vm, struct vtree *t, uint32_t node)
 }
 
 /* Flat: modules, files and functions with a non-zero flat value. */
-static void build_flat_level(struct vm *vm, struct vtree *t, uint32_t node)
+static void build_flat_level(struct model *model, struct vtree *t, uint32_t node)
 {
-	const struct dbfile *db = &vm->db;
+	const struct dbfile *db = &model->db;
 	uint8_t kind = t->nodes[node].kind;
-	bool *used = xcalloc((size_t)(kind == VM_KIND_ROOT ? db->nmodules : db->ngroups) + 1,
+	bool *used = xcalloc((size_t)(kind == MODEL_KIND_ROOT ? db->nmodules : db->ngroups) + 1,
 			     sizeof(bool));
 	for (uint32_t f = 0; f < db->nfunctions; f++) {
 		uint32_t g = db->functions[f].group;
-		if (!vm->fn_nonzero[f] || g >= db->ngroups)
+		if (!model->fn_nonzero[f] || g >= db->ngroups)
 			continue;
 		const struct vnode *n = &t->nodes[node];
-		if (kind == VM_KIND_ROOT) {
-			uint32_t m = group_module(vm, g);
+		if (kind == MODEL_KIND_ROOT) {
+			uint32_t m = group_module(model, g);
 			if (used[m])
 				continue;
 			used[m] = true;
-			uint32_t id = new_node(t, VM_KIND_MODULE, node);
+			uint32_t id = new_node(t, MODEL_KIND_MODULE, node);
 			t->nodes[id].module = m == db->nmodules ? DBFILE_NONE : m;
 			t->nodes[id].group = m;
-		} else if (kind == VM_KIND_MODULE) {
-			if (group_module(vm, g) != n->group || used[g])
+		} else if (kind == MODEL_KIND_MODULE) {
+			if (group_module(model, g) != n->group || used[g])
 				continue;
 			used[g] = true;
-			uint32_t id = new_node(t, VM_KIND_FILE, node);
+			uint32_t id = new_node(t, MODEL_KIND_FILE, node);
 			t->nodes[id].module = n->module;
 			t->nodes[id].file = db->groups[g].file;
 			t->nodes[id].group = g;
-		} else if (kind == VM_KIND_FILE) {
+		} else if (kind == MODEL_KIND_FILE) {
 			if (g != n->group)
 				continue;
-			uint32_t id = new_node(t, VM_KIND_FUNCTION, node);
+			uint32_t id = new_node(t, MODEL_KIND_FUNCTION, node);
 			struct vnode *k = &t->nodes[id];
-			set_function(vm, k, f);
+			set_function(model, k, f);
 			k->file = db->functions[f].file;
 			k->line = db->functions[f].line;
 			k->group = f;
@@ -495,7 +492,7 @@ static bool static_same(const struct vnode *n, const struct dbfile_context *c, u
 	       (c->kind != DBFILE_CALL || n->function == callee);
 }
 
-static uint32_t static_node(struct vm *vm, struct vtree *t, struct hmap *map, uint32_t parent,
+static uint32_t static_node(struct model *model, struct vtree *t, struct hmap *map, uint32_t parent,
 			    uint32_t fnode, const struct dbfile_context *c, uint32_t callee)
 {
 	uint64_t key = static_key(parent, c) ^ (c->kind == DBFILE_CALL ? hmap_mix(callee) : 0);
@@ -522,11 +519,11 @@ static uint32_t static_node(struct vm *vm, struct vtree *t, struct hmap *map, ui
 
 /* Whether X (context C, in a recursive instance) has an ancestor that maps to the same static
  * node. */
-static bool repeats_above(struct vm *vm, const struct dbfile_context *x)
+static bool repeats_above(struct model *model, const struct dbfile_context *x)
 {
 	struct dbfile_context y;
 	for (uint32_t a = x->parent; a != DBFILE_NONE && a; a = y.parent) {
-		if (!ctx_get(vm, a, &y))
+		if (!ctx_get(model, a, &y))
 			return false;
 		if (y.kind == x->kind && y.function == x->function && y.file == x->file &&
 		    y.line == x->line && (x->file != DBFILE_NONE || y.addr == x->addr))
@@ -535,19 +532,19 @@ static bool repeats_above(struct vm *vm, const struct dbfile_context *x)
 	return false;
 }
 
-static void add_static_instance(struct vm *vm, struct vtree *t, struct hmap *map, uint32_t parent,
-				uint32_t fnode, const struct dbfile_context *x, uint32_t callee,
-				uint32_t c, bool once);
+static void add_static_instance(struct model *model, struct vtree *t, struct hmap *map,
+				uint32_t parent, uint32_t fnode, const struct dbfile_context *x,
+				uint32_t callee, uint32_t c, bool once);
 
 /* Add context C (X) of function F to the static tree of F's flat node FNODE. */
-static void flat_add_context(struct vm *vm, struct vtree *t, struct hmap *map, uint32_t fnode,
+static void flat_add_context(struct model *model, struct vtree *t, struct hmap *map, uint32_t fnode,
 			     uint32_t f, uint32_t c, const struct dbfile_context *x)
 {
 	/* The loops of F around C, outermost first. */
 	struct dbfile_context chain[64], l;
 	uint32_t nchain = 0;
 	for (uint32_t p = x->parent; p && p != DBFILE_NONE; p = l.parent) {
-		if (!ctx_get(vm, p, &l) || l.kind != DBFILE_LOOP || l.function != f)
+		if (!ctx_get(model, p, &l) || l.kind != DBFILE_LOOP || l.function != f)
 			break;
 		if (nchain < 64)
 			chain[nchain++] = l;
@@ -555,29 +552,29 @@ static void flat_add_context(struct vm *vm, struct vtree *t, struct hmap *map, u
 	uint32_t parent = fnode;
 	while (nchain) {
 		nchain--;
-		parent = static_node(vm, t, map, parent, fnode, &chain[nchain], DBFILE_NONE);
+		parent = static_node(model, t, map, parent, fnode, &chain[nchain], DBFILE_NONE);
 	}
-	uint32_t inst = instance_at_or_above(vm, x->kind == DBFILE_INLINE ? x->parent : c);
-	bool once = inst == DBFILE_NONE || x->kind == DBFILE_LINE || outer_of(vm, inst) == inst ||
-		    !repeats_above(vm, x);
+	uint32_t inst = instance_at_or_above(model, x->kind == DBFILE_INLINE ? x->parent : c);
+	bool once = inst == DBFILE_NONE || x->kind == DBFILE_LINE ||
+		    outer_of(model, inst) == inst || !repeats_above(model, x);
 	if (x->kind != DBFILE_CALL || !x->nchildren) {
-		add_static_instance(vm, t, map, parent, fnode, x, DBFILE_NONE, c, once);
+		add_static_instance(model, t, map, parent, fnode, x, DBFILE_NONE, c, once);
 		return;
 	}
 	/* A call site is one row per callee, each with what was measured in that callee. */
 	struct dbfile_context k;
-	for (uint32_t i = 0; i < x->nchildren && ctx_get(vm, x->first_child + i, &k); i++)
-		add_static_instance(vm, t, map, parent, fnode, x,
+	for (uint32_t i = 0; i < x->nchildren && ctx_get(model, x->first_child + i, &k); i++)
+		add_static_instance(model, t, map, parent, fnode, x,
 				    k.kind == DBFILE_FUNCTION ? k.function : DBFILE_NONE,
 				    x->first_child + i, once);
 }
 
 /* Count context C (whose static node is X's, with CALLEE for a call site) in that node. */
-static void add_static_instance(struct vm *vm, struct vtree *t, struct hmap *map, uint32_t parent,
-				uint32_t fnode, const struct dbfile_context *x, uint32_t callee,
-				uint32_t c, bool once)
+static void add_static_instance(struct model *model, struct vtree *t, struct hmap *map,
+				uint32_t parent, uint32_t fnode, const struct dbfile_context *x,
+				uint32_t callee, uint32_t c, bool once)
 {
-	uint32_t id = static_node(vm, t, map, parent, fnode, x, callee);
+	uint32_t id = static_node(model, t, map, parent, fnode, x, callee);
 	/* Grown at powers of two: the capacity follows from the count. */
 	struct vnode *n = &t->nodes[id];
 	if ((n->ninst & (n->ninst - 1)) == 0) {
@@ -589,17 +586,17 @@ static void add_static_instance(struct vm *vm, struct vtree *t, struct hmap *map
 	n->inst_b[n->ninst++] = once;
 }
 
-static void build_flat_function(struct vm *vm, struct vtree *t, uint32_t fnode)
+static void build_flat_function(struct model *model, struct vtree *t, uint32_t fnode)
 {
 	uint32_t f = t->nodes[fnode].function, first = t->n;
 	struct hmap map = HMAP_INIT;
 	struct dbfile_context x;
 	for (int inlined = 0; inlined < 2; inlined++) {
-		uint32_t *list, n = ctx_list(vm, f, inlined, &list);
-		for (uint32_t i = 0; i < n && ctx_get(vm, list[i], &x); i++)
+		uint32_t *list, n = ctx_list(model, f, inlined, &list);
+		for (uint32_t i = 0; i < n && ctx_get(model, list[i], &x); i++)
 			if (inlined || x.kind == DBFILE_LOOP || x.kind == DBFILE_LINE ||
 			    x.kind == DBFILE_CALL)
-				flat_add_context(vm, t, &map, fnode, f, list[i], &x);
+				flat_add_context(model, t, &map, fnode, f, list[i], &x);
 		free(list);
 	}
 	hmap_release(&map);
@@ -608,22 +605,23 @@ static void build_flat_function(struct vm *vm, struct vtree *t, uint32_t fnode)
 		t->nodes[id].built = true;
 }
 
-static void tree_build_children(struct vm *vm, enum vm_view view, uint32_t node)
+static void tree_build_children(struct model *model, enum model_view view, uint32_t node)
 {
-	struct vtree *t = tree_of(vm, view);
-	tree_root(vm, view);
+	struct vtree *t = tree_of(model, view);
+	tree_root(model, view);
 	if (node >= t->n || t->nodes[node].built)
 		return;
 	uint8_t kind = t->nodes[node].kind;
-	if (view == VM_BOTTOMUP) {
-		if (kind == VM_KIND_ROOT)
-			build_bu_root(vm, t, node);
+	if (view == MODEL_BOTTOMUP) {
+		if (kind == MODEL_KIND_ROOT)
+			build_bu_root(model, t, node);
 		else
-			build_bu_callers(vm, t, node);
-	} else if (kind == VM_KIND_ROOT || kind == VM_KIND_MODULE || kind == VM_KIND_FILE) {
-		build_flat_level(vm, t, node);
-	} else if (kind == VM_KIND_FUNCTION) {
-		build_flat_function(vm, t, node);
+			build_bu_callers(model, t, node);
+	} else if (kind == MODEL_KIND_ROOT || kind == MODEL_KIND_MODULE ||
+		   kind == MODEL_KIND_FILE) {
+		build_flat_level(model, t, node);
+	} else if (kind == MODEL_KIND_FUNCTION) {
+		build_flat_function(model, t, node);
 	}
 	t->nodes[node].built = true;
 }
@@ -631,115 +629,117 @@ static void tree_build_children(struct vm *vm, enum vm_view view, uint32_t node)
 /* ---- values ---- */
 
 /* Exclusive values of the root function's code below each tip, per metric. */
-static void compute_tipx(struct vm *vm, struct vtree *t, uint32_t root, const struct vsrc *src,
-			 double *out)
+static void compute_tipx(struct model *model, struct vtree *t, uint32_t root,
+			 const struct vsrc *src, double *out)
 {
 	const struct vnode *r = &t->nodes[root];
 	struct hmap tips = HMAP_INIT;
 	for (uint32_t i = 0; i < r->ninst; i++)
 		hmap_put(&tips, r->inst_b[i], i);
-	double *row = xcalloc(2 * (size_t)vm->nm, sizeof(double));
-	uint32_t *list, n = ctx_list(vm, r->function, false, &list);
+	double *row = xcalloc(2 * (size_t)model->nm, sizeof(double));
+	uint32_t *list, n = ctx_list(model, r->function, false, &list);
 	struct dbfile_context x;
-	for (uint32_t i = 0; i < n && ctx_get(vm, list[i], &x); i++) {
+	for (uint32_t i = 0; i < n && ctx_get(model, list[i], &x); i++) {
 		uint32_t c = list[i];
 		uint64_t tip;
 		if (!hmap_get(&tips, x.outer, &tip))
 			continue;
-		memset(row, 0, 2 * (size_t)vm->nm * sizeof(double));
-		src_add_row(vm, src, c, row, 2);
-		for (uint32_t m = 0; m < vm->nm; m++)
-			out[tip * vm->nm + m] += row[2 * m + 1];
+		memset(row, 0, 2 * (size_t)model->nm * sizeof(double));
+		src_add_row(model, src, c, row, 2);
+		for (uint32_t m = 0; m < model->nm; m++)
+			out[tip * model->nm + m] += row[2 * m + 1];
 	}
 	free(row);
 	free(list);
 	hmap_release(&tips);
 }
 
-static void tree_node_values(struct vm *vm, enum vm_view view, uint32_t node, const struct vsrc *src,
-		      double *out)
+static void tree_node_values(struct model *model, enum model_view view, uint32_t node,
+			     const struct vsrc *src, double *out)
 {
-	struct vtree *t = tree_of(vm, view);
+	struct vtree *t = tree_of(model, view);
 	const struct vnode *n = &t->nodes[node];
-	size_t w = 2 * (size_t)vm->nm;
+	size_t w = 2 * (size_t)model->nm;
 	memset(out, 0, w * sizeof(double));
-	if (n->kind == VM_KIND_ROOT) {
-		src_add_row(vm, src, 0, out, 1);
+	if (n->kind == MODEL_KIND_ROOT) {
+		src_add_row(model, src, 0, out, 1);
 		return;
 	}
 	if (is_grouped(n->kind)) {
 		struct aggregates tmp = { 0 };
 		const struct aggregates *a = &tmp;
-		if (src == vm->cur)
-			a = current_aggregates(vm);
-		else if (load_aggregates(vm, src, &tmp) < 0)
-			vm_fail(vm);
-		if (n->kind == VM_KIND_FUNCTION)
-			profile_row(vm, a->fn, n->function, out);
+		if (src == model->cur)
+			a = current_aggregates(model);
+		else if (load_aggregates(model, src, &tmp) < 0)
+			model_fail(model);
+		if (n->kind == MODEL_KIND_FUNCTION)
+			profile_row(model, a->fn, n->function, out);
 		else
-			profile_row(vm, n->kind == VM_KIND_FILE ? a->grp : a->mod, n->group, out);
+			profile_row(model, n->kind == MODEL_KIND_FILE ? a->grp : a->mod, n->group,
+				    out);
 		release_aggregates(&tmp);
 		return;
 	}
-	if (view == VM_BOTTOMUP) {
+	if (view == MODEL_BOTTOMUP) {
 		/* A caller: the tips' inclusive values and the function's own code below them. */
 		struct vnode *r = &t->nodes[n->root];
 		const double *tipx;
 		double *own = NULL;
-		if (src == vm->cur) {
-			if (r->tipx_gen != vm->vgen) {
+		if (src == model->cur) {
+			if (r->tipx_gen != model->vgen) {
 				free(r->tipx);
-				r->tipx = xcalloc((size_t)r->ninst * vm->nm + 1, sizeof(double));
-				compute_tipx(vm, t, n->root, src, r->tipx);
+				r->tipx = xcalloc((size_t)r->ninst * model->nm + 1, sizeof(double));
+				compute_tipx(model, t, n->root, src, r->tipx);
 				r = &t->nodes[n->root];
-				r->tipx_gen = vm->vgen;
+				r->tipx_gen = model->vgen;
 			}
 			tipx = r->tipx;
 		} else {
-			own = xcalloc((size_t)r->ninst * vm->nm + 1, sizeof(double));
-			compute_tipx(vm, t, n->root, src, own);
+			own = xcalloc((size_t)r->ninst * model->nm + 1, sizeof(double));
+			compute_tipx(model, t, n->root, src, own);
 			tipx = own;
 		}
 		n = &t->nodes[node];
 		r = &t->nodes[n->root];
 		for (uint32_t i = 0; i < n->ninst; i++) {
 			uint32_t tip = n->inst_a[i];
-			src_add_row(vm, src, r->inst_b[tip], out, 1);
-			for (uint32_t m = 0; m < vm->nm; m++)
-				out[2 * m + 1] += tipx[(size_t)tip * vm->nm + m];
+			src_add_row(model, src, r->inst_b[tip], out, 1);
+			for (uint32_t m = 0; m < model->nm; m++)
+				out[2 * m + 1] += tipx[(size_t)tip * model->nm + m];
 		}
 		free(own);
 		return;
 	}
 	for (uint32_t i = 0; i < n->ninst; i++)
-		src_add_row(vm, src, n->inst_a[i], out, n->inst_b[i] ? 3 : 2);
+		src_add_row(model, src, n->inst_a[i], out, n->inst_b[i] ? 3 : 2);
 }
 
-static double tree_node_value(struct vm *vm, enum vm_view view, uint32_t node, uint32_t metric,
-		       bool inclusive)
+static double tree_node_value(struct model *model, enum model_view view, uint32_t node,
+			      uint32_t metric, bool inclusive)
 {
-	struct vtree *t = tree_of(vm, view);
+	struct vtree *t = tree_of(model, view);
 	/* Aggregates are shared, not copied into every node (the bottom-up roots are many). */
 	if (is_grouped(t->nodes[node].kind))
-		return aggregate_value(current_aggregates(vm), &t->nodes[node], metric, inclusive);
-	if (t->nodes[node].vals_gen != vm->vgen || !t->nodes[node].vals) {
+		return aggregate_value(current_aggregates(model), &t->nodes[node], metric,
+				       inclusive);
+	if (t->nodes[node].vals_gen != model->vgen || !t->nodes[node].vals) {
 		double *v = t->nodes[node].vals;
 		if (!v)
-			v = xmalloc(2 * ((size_t)vm->nm ? vm->nm : 1) * sizeof(double));
-		tree_node_values(vm, view, node, vm->cur, v);
+			v = xmalloc(2 * ((size_t)model->nm ? model->nm : 1) * sizeof(double));
+		tree_node_values(model, view, node, model->cur, v);
 		t->nodes[node].vals = v;
-		t->nodes[node].vals_gen = vm->vgen;
+		t->nodes[node].vals_gen = model->vgen;
 	}
 	return t->nodes[node].vals[2 * metric + !inclusive];
 }
 
-static uint32_t tree_function_of(struct vm *vm, enum vm_view view, vm_node node)
+static uint32_t tree_function_of(struct model *model, enum model_view view, model_node node)
 {
-	struct vtree *t = tree_of(vm, view);
+	struct vtree *t = tree_of(model, view);
 	if (node >= t->n)
 		return DBFILE_NONE;
 	const struct vnode *n = &t->nodes[node];
-	if (view == VM_FLAT && n->root != VM_NONE && n->root < t->n)
+	if (view == MODEL_FLAT && n->root != MODEL_NONE && n->root < t->n)
 		return t->nodes[n->root].function;
 	return n->function;
 }
@@ -754,16 +754,16 @@ static void node_release(struct vnode *n)
 	free(n->vis);
 }
 
-static void tree_forget(struct vm *vm, enum vm_view view, uint32_t node)
+static void tree_forget(struct model *model, enum model_view view, uint32_t node)
 {
-	struct vtree *t = tree_of(vm, view);
+	struct vtree *t = tree_of(model, view);
 	if (node >= t->n)
 		return;
 	struct vnode *x = &t->nodes[node];
 	/* Flat loops and lines are built with their function: only what builds again. */
 	if (!x->built || !x->nkids ||
-	    (view == VM_FLAT && x->kind != VM_KIND_ROOT && x->kind != VM_KIND_MODULE &&
-	     x->kind != VM_KIND_FILE && x->kind != VM_KIND_FUNCTION))
+	    (view == MODEL_FLAT && x->kind != MODEL_KIND_ROOT && x->kind != MODEL_KIND_MODULE &&
+	     x->kind != MODEL_KIND_FILE && x->kind != MODEL_KIND_FUNCTION))
 		return;
 	/* The first child is the first node built below NODE: are all from it below NODE? */
 	uint32_t first = x->kids[0];
@@ -782,7 +782,7 @@ static void tree_forget(struct vm *vm, enum vm_view view, uint32_t node)
 	free(x->vis);
 	x->vis = NULL;
 	x->nvis = x->vis_gen = 0;
-	if (view == VM_BOTTOMUP && x->root == node) {
+	if (view == MODEL_BOTTOMUP && x->root == node) {
 		free(x->tipx); /* the callers' values: computed again with them */
 		x->tipx = NULL;
 		x->tipx_gen = 0;
@@ -795,23 +795,23 @@ void tree_release(struct vtree *t)
 		node_release(&t->nodes[i]);
 	free(t->nodes);
 	memset(t, 0, sizeof(*t));
-	t->root = VM_NONE;
+	t->root = MODEL_NONE;
 }
 
 /* ---- the operations of the bottom-up and flat trees ---- */
 
-static bool tree_valid(struct vm *vm, enum vm_view view, vm_node node)
+static bool tree_valid(struct model *model, enum model_view view, model_node node)
 {
-	tree_root(vm, view);
-	return node < tree_of(vm, view)->n;
+	tree_root(model, view);
+	return node < tree_of(model, view)->n;
 }
 
-static uint32_t tree_raw_children(struct vm *vm, enum vm_view view, vm_node node,
+static uint32_t tree_raw_children(struct model *model, enum model_view view, model_node node,
 				  uint32_t **out)
 {
-	struct vtree *t = tree_of(vm, view);
+	struct vtree *t = tree_of(model, view);
 	*out = NULL;
-	tree_build_children(vm, view, node);
+	tree_build_children(model, view, node);
 	if (node >= t->n || !t->nodes[node].nkids)
 		return 0;
 	/* A copy: building children may move the node arrays of bottom-up and flat. */
@@ -822,133 +822,136 @@ static uint32_t tree_raw_children(struct vm *vm, enum vm_view view, vm_node node
 }
 
 /* Bottom-up caller chains are built only as far as they are asked for. */
-static bool bu_unbuilt(struct vm *vm, enum vm_view view, vm_node node)
+static bool bu_unbuilt(struct model *model, enum model_view view, model_node node)
 {
-	struct vtree *t = tree_of(vm, view);
+	struct vtree *t = tree_of(model, view);
 	return node >= t->n || !t->nodes[node].built;
 }
 
-static uint32_t tree_children(struct vm *vm, enum vm_view view, vm_node node,
-			      const vm_node **out)
+static uint32_t tree_children(struct model *model, enum model_view view, model_node node,
+			      const model_node **out)
 {
-	struct vtree *t = tree_of(vm, view);
-	tree_root(vm, view);
+	struct vtree *t = tree_of(model, view);
+	tree_root(model, view);
 	if (node >= t->n)
 		return 0;
-	if (t->nodes[node].vis_gen != vm->gen || (!t->nodes[node].vis && !t->nodes[node].built)) {
+	if (t->nodes[node].vis_gen != model->gen ||
+	    (!t->nodes[node].vis && !t->nodes[node].built)) {
 		uint32_t *kids;
-		uint32_t n = nav_visible(vm, view, node, true, &kids);
+		uint32_t n = nav_visible(model, view, node, true, &kids);
 		free(t->nodes[node].vis);
 		t->nodes[node].vis = kids;
 		t->nodes[node].nvis = n;
-		t->nodes[node].vis_gen = vm->gen;
+		t->nodes[node].vis_gen = model->gen;
 	}
 	*out = t->nodes[node].vis;
 	return t->nodes[node].nvis;
 }
 
-/* The flat root's visible children are the level vm_flatten went down to. */
-static int flat_skipped_levels(struct vm *vm, enum vm_view view, vm_node node)
+/* The flat root's visible children are the level model_flatten went down to. */
+static int flat_skipped_levels(struct model *model, enum model_view view, model_node node)
 {
-	return vm->flatten > 0 && node == tree_root(vm, view) ? vm->flatten : 0;
+	return model->flatten > 0 && node == tree_root(model, view) ? model->flatten : 0;
 }
 
-static vm_node tree_parent(struct vm *vm, enum vm_view view, vm_node node)
+static model_node tree_parent(struct model *model, enum model_view view, model_node node)
 {
-	struct vtree *t = tree_of(vm, view);
-	return node < t->n ? t->nodes[node].parent : VM_NONE;
+	struct vtree *t = tree_of(model, view);
+	return node < t->n ? t->nodes[node].parent : MODEL_NONE;
 }
 
-static void tree_filter_subject(struct vm *vm, enum vm_view view, vm_node node,
+static void tree_filter_subject(struct model *model, enum model_view view, model_node node,
 				const char **name, const char **module)
 {
-	const struct dbfile *db = &vm->db;
-	const struct vnode *n = &tree_of(vm, view)->nodes[node];
+	const struct dbfile *db = &model->db;
+	const struct vnode *n = &tree_of(model, view)->nodes[node];
 	*name = "";
 	*module = NULL;
-	if (n->kind == VM_KIND_FUNCTION || n->kind == VM_KIND_CALLER || n->kind == VM_KIND_INLINE) {
+	if (n->kind == MODEL_KIND_FUNCTION || n->kind == MODEL_KIND_CALLER ||
+	    n->kind == MODEL_KIND_INLINE) {
 		if (n->function != DBFILE_NONE)
-			*name = fn_name(vm, n->function);
-	} else if (n->kind == VM_KIND_FILE && n->file != DBFILE_NONE) {
+			*name = fn_name(model, n->function);
+	} else if (n->kind == MODEL_KIND_FILE && n->file != DBFILE_NONE) {
 		*name = dbfile_str(db, n->file);
 	}
 	if (n->module != DBFILE_NONE && n->module < db->nmodules)
 		*module = dbfile_str(db, db->modules[n->module].path);
 }
 
-static void tree_sort_fields(struct vm *vm, enum vm_view view, vm_node node, uint32_t *function,
-			     uint32_t *line)
+static void tree_sort_fields(struct model *model, enum model_view view, model_node node,
+			     uint32_t *function, uint32_t *line)
 {
-	const struct vnode *x = &tree_of(vm, view)->nodes[node];
+	const struct vnode *x = &tree_of(model, view)->nodes[node];
 	*line = x->line;
 	*function = x->function;
 }
 
-static bool tree_is_expanded(struct vm *vm, enum vm_view view, vm_node node)
+static bool tree_is_expanded(struct model *model, enum model_view view, model_node node)
 {
-	struct vtree *t = tree_of(vm, view);
+	struct vtree *t = tree_of(model, view);
 	return node < t->n && t->nodes[node].expanded;
 }
 
-static void tree_expand(struct vm *vm, enum vm_view view, vm_node node, bool expanded)
+static void tree_expand(struct model *model, enum model_view view, model_node node, bool expanded)
 {
-	struct vtree *t = tree_of(vm, view);
-	tree_root(vm, view);
+	struct vtree *t = tree_of(model, view);
+	tree_root(model, view);
 	if (node < t->n)
 		t->nodes[node].expanded = expanded;
 }
 
-static void tree_collapse_all(struct vm *vm, enum vm_view view)
+static void tree_collapse_all(struct model *model, enum model_view view)
 {
-	struct vtree *t = tree_of(vm, view);
+	struct vtree *t = tree_of(model, view);
 	for (uint32_t i = 0; i < t->n; i++)
 		t->nodes[i].expanded = false;
 }
 
-static double tree_value(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
-			 bool inclusive, const struct vsrc *src)
+static double tree_value(struct model *model, enum model_view view, model_node node,
+			 uint32_t metric, bool inclusive, const struct vsrc *src)
 {
-	struct vtree *t = tree_of(vm, view);
+	struct vtree *t = tree_of(model, view);
 	if (node >= t->n)
 		return NAN;
-	if (src == vm->cur)
-		return tree_node_value(vm, view, node, metric, inclusive);
-	double *tmp = xcalloc(2 * (size_t)vm->nm, sizeof(double));
-	tree_node_values(vm, view, node, src, tmp);
+	if (src == model->cur)
+		return tree_node_value(model, view, node, metric, inclusive);
+	double *tmp = xcalloc(2 * (size_t)model->nm, sizeof(double));
+	tree_node_values(model, view, node, src, tmp);
 	double v = tmp[2 * metric + !inclusive];
 	free(tmp);
 	return v;
 }
 
-static void tree_info(struct vm *vm, enum vm_view view, vm_node node, struct vm_node_info *out)
+static void tree_info(struct model *model, enum model_view view, model_node node,
+		      struct model_node_info *out)
 {
-	const struct dbfile *db = &vm->db;
-	struct vtree *t = tree_of(vm, view);
-	uint32_t root = tree_root(vm, view);
+	const struct dbfile *db = &model->db;
+	struct vtree *t = tree_of(model, view);
+	uint32_t root = tree_root(model, view);
 	if (node >= t->n)
 		return;
 	const struct vnode *n = &t->nodes[node];
 	out->kind = n->kind;
-	uint32_t zroot = vm_root(vm, view);
+	uint32_t zroot = model_root(model, view);
 	uint32_t d = 0;
-	for (uint32_t p = node; p != zroot && p != root && p != VM_NONE; p = t->nodes[p].parent)
+	for (uint32_t p = node; p != zroot && p != root && p != MODEL_NONE; p = t->nodes[p].parent)
 		d++;
 	out->depth = d;
-	out->parent = node == zroot ? VM_NONE : n->parent;
+	out->parent = node == zroot ? MODEL_NONE : n->parent;
 	switch (n->kind) {
-	case VM_KIND_MODULE:
+	case MODEL_KIND_MODULE:
 		out->name = n->module != DBFILE_NONE ? dbfile_str(db, db->modules[n->module].path)
 						     : "<unknown module>";
 		break;
-	case VM_KIND_FILE:
+	case MODEL_KIND_FILE:
 		out->name = n->file != DBFILE_NONE ? dbfile_str(db, n->file) : "<unknown file>";
 		break;
-	case VM_KIND_ROOT:
+	case MODEL_KIND_ROOT:
 		break;
 	default:
-		out->name = n->function != DBFILE_NONE ? fn_name(vm, n->function) : "";
+		out->name = n->function != DBFILE_NONE ? fn_name(model, n->function) : "";
 	}
-	if (n->kind != VM_KIND_MODULE)
+	if (n->kind != MODEL_KIND_MODULE)
 		out->file = n->file != DBFILE_NONE ? dbfile_str(db, n->file) : NULL;
 	out->line = n->line;
 	out->module = n->module != DBFILE_NONE ? dbfile_str(db, db->modules[n->module].path) : NULL;
@@ -957,45 +960,45 @@ static void tree_info(struct vm *vm, enum vm_view view, vm_node node, struct vm_
 	out->expanded = n->expanded;
 }
 
-static uint32_t tree_context_of(struct vm *vm, enum vm_view view, vm_node node)
+static uint32_t tree_context_of(struct model *model, enum model_view view, model_node node)
 {
-	(void)vm;
+	(void)model;
 	(void)view;
 	(void)node;
 	return DBFILE_NONE;
 }
 
 /* The scope of a node: its function (a caller's: the calling function), every place of it. */
-static int tree_source_scope(struct vm *vm, enum vm_view view, vm_node node,
+static int tree_source_scope(struct model *model, enum model_view view, model_node node,
 			     struct source_scope *out)
 {
 	struct dbfile_context c, x;
-	uint32_t f = tree_function_of(vm, view, node);
+	uint32_t f = tree_function_of(model, view, node);
 	if (f == DBFILE_NONE)
 		return fth_error("this scope has no source: it is not a function or in one");
-	const struct vnode *n = &tree_of(vm, view)->nodes[node];
-	if (n->kind == VM_KIND_LINE || n->kind == VM_KIND_LOOP || n->kind == VM_KIND_CALL ||
-	    n->kind == VM_KIND_CALLER) {
+	const struct vnode *n = &tree_of(model, view)->nodes[node];
+	if (n->kind == MODEL_KIND_LINE || n->kind == MODEL_KIND_LOOP ||
+	    n->kind == MODEL_KIND_CALL || n->kind == MODEL_KIND_CALLER) {
 		out->file = n->file;
 		out->focus = n->line;
 	}
-	if (n->kind == VM_KIND_CALLER)
+	if (n->kind == MODEL_KIND_CALLER)
 		f = n->function;
 	out->function = f;
-	uint32_t *list, nl = ctx_list(vm, f, false, &list);
-	for (uint32_t i = 0; i < nl && ctx_get(vm, list[i], &x); i++) {
+	uint32_t *list, nl = ctx_list(model, f, false, &list);
+	for (uint32_t i = 0; i < nl && ctx_get(model, list[i], &x); i++) {
 		if (x.kind != DBFILE_LOOP && x.kind != DBFILE_LINE && x.kind != DBFILE_CALL)
 			continue;
-		uint32_t inst = instance_at_or_above(vm, list[i]);
+		uint32_t inst = instance_at_or_above(model, list[i]);
 		source_scope_add(out, list[i], &x,
 				 x.kind == DBFILE_LINE || inst == DBFILE_NONE ||
-					 (ctx_get(vm, inst, &c) && c.outer == inst));
+					 (ctx_get(model, inst, &c) && c.outer == inst));
 	}
 	free(list);
-	nl = ctx_list(vm, f, true, &list);
-	for (uint32_t i = 0; i < nl && ctx_get(vm, list[i], &x); i++) {
-		uint32_t inst = instance_at_or_above(vm, x.parent);
-		bool once = inst == DBFILE_NONE || (ctx_get(vm, inst, &c) && c.outer == inst);
+	nl = ctx_list(model, f, true, &list);
+	for (uint32_t i = 0; i < nl && ctx_get(model, list[i], &x); i++) {
+		uint32_t inst = instance_at_or_above(model, x.parent);
+		bool once = inst == DBFILE_NONE || (ctx_get(model, inst, &c) && c.outer == inst);
 		source_scope_add(out, list[i], &x, once);
 	}
 	free(list);
@@ -1014,31 +1017,31 @@ const struct tree_ops flat_ops = { TREE_OPS, .skipped_levels = flat_skipped_leve
 
 /* ---- flatten ---- */
 
-int vm_flatten(struct vm *vm)
+int model_flatten(struct model *model)
 {
-	vm_node root = tree_root(vm, VM_FLAT);
-	const vm_node *kids;
-	uint32_t n = vm_children(vm, VM_FLAT, root, &kids);
+	model_node root = tree_root(model, MODEL_FLAT);
+	const model_node *kids;
+	uint32_t n = model_children(model, MODEL_FLAT, root, &kids);
 	bool deeper = false;
 	for (uint32_t i = 0; i < n && !deeper; i++) {
 		uint32_t *sub;
-		deeper = tree_raw_children(vm, VM_FLAT, kids[i], &sub) > 0;
+		deeper = tree_raw_children(model, MODEL_FLAT, kids[i], &sub) > 0;
 		free(sub);
-		n = vm_children(vm, VM_FLAT, root, &kids);
+		n = model_children(model, MODEL_FLAT, root, &kids);
 	}
 	if (deeper) {
-		vm->flatten++;
-		nav_invalidate(vm);
+		model->flatten++;
+		nav_invalidate(model);
 	}
-	return vm->flatten;
+	return model->flatten;
 }
 
-int vm_unflatten(struct vm *vm)
+int model_unflatten(struct model *model)
 {
-	if (vm->flatten > 0) {
-		vm->flatten--;
-		nav_invalidate(vm);
+	if (model->flatten > 0) {
+		model->flatten--;
+		nav_invalidate(model);
 	}
-	return vm->flatten;
+	return model->flatten;
 }
 

@@ -27,7 +27,7 @@ const char *base_name(const char *path)
 
 /* A C++ or Rust symbol as a person reads it (libiberty's demangler, as binutils uses), or
  * NULL when NAME is not a mangled name. */
-static char *demangle(const char *name)
+static char *demangle_name(const char *name)
 {
 	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return NULL;
@@ -42,11 +42,11 @@ bool module_is_kernel(const struct dbfile *db, uint32_t m)
 
 /* FUNCTION's name as shown: demangled unless asked not to; the kernel's as "[kernel] NAME";
  * a module's unknown code as "<unknown function> [MODULE]". */
-static char *shown_name(const struct vm *vm, uint32_t function, const char *name)
+static char *shown_name(const struct model *model, uint32_t function, const char *name)
 {
-	const struct dbfile *db = &vm->db;
+	const struct dbfile *db = &model->db;
 	uint32_t m = db->functions[function].module;
-	char *d = vm->raw_names ? NULL : demangle(name);
+	char *d = model->raw_names ? NULL : demangle_name(name);
 	const char *n = d ? d : name;
 	struct buf b = BUF_INIT;
 	if (module_is_kernel(db, m))
@@ -59,51 +59,52 @@ static char *shown_name(const struct vm *vm, uint32_t function, const char *name
 	return (char *)b.data;
 }
 
-const char *fn_name(const struct vm *vm, uint32_t function)
+const char *fn_name(const struct model *model, uint32_t function)
 {
-	if (function >= vm->db.nfunctions)
+	if (function >= model->db.nfunctions)
 		return "";
-	const char *name = dbfile_str(&vm->db, vm->db.functions[function].name);
-	if (!vm->fn_tried)
+	const char *name = dbfile_str(&model->db, model->db.functions[function].name);
+	if (!model->fn_tried)
 		return name;
-	if (!vm->fn_tried[function]) {
-		vm->fn_tried[function] = true;
-		vm->fn_shown[function] = shown_name(vm, function, name);
+	if (!model->fn_tried[function]) {
+		model->fn_tried[function] = true;
+		model->fn_shown[function] = shown_name(model, function, name);
 	}
-	return vm->fn_shown[function] ? vm->fn_shown[function] : name;
+	return model->fn_shown[function] ? model->fn_shown[function] : name;
 }
 
-void vm_set_demangle(struct vm *vm, bool demangle_names)
+void model_set_demangle(struct model *model, bool demangle_names)
 {
-	vm->raw_names = !demangle_names;
-	for (uint32_t f = 0; vm->fn_shown && f < vm->db.nfunctions; f++) {
-		free(vm->fn_shown[f]);
-		vm->fn_shown[f] = NULL;
-		vm->fn_tried[f] = false;
+	model->raw_names = !demangle_names;
+	for (uint32_t f = 0; model->fn_shown && f < model->db.nfunctions; f++) {
+		free(model->fn_shown[f]);
+		model->fn_shown[f] = NULL;
+		model->fn_tried[f] = false;
 	}
-	vm->gen++;
+	model->gen++;
 }
 
 /* ---- reader access ---- */
 
-void vm_fail(struct vm *vm)
+void model_fail(struct model *model)
 {
-	if (!vm->error)
-		vm->error = xstrdup(fth_errmsg()[0] ? fth_errmsg() : "reading the database failed");
+	if (!model->error)
+		model->error =
+			xstrdup(fth_errmsg()[0] ? fth_errmsg() : "reading the database failed");
 }
 
-const char *vm_error(const struct vm *vm)
+const char *model_error(const struct model *model)
 {
-	return vm->error;
+	return model->error;
 }
 
 static void release_process(struct vsrc *p);
 
-bool ctx_get(struct vm *vm, uint32_t ctx, struct dbfile_context *out)
+bool ctx_get(struct model *model, uint32_t ctx, struct dbfile_context *out)
 {
-	if (!vm->error && dbfile_context(&vm->db, ctx, out) == 0)
+	if (!model->error && dbfile_context(&model->db, ctx, out) == 0)
 		return true;
-	vm_fail(vm);
+	model_fail(model);
 	memset(out, 0, sizeof(*out));
 	out->parent = out->first_child = out->function = out->file = out->module = DBFILE_NONE;
 	out->outer = DBFILE_NONE;
@@ -111,33 +112,33 @@ bool ctx_get(struct vm *vm, uint32_t ctx, struct dbfile_context *out)
 	return false;
 }
 
-bool row_get(struct vm *vm, const struct vsrc *src, uint32_t ctx, struct dbfile_row *out)
+bool row_get(struct model *model, const struct vsrc *src, uint32_t ctx, struct dbfile_row *out)
 {
-	if (src->nset && ctx < vm->db.ncontexts) {
+	if (src->nset && ctx < model->db.ncontexts) {
 		uint32_t a = src->row_start[ctx];
 		*out = (struct dbfile_row){ src->row_start[ctx + 1] - a, src->row_metric + a,
 					    src->row_val + 2 * (size_t)a };
 		return true;
 	}
-	if (!vm->error && (src->thread < 0 ? dbfile_summary_row(&vm->db, ctx, out)
-					   : dbfile_thread_row(&vm->db, (uint32_t)src->thread, ctx,
-							       out)) == 0)
+	if (!model->error &&
+	    (src->thread < 0 ? dbfile_summary_row(&model->db, ctx, out)
+			     : dbfile_thread_row(&model->db, (uint32_t)src->thread, ctx, out)) == 0)
 		return true;
-	vm_fail(vm);
+	model_fail(model);
 	memset(out, 0, sizeof(*out));
 	return false;
 }
 
-uint32_t ctx_list(struct vm *vm, uint32_t f, bool inlined, uint32_t **out)
+uint32_t ctx_list(struct model *model, uint32_t f, bool inlined, uint32_t **out)
 {
 	uint32_t n = 0;
 	*out = NULL;
-	if (f >= vm->db.nfunctions)
+	if (f >= model->db.nfunctions)
 		return 0;
-	if (!vm->error && (inlined ? dbfile_inlined_contexts(&vm->db, f, out, &n)
-				   : dbfile_function_contexts(&vm->db, f, out, &n)) == 0)
+	if (!model->error && (inlined ? dbfile_inlined_contexts(&model->db, f, out, &n)
+				   : dbfile_function_contexts(&model->db, f, out, &n)) == 0)
 		return n;
-	vm_fail(vm);
+	model_fail(model);
 	free(*out);
 	*out = NULL;
 	return 0;
@@ -146,7 +147,7 @@ uint32_t ctx_list(struct vm *vm, uint32_t f, bool inlined, uint32_t **out)
 /* ---- opening ---- */
 
 struct cycle_check {
-	struct vm *vm;
+	struct model *model;
 	uint8_t *state;
 	bool cycle;
 	bool multiplexed;
@@ -164,7 +165,7 @@ static bool metric_multiplexed(const struct dbfile_metric *m)
 static void visit_metric(void *vctx, uint32_t k)
 {
 	struct cycle_check *c = vctx;
-	const struct dbfile_metric *m = &c->vm->db.metrics[k];
+	const struct dbfile_metric *m = &c->model->db.metrics[k];
 	if (c->state[k] == 1) {
 		c->cycle = true;
 		return;
@@ -178,7 +179,7 @@ static void visit_metric(void *vctx, uint32_t k)
 		return;
 	}
 	c->state[k] = 1;
-	formula_refs(&c->vm->formulas[k], visit_metric, c);
+	formula_refs(&c->model->formulas[k], visit_metric, c);
 	c->state[k] = 2;
 }
 
@@ -188,17 +189,17 @@ static void visit_metric(void *vctx, uint32_t k)
  * an event's copies is shown by the event's name ("cycles"), the others as
  * "cycles (group B1)", one key away from the default columns (GROUP_COPY).
  */
-static void name_group_copies(struct vm *vm)
+static void name_group_copies(struct model *model)
 {
-	struct dbfile *db = &vm->db;
+	struct dbfile *db = &model->db;
 	bool tma = false;
-	for (uint32_t k = 0; k < vm->nm && !tma; k++)
-		tma = vm_metric_is_tma(vm, k);
-	vm->group_copy = xcalloc(vm->nm ? vm->nm : 1, sizeof(bool));
+	for (uint32_t k = 0; k < model->nm && !tma; k++)
+		tma = model_metric_is_tma(model, k);
+	model->group_copy = xcalloc(model->nm ? model->nm : 1, sizeof(bool));
 	if (!tma)
 		return;
-	size_t *base = xcalloc(vm->nm ? vm->nm : 1, sizeof(*base));
-	for (uint32_t k = 0; k < vm->nm; k++) {
+	size_t *base = xcalloc(model->nm ? model->nm : 1, sizeof(*base));
+	for (uint32_t k = 0; k < model->nm; k++) {
 		const struct dbfile_metric *m = &db->metrics[k];
 		const char *open = strrchr(m->name, '[');
 		size_t len = strlen(m->name);
@@ -207,11 +208,11 @@ static void name_group_copies(struct vm *vm)
 	}
 	/* The primary copy of an event: its first sampled one (the default column), else its
 	 * first. */
-	for (uint32_t k = 0; k < vm->nm; k++) {
+	for (uint32_t k = 0; k < model->nm; k++) {
 		if (!base[k])
 			continue;
 		const struct dbfile_metric *m = &db->metrics[k];
-		for (uint32_t j = 0; j < vm->nm && !vm->group_copy[k]; j++) {
+		for (uint32_t j = 0; j < model->nm && !model->group_copy[k]; j++) {
 			const struct dbfile_metric *o = &db->metrics[j];
 			if (j == k || base[j] != base[k] || strncmp(o->name, m->name, base[k]) != 0)
 				continue;
@@ -219,17 +220,17 @@ static void name_group_copies(struct vm *vm)
 			bool k_sampled = !(m->flags & MFILE_METRIC_PROXY);
 			/* J comes first: sampled before proxy, then in table order */
 			if (o_sampled != k_sampled ? o_sampled : j < k)
-				vm->group_copy[k] = true;
+				model->group_copy[k] = true;
 		}
 	}
-	for (uint32_t k = 0; k < vm->nm; k++) {
+	for (uint32_t k = 0; k < model->nm; k++) {
 		if (!base[k])
 			continue;
 		struct dbfile_metric *m = &db->metrics[k];
 		size_t len = strlen(m->name);
 		struct buf b = BUF_INIT;
 		buf_add(&b, m->name, base[k]);
-		if (vm->group_copy[k]) {
+		if (model->group_copy[k]) {
 			buf_addstr(&b, " (group ");
 			buf_add(&b, m->name + base[k] + 1, len - base[k] - 2);
 			buf_addch(&b, ')');
@@ -240,179 +241,186 @@ static void name_group_copies(struct vm *vm)
 	free(base);
 }
 
-static int compile_formulas(struct vm *vm)
+static int compile_formulas(struct model *model)
 {
-	struct dbfile *db = &vm->db;
-	vm->formulas = xcalloc(vm->nm ? vm->nm : 1, sizeof(*vm->formulas));
-	vm->multiplexed = xcalloc(vm->nm ? vm->nm : 1, sizeof(bool));
-	vm->sample_metric = xcalloc(vm->nm ? vm->nm : 1, sizeof(int32_t));
-	vm->tma = xcalloc(vm->nm ? vm->nm : 1, sizeof(bool));
-	for (uint32_t k = 0; k < vm->nm; k++) {
+	struct dbfile *db = &model->db;
+	model->formulas = xcalloc(model->nm ? model->nm : 1, sizeof(*model->formulas));
+	model->multiplexed = xcalloc(model->nm ? model->nm : 1, sizeof(bool));
+	model->sample_metric = xcalloc(model->nm ? model->nm : 1, sizeof(int32_t));
+	model->tma = xcalloc(model->nm ? model->nm : 1, sizeof(bool));
+	for (uint32_t k = 0; k < model->nm; k++) {
 		int32_t parent = db->metrics[k].parent;
 		if (parent >= 0) {
-			vm->tma[k] = true;
-			if ((uint32_t)parent < vm->nm)
-				vm->tma[parent] = true;
+			model->tma[k] = true;
+			if ((uint32_t)parent < model->nm)
+				model->tma[parent] = true;
 		}
 	}
-	for (uint32_t k = 0; k < vm->nm; k++) {
+	for (uint32_t k = 0; k < model->nm; k++) {
 		const struct dbfile_metric *m = &db->metrics[k];
 		if (m->kind != DBFILE_METRIC_DERIVED)
 			continue;
-		if (formula_compile(m->formula ? m->formula : "", vm->nm, &vm->formulas[k]) < 0)
+		if (formula_compile(m->formula ? m->formula : "", model->nm, &model->formulas[k]) <
+		    0)
 			return fth_error_prefix("%s: metric %s: malformed formula \"%s\"", db->dir,
 						m->name, m->formula ? m->formula : "");
 	}
-	uint8_t *state = xcalloc(vm->nm ? vm->nm : 1, 1);
-	for (uint32_t k = 0; k < vm->nm; k++) {
-		struct cycle_check c = { vm, state, false, false, -1 };
-		memset(state, 0, vm->nm);
+	uint8_t *state = xcalloc(model->nm ? model->nm : 1, 1);
+	for (uint32_t k = 0; k < model->nm; k++) {
+		struct cycle_check c = { model, state, false, false, -1 };
+		memset(state, 0, model->nm);
 		visit_metric(&c, k);
 		if (c.cycle) {
 			free(state);
 			return fth_error("%s: metric %s: its formula refers to itself", db->dir,
 					 db->metrics[k].name);
 		}
-		vm->multiplexed[k] = c.multiplexed;
-		vm->sample_metric[k] = c.sample;
+		model->multiplexed[k] = c.multiplexed;
+		model->sample_metric[k] = c.sample;
 	}
 	free(state);
 	return 0;
 }
 
-static struct vm *open_model(const char *dir, bool whole)
+static struct model *open_model(const char *dir, bool whole)
 {
-	struct vm *vm = xcalloc(1, sizeof(*vm));
-	if ((whole ? dbfile_open_whole(dir, &vm->db) : dbfile_open(dir, &vm->db)) < 0) {
-		free(vm);
+	struct model *model = xcalloc(1, sizeof(*model));
+	if ((whole ? dbfile_open_whole(dir, &model->db) : dbfile_open(dir, &model->db)) < 0) {
+		free(model);
 		return NULL;
 	}
-	vm->nm = vm->db.nmetrics;
-	vm->gen = vm->vgen = 1;
-	vm->agg_gen = 0;
-	if (compile_formulas(vm) < 0) {
-		vm_close(vm);
+	model->nm = model->db.nmetrics;
+	model->gen = model->vgen = 1;
+	model->agg_gen = 0;
+	if (compile_formulas(model) < 0) {
+		model_close(model);
 		return NULL;
 	}
-	name_group_copies(vm);
+	name_group_copies(model);
 	/* The functions that the bottom-up and flat views show. */
-	uint32_t nf = vm->db.nfunctions;
-	vm->fn_nonzero = xcalloc((size_t)nf + 1, sizeof(bool));
-	vm->fn_shown = xcalloc((size_t)nf + 1, sizeof(char *));
-	vm->fn_tried = xcalloc((size_t)nf + 1, sizeof(bool));
-	for (uint32_t f = 0; f < nf && f < vm->db.flat.nrows; f++)
-		for (uint32_t j = vm->db.flat.start[f]; j < vm->db.flat.start[f + 1]; j++)
-			if (vm->db.flat.incl[j] != 0 || vm->db.flat.excl[j] != 0)
-				vm->fn_nonzero[f] = true;
-	hmap_init(&vm->td_expanded);
-	hmap_init(&vm->td_vis);
-	hmap_init(&vm->vcache.slot);
-	vm->sum = (struct vsrc){ .thread = -1 };
-	vm->thread_src = (struct vsrc){ .thread = -1 };
-	vm->process_src = (struct vsrc){ .thread = -1 };
-	vm->cur = &vm->sum;
-	vm->bu.root = vm->flat.root = VM_NONE;
-	vm->sort = (struct vm_sort){ vm_default_metric(vm), true, true, false };
-	buf_init(&vm->label);
-	vm->scratch_vals = xcalloc(2 * (size_t)(vm->nm ? vm->nm : 1), sizeof(double));
-	return vm;
+	uint32_t nf = model->db.nfunctions;
+	model->fn_nonzero = xcalloc((size_t)nf + 1, sizeof(bool));
+	model->fn_shown = xcalloc((size_t)nf + 1, sizeof(char *));
+	model->fn_tried = xcalloc((size_t)nf + 1, sizeof(bool));
+	for (uint32_t f = 0; f < nf && f < model->db.flat.nrows; f++)
+		for (uint32_t j = model->db.flat.start[f]; j < model->db.flat.start[f + 1]; j++)
+			if (model->db.flat.incl[j] != 0 || model->db.flat.excl[j] != 0)
+				model->fn_nonzero[f] = true;
+	hmap_init(&model->td_expanded);
+	hmap_init(&model->td_vis);
+	hmap_init(&model->vcache.slot);
+	model->sum = (struct vsrc){ .thread = -1 };
+	model->thread_src = (struct vsrc){ .thread = -1 };
+	model->process_src = (struct vsrc){ .thread = -1 };
+	model->cur = &model->sum;
+	model->bu.root = model->flat.root = MODEL_NONE;
+	model->sort = (struct model_sort){ model_default_metric(model), true, true, false };
+	buf_init(&model->label);
+	model->scratch_vals = xcalloc(2 * (size_t)(model->nm ? model->nm : 1), sizeof(double));
+	return model;
 }
 
-struct vm *vm_open(const char *dir)
+struct model *model_open(const char *dir)
 {
 	return open_model(dir, false);
 }
 
-struct vm *vm_open_whole(const char *dir)
+struct model *model_open_whole(const char *dir)
 {
 	return open_model(dir, true);
 }
 
-void vm_close(struct vm *vm)
+int model_cmp_u32(const void *a, const void *b)
 {
-	if (!vm)
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+void model_close(struct model *model)
+{
+	if (!model)
 		return;
-	for (uint32_t k = 0; vm->formulas && k < vm->nm; k++)
-		formula_release(&vm->formulas[k]);
-	free(vm->formulas);
-	free(vm->multiplexed);
-	free(vm->tma);
-	free(vm->sample_metric);
-	free(vm->group_copy);
-	release_process(&vm->process_src);
-	hmap_release(&vm->td_expanded);
-	for (uint32_t i = 0; i < vm->nvis_cache; i++)
-		free(vm->vis_cache[i].kids);
-	free(vm->vis_cache);
-	hmap_release(&vm->td_vis);
-	hmap_release(&vm->vcache.slot);
-	free(vm->vcache.vals);
-	free(vm->fn_nonzero);
-	for (uint32_t f = 0; vm->fn_shown && f < vm->db.nfunctions; f++)
-		free(vm->fn_shown[f]);
-	free(vm->fn_shown);
-	free(vm->fn_tried);
-	free(vm->error);
-	tree_release_aggregates(vm);
-	tree_release(&vm->bu);
-	tree_release(&vm->flat);
-	for (int v = 0; v < VM_NVIEWS; v++) {
-		free(vm->vs[v].zoom);
-		free(vm->vs[v].rows);
-		free(vm->vs[v].row_depth);
+	for (uint32_t k = 0; model->formulas && k < model->nm; k++)
+		formula_release(&model->formulas[k]);
+	free(model->formulas);
+	free(model->multiplexed);
+	free(model->tma);
+	free(model->sample_metric);
+	free(model->group_copy);
+	release_process(&model->process_src);
+	hmap_release(&model->td_expanded);
+	for (uint32_t i = 0; i < model->nvis_cache; i++)
+		free(model->vis_cache[i].kids);
+	free(model->vis_cache);
+	hmap_release(&model->td_vis);
+	hmap_release(&model->vcache.slot);
+	free(model->vcache.vals);
+	free(model->fn_nonzero);
+	for (uint32_t f = 0; model->fn_shown && f < model->db.nfunctions; f++)
+		free(model->fn_shown[f]);
+	free(model->fn_shown);
+	free(model->fn_tried);
+	free(model->error);
+	tree_release_aggregates(model);
+	tree_release(&model->bu);
+	tree_release(&model->flat);
+	for (int v = 0; v < MODEL_NVIEWS; v++) {
+		free(model->vs[v].zoom);
+		free(model->vs[v].rows);
+		free(model->vs[v].row_depth);
 	}
-	for (uint32_t i = 0; i < vm->nfilters; i++)
-		free(vm->filters[i].pattern);
-	free(vm->filters);
-	for (uint32_t i = 0; i < vm->nsrc_dirs; i++)
-		free(vm->src_dirs[i]);
-	free(vm->src_dirs);
-	free(vm->tma_rows);
-	buf_release(&vm->label);
-	free(vm->scratch_vals);
-	free(vm->sort_keys);
-	free(vm->caller_sites);
-	dbfile_close(&vm->db);
-	free(vm);
+	for (uint32_t i = 0; i < model->nfilters; i++)
+		free(model->filters[i].pattern);
+	free(model->filters);
+	for (uint32_t i = 0; i < model->nsrc_dirs; i++)
+		free(model->src_dirs[i]);
+	free(model->src_dirs);
+	free(model->tma_rows);
+	buf_release(&model->label);
+	free(model->scratch_vals);
+	free(model->sort_keys);
+	free(model->caller_sites);
+	dbfile_close(&model->db);
+	free(model);
 }
 
-void vm_load_blocks(struct vm *vm)
+void model_load_blocks(struct model *model)
 {
-	uint32_t t = vm->cur->thread >= 0 ? (uint32_t)vm->cur->thread : DBFILE_NONE;
-	if (!vm->error && dbfile_load_blocks(&vm->db, t) < 0)
-		vm_fail(vm);
-	vm->all_blocks = !vm->error;
+	uint32_t t = model->cur->thread >= 0 ? (uint32_t)model->cur->thread : DBFILE_NONE;
+	if (!model->error && dbfile_load_blocks(&model->db, t) < 0)
+		model_fail(model);
+	model->all_blocks = !model->error;
 }
 
-const struct dbfile *vm_db(const struct vm *vm)
+const struct dbfile *model_db(const struct model *model)
 {
-	return &vm->db;
+	return &model->db;
 }
 
 /* ---- metrics ---- */
 
-uint32_t vm_nmetrics(const struct vm *vm)
+uint32_t model_nmetrics(const struct model *model)
 {
-	return vm->nm;
+	return model->nm;
 }
 
-const struct dbfile_metric *vm_metric(const struct vm *vm, uint32_t metric)
+const struct dbfile_metric *model_metric(const struct model *model, uint32_t metric)
 {
-	return metric < vm->nm ? &vm->db.metrics[metric] : NULL;
+	return metric < model->nm ? &model->db.metrics[metric] : NULL;
 }
 
-int vm_metric_by_name(const struct vm *vm, const char *name)
+int model_metric_by_name(const struct model *model, const char *name)
 {
-	for (uint32_t k = 0; k < vm->nm; k++)
-		if (!strcmp(vm->db.metrics[k].name, name))
+	for (uint32_t k = 0; k < model->nm; k++)
+		if (!strcmp(model->db.metrics[k].name, name))
 			return (int)k;
-	for (uint32_t k = 0; k < vm->nm; k++)
-		if (!strcasecmp(vm->db.metrics[k].name, name))
+	for (uint32_t k = 0; k < model->nm; k++)
+		if (!strcasecmp(model->db.metrics[k].name, name))
 			return (int)k;
 	int found = -1;
 	size_t len = strlen(name);
-	for (uint32_t k = 0; k < vm->nm && len; k++)
-		if (!strncasecmp(vm->db.metrics[k].name, name, len)) {
+	for (uint32_t k = 0; k < model->nm && len; k++)
+		if (!strncasecmp(model->db.metrics[k].name, name, len)) {
 			if (found >= 0)
 				return -1;
 			found = (int)k;
@@ -420,30 +428,31 @@ int vm_metric_by_name(const struct vm *vm, const char *name)
 	return found;
 }
 
-bool vm_metric_is_tma(const struct vm *vm, uint32_t metric)
+bool model_metric_is_tma(const struct model *model, uint32_t metric)
 {
-	return metric < vm->nm && vm->tma[metric];
+	return metric < model->nm && model->tma[metric];
 }
 
-uint32_t vm_default_metric(const struct vm *vm)
+uint32_t model_default_metric(const struct model *model)
 {
 	/* A sampled metric first (not one read at another's samples: a TMA input). */
 	for (int pass = 0; pass < 2; pass++)
-		for (uint32_t k = 0; k < vm->nm; k++) {
-			const struct dbfile_metric *m = &vm->db.metrics[k];
+		for (uint32_t k = 0; k < model->nm; k++) {
+			const struct dbfile_metric *m = &model->db.metrics[k];
 			if (m->kind == DBFILE_METRIC_RAW && !(m->flags & MFILE_METRIC_TMA) &&
-			    !vm_metric_is_tma(vm, k) && (pass || !(m->flags & MFILE_METRIC_PROXY)))
+			    !model_metric_is_tma(model, k) &&
+			    (pass || !(m->flags & MFILE_METRIC_PROXY)))
 				return k;
 		}
 	return 0;
 }
 
 /* Whether METRIC is an input of a TMA node's formula ("$METRIC" in it): shown in the pane. */
-static bool tma_input(const struct vm *vm, uint32_t metric)
+static bool tma_input(const struct model *model, uint32_t metric)
 {
-	for (uint32_t k = 0; k < vm->nm; k++) {
-		const struct dbfile_metric *m = &vm->db.metrics[k];
-		if (!m->formula || !m->formula[0] || !vm_metric_is_tma(vm, k))
+	for (uint32_t k = 0; k < model->nm; k++) {
+		const struct dbfile_metric *m = &model->db.metrics[k];
+		if (!m->formula || !m->formula[0] || !model_metric_is_tma(model, k))
 			continue;
 		uint32_t ref;
 		const char *end;
@@ -455,17 +464,17 @@ static bool tma_input(const struct vm *vm, uint32_t metric)
 	return false;
 }
 
-uint32_t vm_default_metrics(struct vm *vm, uint32_t *out, uint32_t max)
+uint32_t model_default_metrics(struct model *model, uint32_t *out, uint32_t max)
 {
-	uint32_t first = vm_default_metric(vm), n = 0;
-	if (max && first < vm->nm)
+	uint32_t first = model_default_metric(model), n = 0;
+	if (max && first < model->nm)
 		out[n++] = first;
-	for (uint32_t k = 0; k < vm->nm && n < max; k++) {
-		const struct dbfile_metric *m = &vm->db.metrics[k];
+	for (uint32_t k = 0; k < model->nm && n < max; k++) {
+		const struct dbfile_metric *m = &model->db.metrics[k];
 		if (k == first || m->kind != DBFILE_METRIC_RAW || (m->flags & MFILE_METRIC_TMA) ||
-		    vm_metric_is_tma(vm, k) || tma_input(vm, k) || vm->group_copy[k])
+		    model_metric_is_tma(model, k) || tma_input(model, k) || model->group_copy[k])
 			continue;
-		double total = vm_total(vm, k);
+		double total = model_total(model, k);
 		if (total != 0 && !isnan(total))
 			out[n++] = k;
 	}
@@ -475,16 +484,16 @@ uint32_t vm_default_metrics(struct vm *vm, uint32_t *out, uint32_t max)
 /* ---- values ---- */
 
 /* The slot of CTX's values (current source) in the cache, filled on first use. */
-static const double *cached_row(struct vm *vm, uint32_t ctx)
+static const double *cached_row(struct model *model, uint32_t ctx)
 {
-	struct value_cache *c = &vm->vcache;
-	size_t w = 2 * (size_t)vm->nm;
+	struct value_cache *c = &model->vcache;
+	size_t w = 2 * (size_t)model->nm;
 	uint64_t at;
-	if (c->gen != vm->vgen || c->n >= VALUE_CACHE_MAX) {
+	if (c->gen != model->vgen || c->n >= VALUE_CACHE_MAX) {
 		hmap_release(&c->slot);
 		hmap_init(&c->slot);
 		c->n = 0;
-		c->gen = vm->vgen;
+		c->gen = model->vgen;
 	}
 	if (hmap_get(&c->slot, ctx, &at))
 		return c->vals + at * w;
@@ -495,20 +504,20 @@ static const double *cached_row(struct vm *vm, uint32_t ctx)
 	at = c->n++;
 	double *v = c->vals + at * w;
 	memset(v, 0, w * sizeof(double));
-	src_add_row(vm, vm->cur, ctx, v, 3);
+	src_add_row(model, model->cur, ctx, v, 3);
 	hmap_put(&c->slot, ctx, at);
 	return v;
 }
 
-double src_value(struct vm *vm, const struct vsrc *src, uint32_t ctx, uint32_t metric,
+double src_value(struct model *model, const struct vsrc *src, uint32_t ctx, uint32_t metric,
 		 bool inclusive)
 {
-	if (ctx >= vm->db.ncontexts)
+	if (ctx >= model->db.ncontexts)
 		return NAN;
-	if (src == vm->cur)
-		return vm->error ? NAN : cached_row(vm, ctx)[2 * (size_t)metric + !inclusive];
+	if (src == model->cur)
+		return model->error ? NAN : cached_row(model, ctx)[2 * (size_t)metric + !inclusive];
 	struct dbfile_row r;
-	if (!row_get(vm, src, ctx, &r))
+	if (!row_get(model, src, ctx, &r))
 		return NAN;
 	for (uint32_t j = 0; j < r.n; j++)
 		if (r.metric[j] == metric)
@@ -516,15 +525,15 @@ double src_value(struct vm *vm, const struct vsrc *src, uint32_t ctx, uint32_t m
 	return 0;
 }
 
-void src_add_row(struct vm *vm, const struct vsrc *src, uint32_t ctx, double *out,
+void src_add_row(struct model *model, const struct vsrc *src, uint32_t ctx, double *out,
 		 unsigned which)
 {
 	struct dbfile_row r;
-	if (!row_get(vm, src, ctx, &r))
+	if (!row_get(model, src, ctx, &r))
 		return;
 	for (uint32_t j = 0; j < r.n; j++) {
 		uint32_t m = r.metric[j];
-		if (m >= vm->nm)
+		if (m >= model->nm)
 			continue;
 		if (which & 1)
 			out[2 * m] += r.val[2 * (size_t)j];
@@ -534,9 +543,9 @@ void src_add_row(struct vm *vm, const struct vsrc *src, uint32_t ctx, double *ou
 }
 
 struct eval_args {
-	struct vm *vm;
-	enum vm_view view;
-	vm_node node;
+	struct model *model;
+	enum model_view view;
+	model_node node;
 	bool inclusive;
 	const struct vsrc *src;
 };
@@ -544,52 +553,54 @@ struct eval_args {
 static double eval_ref(void *vctx, uint32_t k)
 {
 	struct eval_args *a = vctx;
-	return value_with(a->vm, a->view, a->node, k, a->inclusive, a->src);
+	return value_with(a->model, a->view, a->node, k, a->inclusive, a->src);
 }
 
-double value_with(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
+double value_with(struct model *model, enum model_view view, model_node node, uint32_t metric,
 		  bool inclusive, const struct vsrc *src)
 {
-	if (metric >= vm->nm || node == VM_NONE)
+	if (metric >= model->nm || node == MODEL_NONE)
 		return NAN;
-	if (vm->db.metrics[metric].kind == DBFILE_METRIC_DERIVED) {
-		if (vm->eval_depth > 64)
+	if (model->db.metrics[metric].kind == DBFILE_METRIC_DERIVED) {
+		if (model->eval_depth > 64)
 			return NAN;
-		struct eval_args a = { vm, view, node, inclusive, src };
-		vm->eval_depth++;
-		double v = formula_eval(&vm->formulas[metric], eval_ref, &a);
-		vm->eval_depth--;
+		struct eval_args a = { model, view, node, inclusive, src };
+		model->eval_depth++;
+		double v = formula_eval(&model->formulas[metric], eval_ref, &a);
+		model->eval_depth--;
 		return v;
 	}
-	return ops_of(view)->value(vm, view, node, metric, inclusive, src);
+	return ops_of(view)->value(model, view, node, metric, inclusive, src);
 }
 
-double vm_value(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric, bool inclusive)
+double model_value(struct model *model, enum model_view view, model_node node, uint32_t metric,
+		   bool inclusive)
 {
-	return value_with(vm, view, node, metric, inclusive, vm->cur);
+	return value_with(model, view, node, metric, inclusive, model->cur);
 }
 
-double vm_total(struct vm *vm, uint32_t metric)
+double model_total(struct model *model, uint32_t metric)
 {
-	return value_with(vm, VM_TOPDOWN, 0, metric, true, vm->cur);
+	return value_with(model, MODEL_TOPDOWN, 0, metric, true, model->cur);
 }
 
-unsigned vm_value_marks(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric)
+unsigned model_value_marks(struct model *model, enum model_view view, model_node node,
+			   uint32_t metric)
 {
-	if (metric >= vm->nm)
+	if (metric >= model->nm)
 		return 0;
-	unsigned marks = vm->multiplexed[metric] ? VM_MARK_MULTIPLEXED : 0;
-	int32_t sm = vm->sample_metric[metric];
-	if (sm >= 0 && vm->db.metrics[sm].samples > 0) {
-		double total = vm_total(vm, (uint32_t)sm);
-		double here = vm_value(vm, view, node, (uint32_t)sm, true);
-		double samples = (double)vm->db.metrics[sm].samples;
-		if (vm->cur->thread >= 0 && vm->db.metrics[sm].nthreads)
-			samples /= vm->db.metrics[sm].nthreads;
-		else if (vm->cur->nset && vm->db.metrics[sm].nthreads)
-			samples = samples * vm->cur->nset / vm->db.metrics[sm].nthreads;
+	unsigned marks = model->multiplexed[metric] ? MODEL_MARK_MULTIPLEXED : 0;
+	int32_t sm = model->sample_metric[metric];
+	if (sm >= 0 && model->db.metrics[sm].samples > 0) {
+		double total = model_total(model, (uint32_t)sm);
+		double here = model_value(model, view, node, (uint32_t)sm, true);
+		double samples = (double)model->db.metrics[sm].samples;
+		if (model->cur->thread >= 0 && model->db.metrics[sm].nthreads)
+			samples /= model->db.metrics[sm].nthreads;
+		else if (model->cur->nset && model->db.metrics[sm].nthreads)
+			samples = samples * model->cur->nset / model->db.metrics[sm].nthreads;
 		if (total > 0 && here > 0 && samples * here / total < 10)
-			marks |= VM_MARK_LOW_SAMPLES;
+			marks |= MODEL_MARK_LOW_SAMPLES;
 	}
 	return marks;
 }
@@ -597,9 +608,9 @@ unsigned vm_value_marks(struct vm *vm, enum vm_view view, vm_node node, uint32_t
 /* ---- threads ---- */
 
 /* Whether thread THREAD's values can be shown (else -1 with the reason). */
-static int check_thread(struct vm *vm, uint32_t thread)
+static int check_thread(struct model *model, uint32_t thread)
 {
-	const struct dbfile *db = &vm->db;
+	const struct dbfile *db = &model->db;
 	if (db->flags & DBFILE_FLAG_NO_THREADS)
 		return fth_error("%s: the database has no per-thread values (prof --metric-db=summary)",
 				 db->dir);
@@ -633,19 +644,19 @@ static int by_ctx_metric(const void *a, const void *b)
 }
 
 /* The sums of every context over the threads of P (P->set), into P's rows. */
-static int read_process_rows(struct vm *vm, struct vsrc *p)
+static int read_process_rows(struct model *model, struct vsrc *p)
 {
 	struct dbfile_values v = { 0 };
 	struct set_value *all = NULL;
 	size_t n = 0, cap = 0;
 	for (uint32_t i = 0; i < p->nset; i++) {
-		if (dbfile_read_thread(&vm->db, p->set[i], &v) < 0) {
+		if (dbfile_read_thread(&model->db, p->set[i], &v) < 0) {
 			free(v.ctx), free(v.metric), free(v.incl), free(v.excl);
 			free(all);
 			return -1;
 		}
 		for (uint64_t k = 0; k < v.nvalues; k++) {
-			if (v.ctx[k] >= vm->db.ncontexts)
+			if (v.ctx[k] >= model->db.ncontexts)
 				continue;
 			if (n == cap) {
 				cap = cap ? 2 * cap : 4096;
@@ -656,7 +667,7 @@ static int read_process_rows(struct vm *vm, struct vsrc *p)
 	}
 	free(v.ctx), free(v.metric), free(v.incl), free(v.excl);
 	qsort(all, n, sizeof(*all), by_ctx_metric);
-	uint32_t nc = vm->db.ncontexts;
+	uint32_t nc = model->db.ncontexts;
 	p->row_start = xcalloc((size_t)nc + 1, sizeof(*p->row_start));
 	p->row_metric = xcalloc(n ? n : 1, sizeof(*p->row_metric));
 	p->row_val = xcalloc(2 * (n ? n : 1), sizeof(*p->row_val));
@@ -679,18 +690,18 @@ static int read_process_rows(struct vm *vm, struct vsrc *p)
 	return 0;
 }
 
-int vm_select_process(struct vm *vm, uint32_t pid)
+int model_select_process(struct model *model, uint32_t pid)
 {
-	const struct dbfile *db = &vm->db;
-	if (vm->cur == &vm->process_src && vm->process_src.pid == pid)
+	const struct dbfile *db = &model->db;
+	if (model->cur == &model->process_src && model->process_src.pid == pid)
 		return 0;
-	if (vm_select_thread(vm, -1) < 0)
+	if (model_select_thread(model, -1) < 0)
 		return -1;
 	struct vsrc p = { .thread = -1, .pid = pid };
 	p.set = xcalloc(db->nthreads ? db->nthreads : 1, sizeof(*p.set));
 	for (uint32_t t = 0; t < db->nthreads; t++)
 		if (db->threads[t].pid == pid) {
-			if (check_thread(vm, t) < 0) {
+			if (check_thread(model, t) < 0) {
 				release_process(&p);
 				return -1;
 			}
@@ -700,103 +711,103 @@ int vm_select_process(struct vm *vm, uint32_t pid)
 		release_process(&p);
 		return fth_error("%s: no process %u (the threads pane lists them)", db->dir, pid);
 	}
-	if (read_process_rows(vm, &p) < 0 || tree_load_aggregates(vm, &p) < 0) {
+	if (read_process_rows(model, &p) < 0 || tree_load_aggregates(model, &p) < 0) {
 		release_process(&p);
 		return -1;
 	}
-	vm->process_src = p;
-	vm->cur = &vm->process_src;
-	vm->vgen++;
-	nav_invalidate(vm);
+	model->process_src = p;
+	model->cur = &model->process_src;
+	model->vgen++;
+	nav_invalidate(model);
 	return 0;
 }
 
-int64_t vm_selected_process(const struct vm *vm)
+int64_t model_selected_process(const struct model *model)
 {
-	return vm->cur == &vm->process_src ? (int64_t)vm->process_src.pid : -1;
+	return model->cur == &model->process_src ? (int64_t)model->process_src.pid : -1;
 }
 
-int vm_select_thread(struct vm *vm, int32_t thread)
+int model_select_thread(struct model *model, int32_t thread)
 {
-	if (thread == vm->cur->thread && vm->cur != &vm->process_src)
+	if (thread == model->cur->thread && model->cur != &model->process_src)
 		return 0;
-	tree_release_aggregates(vm);
-	vm->cur = &vm->sum;
-	vm->thread_src.thread = -1;
-	release_process(&vm->process_src);
-	vm->vgen++;
-	nav_invalidate(vm);
+	tree_release_aggregates(model);
+	model->cur = &model->sum;
+	model->thread_src.thread = -1;
+	release_process(&model->process_src);
+	model->vgen++;
+	nav_invalidate(model);
 	if (thread < 0)
 		return 0;
-	if (check_thread(vm, (uint32_t)thread) < 0)
+	if (check_thread(model, (uint32_t)thread) < 0)
 		return -1;
 	/* The thread's profiles now: a failure leaves the sums shown. */
-	vm->thread_src.thread = thread;
-	if (tree_load_aggregates(vm, &vm->thread_src) < 0) {
-		vm->thread_src.thread = -1;
+	model->thread_src.thread = thread;
+	if (tree_load_aggregates(model, &model->thread_src) < 0) {
+		model->thread_src.thread = -1;
 		return -1;
 	}
-	vm->cur = &vm->thread_src;
+	model->cur = &model->thread_src;
 	return 0;
 }
 
-int vm_stats(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
-	     struct dbfile_stat *incl, struct dbfile_stat *excl)
+int model_stats(struct model *model, enum model_view view, model_node node, uint32_t metric,
+		struct dbfile_stat *incl, struct dbfile_stat *excl)
 {
 	memset(incl, 0, sizeof(*incl));
 	memset(excl, 0, sizeof(*excl));
-	if (ops_of(view)->context_of(vm, view, node) == DBFILE_NONE || metric >= vm->nm)
+	if (ops_of(view)->context_of(model, view, node) == DBFILE_NONE || metric >= model->nm)
 		return fth_error("statistics over threads are kept for top-down contexts only");
-	return dbfile_stats(&vm->db, node, (uint16_t)metric, incl, excl);
+	return dbfile_stats(&model->db, node, (uint16_t)metric, incl, excl);
 }
 
-int32_t vm_selected_thread(const struct vm *vm)
+int32_t model_selected_thread(const struct model *model)
 {
-	return vm->cur->thread;
+	return model->cur->thread;
 }
 
-int vm_thread_values(struct vm *vm, enum vm_view view, vm_node node, uint32_t metric,
-		     bool inclusive, double *out)
+int model_thread_values(struct model *model, enum model_view view, model_node node, uint32_t metric,
+			bool inclusive, double *out)
 {
 	/* Every other thread in turn: its rows of the node's contexts, its profiles. */
-	for (uint32_t t = 0; t < vm->db.nthreads; t++) {
-		if ((int32_t)t == vm->cur->thread) {
-			out[t] = value_with(vm, view, node, metric, inclusive, vm->cur);
+	for (uint32_t t = 0; t < model->db.nthreads; t++) {
+		if ((int32_t)t == model->cur->thread) {
+			out[t] = value_with(model, view, node, metric, inclusive, model->cur);
 			continue;
 		}
-		if (check_thread(vm, t) < 0)
+		if (check_thread(model, t) < 0)
 			return -1;
 		struct vsrc s = { .thread = (int32_t)t };
-		out[t] = value_with(vm, view, node, metric, inclusive, &s);
-		if (vm->error)
-			return fth_error("%s", vm->error);
+		out[t] = value_with(model, view, node, metric, inclusive, &s);
+		if (model->error)
+			return fth_error("%s", model->error);
 	}
 	return 0;
 }
 
 /* ---- nodes ---- */
 
-uint32_t callee_of(struct vm *vm, const struct dbfile_context *x)
+uint32_t callee_of(struct model *model, const struct dbfile_context *x)
 {
 	struct dbfile_context k;
 	/* A call site names its callee only when it has one (an indirect call may have many). */
-	if (x->nchildren != 1 || !ctx_get(vm, x->first_child, &k) || k.kind != DBFILE_FUNCTION)
+	if (x->nchildren != 1 || !ctx_get(model, x->first_child, &k) || k.kind != DBFILE_FUNCTION)
 		return DBFILE_NONE;
 	return k.function;
 }
 
-void context_info(struct vm *vm, uint32_t ctx, const struct dbfile_context *c, uint32_t callee,
-		  struct vm_node_info *out)
+void context_info(struct model *model, uint32_t ctx, const struct dbfile_context *c,
+		  uint32_t callee, struct model_node_info *out)
 {
-	const struct dbfile *db = &vm->db;
+	const struct dbfile *db = &model->db;
 	memset(out, 0, sizeof(*out));
-	out->parent = VM_NONE;
+	out->parent = MODEL_NONE;
 	out->name = "";
 	out->kind = c->kind;
 	if (c->kind == DBFILE_FUNCTION || c->kind == DBFILE_INLINE)
-		out->name = fn_name(vm, c->function);
+		out->name = fn_name(model, c->function);
 	else if (c->kind == DBFILE_CALL)
-		out->name = callee != DBFILE_NONE ? fn_name(vm, callee) : "";
+		out->name = callee != DBFILE_NONE ? fn_name(model, callee) : "";
 	else if (c->kind == DBFILE_ENTRY && c->line == DBFILE_ENTRY_PROGRAM &&
 		 c->module != DBFILE_NONE && c->module < db->nmodules)
 		out->name = dbfile_str(db, db->modules[c->module].path);
@@ -810,13 +821,14 @@ void context_info(struct vm *vm, uint32_t ctx, const struct dbfile_context *c, u
 	out->has_children = c->nchildren > 0;
 }
 
-void vm_node_info(struct vm *vm, enum vm_view view, vm_node node, struct vm_node_info *out)
+void model_node_info(struct model *model, enum model_view view, model_node node,
+		     struct model_node_info *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->parent = VM_NONE;
+	out->parent = MODEL_NONE;
 	out->name = "";
 	out->context = DBFILE_NONE;
-	ops_of(view)->info(vm, view, node, out);
+	ops_of(view)->info(model, view, node, out);
 }
 
 static void add_file_line(struct buf *out, const char *file, uint32_t line)
@@ -836,7 +848,7 @@ static void add_file_line(struct buf *out, const char *file, uint32_t line)
 
 /* Where a line or a call is: "file.c:12", else "libc.so.6+0x27304" ("[kernel] 0xffff..." in
  * the kernel, whose addresses are its own). */
-static void add_place(struct buf *out, const struct vm_node_info *in)
+static void add_place(struct buf *out, const struct model_node_info *in)
 {
 	if (in->file)
 		add_file_line(out, in->file, in->line);
@@ -847,31 +859,33 @@ static void add_place(struct buf *out, const struct vm_node_info *in)
 			   (unsigned long long)in->addr);
 }
 
-void label_of_info(struct vm *vm, enum vm_view view, vm_node node, bool utf8, struct buf *out)
+void label_of_info(struct model *model, enum model_view view, model_node node, bool utf8,
+		   struct buf *out)
 {
-	struct vm_node_info in;
-	vm_node_info(vm, view, node, &in);
+	struct model_node_info in;
+	model_node_info(model, view, node, &in);
 	info_label(&in, 0, utf8, out);
 }
 
-void vm_node_label(struct vm *vm, enum vm_view view, vm_node node, bool utf8, struct buf *out)
+void model_node_label(struct model *model, enum model_view view, model_node node, bool utf8,
+		      struct buf *out)
 {
 	const struct tree_ops *ops = ops_of(view);
 	if (ops->label)
-		ops->label(vm, view, node, utf8, out);
+		ops->label(model, view, node, utf8, out);
 	else
-		label_of_info(vm, view, node, utf8, out);
+		label_of_info(model, view, node, utf8, out);
 }
 
-void info_label(const struct vm_node_info *info, uint32_t entry, bool utf8, struct buf *out)
+void info_label(const struct model_node_info *info, uint32_t entry, bool utf8, struct buf *out)
 {
-	const struct vm_node_info in = *info;
+	const struct model_node_info in = *info;
 	const char *right = utf8 ? "\xc2\xbb" : ">>", *left = utf8 ? "\xc2\xab" : "<<";
 	switch (in.kind) {
-	case VM_KIND_ROOT:
+	case MODEL_KIND_ROOT:
 		buf_addstr(out, "<program root>");
 		break;
-	case VM_KIND_ENTRY:
+	case MODEL_KIND_ENTRY:
 		if (entry == DBFILE_ENTRY_PROGRAM)
 			buf_printf(out, "program %s", in.module ? base_name(in.module) : "?");
 		else
@@ -879,26 +893,26 @@ void info_label(const struct vm_node_info *info, uint32_t entry, bool utf8, stru
 					: entry == DBFILE_ENTRY_SYNTHETIC ? "<synthetic>"
 									  : "<thread root>");
 		break;
-	case VM_KIND_FUNCTION:
+	case MODEL_KIND_FUNCTION:
 		buf_addstr(out, in.name[0] ? in.name : "<unknown function>");
 		break;
-	case VM_KIND_INLINE:
+	case MODEL_KIND_INLINE:
 		buf_addstr(out, "inlined ");
 		buf_addstr(out, in.name);
 		buf_addstr(out, " at ");
 		add_file_line(out, in.file, in.line);
 		break;
-	case VM_KIND_LOOP:
+	case MODEL_KIND_LOOP:
 		buf_addstr(out, "loop at ");
 		if (in.file)
 			add_file_line(out, in.file, in.line);
 		else
 			buf_printf(out, "0x%llx", (unsigned long long)in.addr);
 		break;
-	case VM_KIND_LINE:
+	case MODEL_KIND_LINE:
 		add_place(out, &in);
 		break;
-	case VM_KIND_CALL:
+	case MODEL_KIND_CALL:
 		/* "matmul.c:14 » dgemm"; "call at pthread_create.c:442" when not one callee */
 		if (!in.name[0])
 			buf_addstr(out, "call at ");
@@ -910,13 +924,13 @@ void info_label(const struct vm_node_info *info, uint32_t entry, bool utf8, stru
 			buf_addstr(out, in.name);
 		}
 		break;
-	case VM_KIND_MODULE:
+	case MODEL_KIND_MODULE:
 		buf_addstr(out, base_name(in.name));
 		break;
-	case VM_KIND_FILE:
+	case MODEL_KIND_FILE:
 		buf_addstr(out, in.name);
 		break;
-	case VM_KIND_CALLER:
+	case MODEL_KIND_CALLER:
 		buf_addstr(out, left);
 		buf_addch(out, ' ');
 		buf_addstr(out, in.name[0] ? in.name : "<unknown function>");

@@ -207,20 +207,20 @@ void tui_escape(const struct tui *t, struct buf *out, const char *s)
 		esc_terminal(out, s, strlen(s), t->utf8_text ? ESC_UTF8 : 0);
 }
 
-void tui_label(struct tui *t, enum vm_view view, vm_node node, struct buf *out)
+void tui_label(struct tui *t, enum model_view view, model_node node, struct buf *out)
 {
 	struct buf raw = BUF_INIT;
 
 	buf_reset(out);
-	vm_node_label(t->vm, view, node, t->utf8_glyph, &raw);
+	model_node_label(t->model, view, node, t->utf8_glyph, &raw);
 	esc_terminal(out, (const char *)raw.data, raw.len, t->utf8_text ? ESC_UTF8 : 0);
 	buf_release(&raw);
 }
 
 bool tui_metric_has_percent(struct tui *t, uint32_t metric)
 {
-	const struct dbfile_metric *m = vm_metric(t->vm, metric);
-	return m && m->kind == DBFILE_METRIC_RAW && !vm_metric_is_tma(t->vm, metric);
+	const struct dbfile_metric *m = model_metric(t->model, metric);
+	return m && m->kind == DBFILE_METRIC_RAW && !model_metric_is_tma(t->model, metric);
 }
 
 int tui_cell_width(const struct tui *t, bool with_bar)
@@ -244,16 +244,16 @@ int tui_cell_width(const struct tui *t, bool with_bar)
 /* The text of a value of METRIC, for a field of WIDTH. */
 static void format_value(struct tui *t, uint32_t metric, double v, char *out, size_t size)
 {
-	const struct dbfile_metric *m = vm_metric(t->vm, metric);
+	const struct dbfile_metric *m = model_metric(t->model, metric);
 
 	if (isnan(v)) {
 		snprintf(out, size, "-");
-	} else if (vm_metric_is_tma(t->vm, metric)) {
+	} else if (model_metric_is_tma(t->model, metric)) {
 		snprintf(out, size, "%.1f%%", v * 100);
 	} else if (m && m->kind == DBFILE_METRIC_DERIVED) {
 		snprintf(out, size, "%.3g", v);
 	} else {
-		vm_format_value(v, m ? m->unit : MFILE_UNIT_COUNT, out, size);
+		model_format_value(v, m ? m->unit : MFILE_UNIT_COUNT, out, size);
 	}
 }
 
@@ -265,7 +265,7 @@ static void format_percent(struct tui *t, uint32_t metric, double v, char *out, 
 		format_value(t, metric, v, out, size);
 		return;
 	}
-	total = vm_total(t->vm, metric);
+	total = model_total(t->model, metric);
 	if (isnan(v) || !(total != 0) || isnan(total))
 		snprintf(out, size, "-");
 	else
@@ -273,30 +273,31 @@ static void format_percent(struct tui *t, uint32_t metric, double v, char *out, 
 }
 
 /* The letter marks of a value: '*' multiplexed, '?' low samples, '!' TMA over threshold. */
-static char value_mark(struct tui *t, vm_node node, const struct tui_column *c, double v,
+static char value_mark(struct tui *t, model_node node, const struct tui_column *c, double v,
 		       enum tui_style *style)
 {
-	const struct dbfile_metric *m = vm_metric(t->vm, c->metric);
-	unsigned marks = vm_value_marks(t->vm, t->view, node, c->metric);
+	const struct dbfile_metric *m = model_metric(t->model, c->metric);
+	unsigned marks = model_value_marks(t->model, t->view, node, c->metric);
 
 	*style = TUI_STYLE_WARN;
-	if (m && vm_metric_is_tma(t->vm, c->metric) && !isnan(m->threshold) && v > m->threshold) {
+	if (m && model_metric_is_tma(t->model, c->metric) && !isnan(m->threshold) &&
+	    v > m->threshold) {
 		*style = TUI_STYLE_THRESHOLD;
 		return '!';
 	}
-	if (marks & VM_MARK_LOW_SAMPLES)
+	if (marks & MODEL_MARK_LOW_SAMPLES)
 		return '?';
-	if (marks & VM_MARK_MULTIPLEXED)
+	if (marks & MODEL_MARK_MULTIPLEXED)
 		return '*';
 	return ' ';
 }
 
 /* Draw one cell at (Y, X); returns its width. */
-static int draw_cell(struct tui *t, int y, int x, vm_node node, const struct tui_column *c,
+static int draw_cell(struct tui *t, int y, int x, model_node node, const struct tui_column *c,
 		     bool with_bar, attr_t base)
 {
 	char text[64];
-	double v = vm_value(t->vm, t->view, node, c->metric, c->inclusive);
+	double v = model_value(t->model, t->view, node, c->metric, c->inclusive);
 	enum tui_style mark_style;
 	char mark = value_mark(t, node, c, v, &mark_style);
 	int col = x;
@@ -326,11 +327,11 @@ static int draw_cell(struct tui *t, int y, int x, vm_node node, const struct tui
 	col++;
 	if (with_bar) {
 		struct buf bar = BUF_INIT;
-		double total = vm_total(t->vm, c->metric);
+		double total = model_total(t->model, c->metric);
 		double fraction = NAN;
 		if (tui_metric_has_percent(t, c->metric))
 			fraction = total > 0 ? v / total : 0;
-		else if (vm_metric_is_tma(t->vm, c->metric))
+		else if (model_metric_is_tma(t->model, c->metric))
 			fraction = v;
 		mvaddch(y, col, ' ');
 		col++;
@@ -408,18 +409,18 @@ static uint32_t fit_columns(struct tui *t, int width, uint32_t *shown, int *used
 
 /* The title's parts at LEVEL of shortening (0: all of it): DB before the views, VIEWS[], REST
  * after them. */
-static void title_parts(struct tui *t, int level, struct buf *db, struct buf views[VM_NVIEWS],
+static void title_parts(struct tui *t, int level, struct buf *db, struct buf views[MODEL_NVIEWS],
 			struct buf *rest)
 {
-	static const char *const names[VM_NVIEWS] = { "Top-down", "Bottom-up", "Flat" };
-	int32_t thread = vm_selected_thread(t->vm);
+	static const char *const names[MODEL_NVIEWS] = { "Top-down", "Bottom-up", "Flat" };
+	int32_t thread = model_selected_thread(t->model);
 
 	buf_reset(db);
 	buf_reset(rest);
 	buf_addstr(db, level >= 3 ? " " : " view ");
 	tui_escape(t, db, t->opt->database ? t->opt->database : "");
 	buf_addstr(db, "  ");
-	for (int v = 0; v < VM_NVIEWS; v++) {
+	for (int v = 0; v < MODEL_NVIEWS; v++) {
 		buf_reset(&views[v]);
 		if (v == (int)t->view)
 			buf_printf(&views[v], "[%d %s]", v + 1, names[v]);
@@ -432,19 +433,19 @@ static void title_parts(struct tui *t, int level, struct buf *db, struct buf vie
 		buf_printf(rest, "  %sname %s", level >= 3 ? "" : "sort: ",
 			   t->sort.descending ? "Z-A" : "A-Z");
 	} else {
-		const struct dbfile_metric *m = vm_metric(t->vm, t->sort.metric);
+		const struct dbfile_metric *m = model_metric(t->model, t->sort.metric);
 		buf_addstr(rest, level >= 3 ? "  " : "  sort: ");
 		tui_escape(t, rest, m ? m->name : "?");
 		buf_printf(rest, "(%s) %s", t->sort.inclusive ? "I" : "E",
 			   t->sort.descending ? (t->utf8_glyph ? "▼" : "v")
 					      : (t->utf8_glyph ? "▲" : "^"));
 	}
-	if (vm_selected_process(t->vm) >= 0) {
-		buf_printf(rest, "  process %lld", (long long)vm_selected_process(t->vm));
+	if (model_selected_process(t->model) >= 0) {
+		buf_printf(rest, "  process %lld", (long long)model_selected_process(t->model));
 	} else if (thread < 0) {
 		buf_addstr(rest, "  all threads");
 	} else {
-		const struct dbfile *d = vm_db(t->vm);
+		const struct dbfile *d = model_db(t->model);
 		const struct dbfile_thread *th = (uint32_t)thread < d->nthreads ? &d->threads[thread]
 										: NULL;
 		buf_printf(rest, "  thread %d", thread);
@@ -461,18 +462,18 @@ static void title_parts(struct tui *t, int level, struct buf *db, struct buf vie
 static void draw_title(struct tui *t)
 {
 	static const char help[] = " ? help ";
-	struct buf db = BUF_INIT, rest = BUF_INIT, views[VM_NVIEWS];
+	struct buf db = BUF_INIT, rest = BUF_INIT, views[MODEL_NVIEWS];
 	attr_t title = tui_attr(t, TUI_STYLE_TITLE);
 	int helpw = (int)strlen(help), room = t->columns - helpw, x = 0, level, vw = 0, dbw;
 
 	if (room < 0)
 		room = 0;
-	for (int v = 0; v < VM_NVIEWS; v++)
+	for (int v = 0; v < MODEL_NVIEWS; v++)
 		buf_init(&views[v]);
 	for (level = 0;; level++) {
 		title_parts(t, level, &db, views, &rest);
 		vw = 0;
-		for (int v = 0; v < VM_NVIEWS; v++)
+		for (int v = 0; v < MODEL_NVIEWS; v++)
 			vw += tui_text_width((const char *)views[v].data);
 		if (level == 3 || tui_text_width((const char *)db.data) + vw +
 						  tui_text_width((const char *)rest.data) <=
@@ -485,7 +486,7 @@ static void draw_title(struct tui *t)
 		dbw = 8;
 	attrset(title);
 	x += tui_put_fit(t, 0, x, FTH_MIN(dbw, room - x), (const char *)db.data, false);
-	for (int v = 0; v < VM_NVIEWS && x < room; v++) {
+	for (int v = 0; v < MODEL_NVIEWS && x < room; v++) {
 		attrset(title | (v == (int)t->view ? A_BOLD : 0));
 		x += tui_put_fit(t, 0, x, room - x, (const char *)views[v].data, false);
 	}
@@ -498,7 +499,7 @@ static void draw_title(struct tui *t)
 	attrset(A_NORMAL);
 	buf_release(&db);
 	buf_release(&rest);
-	for (int v = 0; v < VM_NVIEWS; v++)
+	for (int v = 0; v < MODEL_NVIEWS; v++)
 		buf_release(&views[v]);
 }
 
@@ -519,7 +520,7 @@ static void draw_header(struct tui *t, const uint32_t *shown, uint32_t nshown, i
 	t->hdr_n = nshown;
 	for (uint32_t i = 0; i < nshown; i++) {
 		const struct tui_column *c = &t->cols[shown[i]];
-		const struct dbfile_metric *m = vm_metric(t->vm, c->metric);
+		const struct dbfile_metric *m = model_metric(t->model, c->metric);
 		int w = tui_cell_width(t, shown[i] == sortcol);
 		struct buf raw = BUF_INIT, name = BUF_INIT, suffix = BUF_INIT, field = BUF_INIT;
 		int nw;
@@ -551,22 +552,22 @@ static void draw_header(struct tui *t, const uint32_t *shown, uint32_t nshown, i
 	attrset(A_NORMAL);
 }
 
-static void draw_rows(struct tui *t, const vm_node *rows, const uint32_t *shown, uint32_t nshown,
+static void draw_rows(struct tui *t, const model_node *rows, const uint32_t *shown, uint32_t nshown,
 		      int cells_w)
 {
 	uint32_t sortcol = tui_sort_column(t);
 	int labelw = t->tree.w - cells_w;
-	struct vm_node_info root;
+	struct model_node_info root;
 	struct buf line = BUF_INIT, label = BUF_INIT;
 	uint32_t top = t->top[t->view];
 	int max_indent = labelw / 4;
 
-	vm_node_info(t->vm, t->view, vm_root(t->vm, t->view), &root);
+	model_node_info(t->model, t->view, model_root(t->model, t->view), &root);
 	for (int i = 0; i < t->tree.h; i++) {
 		int y = t->tree.y + i;
 		uint32_t r = top + (uint32_t)i;
 		attr_t base;
-		struct vm_node_info info;
+		struct model_node_info info;
 		int depth, x;
 		if (r >= t->nrows) {
 			attrset(A_NORMAL);
@@ -578,7 +579,7 @@ static void draw_rows(struct tui *t, const vm_node *rows, const uint32_t *shown,
 		base = r == t->selidx ? (t->focus == TUI_PANE_NONE ? tui_attr(t, TUI_STYLE_SELECTED)
 								   : A_UNDERLINE)
 				      : A_NORMAL;
-		vm_node_info(t->vm, t->view, rows[r], &info);
+		model_node_info(t->model, t->view, rows[r], &info);
 		depth = (int)info.depth - (int)root.depth;
 		if (depth < 0)
 			depth = 0;
@@ -719,7 +720,7 @@ static void draw_footer(struct tui *t)
 
 void tui_draw(struct tui *t)
 {
-	const vm_node *rows;
+	const model_node *rows;
 	uint32_t shown[ARRAY_SIZE(t->hdr_col)], nshown;
 	int cells_w;
 	bool found = false;
@@ -734,7 +735,7 @@ void tui_draw(struct tui *t)
 		return;
 	}
 	tui_layout(t);
-	t->nrows = vm_rows(t->vm, t->view, &rows);
+	t->nrows = model_rows(t->model, t->view, &rows);
 	if (t->selidx < t->nrows && rows[t->selidx] == t->sel[t->view])
 		found = true;
 	for (uint32_t i = 0; !found && i < t->nrows; i++)
@@ -744,7 +745,7 @@ void tui_draw(struct tui *t)
 		}
 	if (!found) {
 		t->selidx = 0;
-		t->sel[t->view] = t->nrows ? rows[0] : VM_NONE;
+		t->sel[t->view] = t->nrows ? rows[0] : MODEL_NONE;
 	}
 	/* Keep the selection on screen. */
 	if (t->sel_to_top) {

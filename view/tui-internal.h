@@ -13,6 +13,7 @@
 #include "tui.h"
 
 #include <curses.h>
+#include <stdio.h>
 
 /* Keys beyond ncurses' codes: Alt-combinations and the keys given by name in --keys. */
 #define TK_ALT_BASE 0x200000
@@ -60,9 +61,9 @@ struct tui_column {
 
 /* A place to come back to with Ctrl-O / Alt-Right. */
 struct tui_place {
-	enum vm_view view;
-	vm_node root; /* vm_root of the view then (the zoom) */
-	vm_node sel;
+	enum model_view view;
+	model_node root; /* model_root of the view then (the zoom) */
+	model_node sel;
 };
 
 /* A node named by the labels of its ancestors, to find it again after a rebuild. */
@@ -75,7 +76,7 @@ struct tui_path {
 #define TUI_MAX_FILTERS 16
 struct tui_filter {
 	char *pattern;
-	enum vm_filter_mode mode;
+	enum model_filter_mode mode;
 };
 
 struct tui_rect {
@@ -85,13 +86,13 @@ struct tui_rect {
 /* The source pane's file, read once per (file found). */
 struct tui_source_cache {
 	bool valid;
-	enum vm_view view;
-	vm_node node;
+	enum model_view view;
+	model_node node;
 	uint32_t metric;
 	int32_t thread;
 	int status; /* 0, or -1 with ERROR */
 	char *error;
-	struct vm_source src;
+	struct model_source src;
 	char *text; /* the file's contents, or NULL */
 	char **lines; /* pointers into TEXT, NUL-terminated */
 	uint32_t nlines;
@@ -99,8 +100,8 @@ struct tui_source_cache {
 
 struct tui_threads_cache {
 	bool valid;
-	enum vm_view view;
-	vm_node node;
+	enum model_view view;
+	model_node node;
 	uint32_t metric;
 	bool inclusive;
 	int status;
@@ -121,18 +122,18 @@ struct tui_thread_row {
 enum { TUI_ROW_ALL = -2, TUI_ROW_PROCESS = -1 };
 
 struct tui {
-	struct vm *vm;
+	struct model *model;
 	const struct tui_options *opt;
 	bool utf8_text;	 /* the locale is UTF-8: names may keep their UTF-8 */
 	bool utf8_glyph; /* line drawing and bars in UTF-8 (not --ascii) */
 	bool color;
 	bool mouse;
 
-	enum vm_view view;
-	vm_node sel[VM_NVIEWS];
-	uint32_t top[VM_NVIEWS]; /* first row shown */
-	uint32_t zooms[VM_NVIEWS]; /* vm_zoom calls not undone */
-	vm_node top_root[VM_NVIEWS]; /* the root when not zoomed */
+	enum model_view view;
+	model_node sel[MODEL_NVIEWS];
+	uint32_t top[MODEL_NVIEWS]; /* first row shown */
+	uint32_t zooms[MODEL_NVIEWS]; /* model_zoom calls not undone */
+	model_node top_root[MODEL_NVIEWS]; /* the root when not zoomed */
 	uint32_t selidx;	 /* SEL's index in the rows (computed each frame) */
 	bool sel_to_top; /* next draw: the selection's row at the top (its expansion shows) */
 	uint32_t nrows;
@@ -144,7 +145,7 @@ struct tui {
 	enum tui_value_mode value_mode;
 	struct tui_column *cols; /* derived from the above */
 	uint32_t ncols;
-	struct vm_sort sort;
+	struct model_sort sort;
 	double hot_threshold;
 
 	/* Panes. */
@@ -167,7 +168,7 @@ struct tui {
 	char input[256];
 	size_t input_len;
 	char search[256];
-	vm_node search_origin;
+	model_node search_origin;
 	bool search_failed;
 	struct tui_filter filters[TUI_MAX_FILTERS]; /* all apply: see tui.c apply_filters */
 	uint32_t nfilters;
@@ -202,12 +203,23 @@ int tui_translate_key(int key);
 /* F-key N can be typed on this terminal (known after tui_keys_init). */
 bool tui_fkey_usable(int n);
 
-struct tui_help_entry {
+/* ---- the key table: tui-keys.def, its actions in tui.c ---- */
+
+/* Who has the keys of a row: the tree, or a pane that has the keys (tried first). */
+enum tui_key_scope { TUI_KEYS_TREE, TUI_KEYS_PANE };
+#define TUI_KEY_CODES 16
+
+struct tui_key_row {
+	enum tui_key_scope scope;
+	/* The keys as the help shows them, alternatives two spaces apart; NULL for a row the
+	 * help does not show, and for a section title. */
 	const char *keys;
-	const char *what;
+	const char *what; /* what the keys do, or the section's title */
+	void (*action)(struct tui *t, int key); /* NULL for a section title */
+	int codes[TUI_KEY_CODES];		/* the key codes, ended by 0 */
 };
-extern const struct tui_help_entry tui_help[];
-extern const size_t tui_nhelp;
+extern const struct tui_key_row tui_keys[];
+extern const size_t tui_nkeys;
 
 /* ---- tui-draw.c ---- */
 
@@ -229,7 +241,7 @@ int tui_put_fit(const struct tui *t, int y, int x, int width, const char *s, boo
 /* Append a bar of WIDTH cells for FRACTION (0..1) to OUT. */
 void tui_bar(const struct tui *t, struct buf *out, double fraction, int width);
 /* The escaped label of NODE in OUT (reset first). */
-void tui_label(struct tui *t, enum vm_view view, vm_node node, struct buf *out);
+void tui_label(struct tui *t, enum model_view view, model_node node, struct buf *out);
 /* Escape S into OUT (appended). */
 void tui_escape(const struct tui *t, struct buf *out, const char *s);
 int tui_cell_width(const struct tui *t, bool with_bar);

@@ -2,8 +2,8 @@
 /*
  * tui-keys.c: the keys of view's interface as data: the --keys syntax (a key is a character,
  * or a name in angle brackets: <Enter>, <Down>, <C-o>, <M-Left>, <F5>, <lt>), the extended
- * codes the terminal gives Alt-Left and Alt-Right, and the help table that the help screen
- * shows (doc/view.1 KEYS says the same).
+ * codes the terminal gives Alt-Left and Alt-Right, and view --list-keys (the keys themselves are
+ * the rows of tui-keys.def).
  */
 #include "compat.h"
 #include "error.h"
@@ -159,59 +159,23 @@ int tui_parse_keys(const char *s, int **keys, size_t *nkeys)
 	return 0;
 }
 
-const struct tui_help_entry tui_help[] = {
-	{ NULL, "Moving" },
-	{ "j  Down", "next row" },
-	{ "k  Up", "previous row" },
-	{ "PgDn  Space", "page down" },
-	{ "PgUp  b", "page up" },
-	{ "C-d  C-u", "half a page down / up" },
-	{ "g  Home", "first row" },
-	{ "G  End", "last row" },
-	{ NULL, "The tree" },
-	{ "Enter", "expand or collapse the selection" },
-	{ "l  Right", "expand (on an expanded row: go to its first child)" },
-	{ "h  Left", "collapse (on a collapsed row: go to its parent)" },
-	{ "+  -", "expand / collapse one more level under the selection" },
-	{ "*", "expand the whole subtree of the selection" },
-	{ "E  C", "expand all / collapse all" },
-	{ "1  2  3", "top-down / bottom-up / flat view" },
-	{ "H  F5", "hot path from the selection (threshold in the footer)" },
-	{ "L", "set the hot-path threshold (percent of the parent)" },
-	{ "z  F7", "zoom: make the selection the root" },
-	{ "Z  Backspace", "zoom out one level" },
-	{ "f  F8", "flatten one level (flat view)" },
-	{ "F", "unflatten one level (flat view)" },
-	{ "c", "callers of the selected function (bottom-up view)" },
-	{ "C-o  M-Left", "back in the navigation history (view, zoom, selection)" },
-	{ "M-Right", "forward in the navigation history" },
-	{ NULL, "Search and filter" },
-	{ "/  F3", "search: matches are revealed as you type; Enter keeps, Esc goes back" },
-	{ "n  N", "next / previous match" },
-	{ "\\  &  F4", "filter: hide scopes matching a glob (then s: the scopes only, their"
-			" children stay; t or Enter: with their subtrees); several filters all"
-			" apply; -N drops filter N, - drops all" },
-	{ NULL, "Columns" },
-	{ "<  >", "sort by the previous / next column" },
-	{ "I", "invert the sort order" },
-	{ "F6 n  M-n", "sort by column n (0: by name); 1-3 switch views" },
-	{ "o  F2", "column chooser: inclusive, exclusive, which metrics" },
-	{ "%", "show value / percent / both" },
-	{ NULL, "Panes" },
-	{ "s", "source pane of the selected scope (S: add a source directory)" },
-	{ "t", "TMA pane (top-down breakdown) of the selected scope" },
-	{ "T", "TMA pane: Intel's levels 1, 1-2, 1-3, 1-4, all" },
-	{ "p", "threads pane: per-thread values as a sorted histogram" },
-	{ "r", "threads pane with a cursor: Enter shows one thread only, or all" },
-	{ "Tab  S-Tab", "move the keys between the tree and the panes" },
-	{ "i", "database information" },
-	{ NULL, "Other" },
-	{ "?  F1", "this help" },
-	{ "C-l", "redraw the screen" },
-	{ "Esc", "cancel a prompt, close a popup, give the keys back to the tree" },
-	{ "q", "close the popup or pane, else quit" },
-	{ "F10", "quit (also from a popup or pane)" },
-	{ "mouse", "click selects, double-click expands, wheel scrolls, a header sorts"
-		   " (--no-mouse: off)" },
-};
-const size_t tui_nhelp = ARRAY_SIZE(tui_help);
+void tui_list_keys(FILE *out)
+{
+	const char *section = "";
+
+	for (size_t i = 0; i < tui_nkeys; i++) {
+		const char *keys = tui_keys[i].keys;
+		if (!tui_keys[i].action)
+			section = tui_keys[i].what;
+		if (!keys)
+			continue;
+		while (*keys) {
+			const char *end = strstr(keys, "  ");
+			size_t len = end ? (size_t)(end - keys) : strlen(keys);
+			fprintf(out, "%s\t%.*s\n", section, (int)len, keys);
+			keys += len;
+			while (*keys == ' ')
+				keys++;
+		}
+	}
+}

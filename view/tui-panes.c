@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tui-panes.c: view's panes and popups: the source pane (vm_source: per-line values, the loop
+ * tui-panes.c: view's panes and popups: the source pane (model_source: per-line values, the loop
  * gutter, a clear message when the file is missing), the threads pane (per-thread values of the
  * selection as a sorted histogram with the imbalance, and the thread selector), the TMA pane
- * (vm_tma: the top-down tree of the selection with bars, the dominant path and thresholds), and
+ * (model_tma: the top-down tree of the selection with bars, the dominant path and thresholds), and
  * the help, database-information and column-chooser popups.
  */
 #include "compat.h"
@@ -58,9 +58,21 @@ static void pane_clear_from(struct tui *t, struct tui_rect r, int row)
 		pane_line(t, r, row, "", A_NORMAL);
 }
 
+/* The end of drawing a pane: its rows from ROW on cleared, the buffers it was drawn with
+ * released (LABEL may be NULL). */
+static void pane_finish(struct tui *t, struct tui_rect r, int row, struct buf *title,
+			struct buf *line, struct buf *label)
+{
+	pane_clear_from(t, r, row);
+	buf_release(title);
+	buf_release(line);
+	if (label)
+		buf_release(label);
+}
+
 static const char *metric_name(struct tui *t, uint32_t metric)
 {
-	const struct dbfile_metric *m = vm_metric(t->vm, metric);
+	const struct dbfile_metric *m = model_metric(t->model, metric);
 	return m ? m->name : "?";
 }
 
@@ -81,16 +93,16 @@ static uint32_t pane_metric(const struct tui *t, bool *inclusive)
 /* ---- TMA ---- */
 
 /* A node's name. */
-static void tma_label(struct tui *t, const struct vm_tma_row *r, struct buf *out)
+static void tma_label(struct tui *t, const struct model_tma_row *r, struct buf *out)
 {
 	tui_escape(t, out, metric_name(t, r->metric));
 }
 
 void tui_draw_tma(struct tui *t, struct tui_rect r)
 {
-	const struct vm_tma_row *rows;
-	vm_node sel = t->sel[t->view];
-	uint32_t n = sel == VM_NONE ? 0 : vm_tma(t->vm, t->view, sel, &rows);
+	const struct model_tma_row *rows;
+	model_node sel = t->sel[t->view];
+	uint32_t n = sel == MODEL_NONE ? 0 : model_tma(t->model, t->view, sel, &rows);
 	struct buf title = BUF_INIT, line = BUF_INIT, label = BUF_INIT;
 	int row = 1, namew = 0, skipped = 0, basis = 0;
 
@@ -99,7 +111,7 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 		buf_addstr(&title, " (level 1)");
 	else if (t->tma_depth)
 		buf_printf(&title, " (levels 1-%d)", t->tma_depth);
-	if (sel != VM_NONE) {
+	if (sel != MODEL_NONE) {
 		tui_label(t, t->view, sel, &label);
 		buf_addstr(&title, ": ");
 		buf_add(&title, label.data, label.len);
@@ -110,7 +122,6 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 		pane_line(t, r, row++, " Measure them with:", A_NORMAL);
 		pane_line(t, r, row++, "   measure -e topdown ./program", A_NORMAL);
 		pane_line(t, r, row++, " (needs a CPU with a PMU; see measure -L)", A_NORMAL);
-		pane_clear_from(t, r, row);
 		goto out;
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -131,7 +142,7 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 	if (namew < 4)
 		namew = 4;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct vm_tma_row *tr = &rows[i];
+		const struct model_tma_row *tr = &rows[i];
 		int pad, barw = r.w - namew - 12 - basis;
 		attr_t attr = A_NORMAL;
 		if (t->tma_depth && tr->level > (uint32_t)t->tma_depth)
@@ -174,11 +185,8 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 			attr = tui_attr(t, TUI_STYLE_DOMINANT);
 		pane_line(t, r, row++, (const char *)line.data, attr);
 	}
-	pane_clear_from(t, r, row);
 out:
-	buf_release(&title);
-	buf_release(&line);
-	buf_release(&label);
+	pane_finish(t, r, row, &title, &line, &label);
 }
 
 /* ---- source ---- */
@@ -186,7 +194,7 @@ out:
 static void source_release(struct tui_source_cache *c)
 {
 	if (c->valid && c->status == 0)
-		vm_source_release(&c->src);
+		model_source_release(&c->src);
 	FREE_AND_NULL(c->error);
 	FREE_AND_NULL(c->text);
 	FREE_AND_NULL(c->lines);
@@ -239,23 +247,23 @@ static int read_source(struct tui_source_cache *c, const char *path)
 static struct tui_source_cache *source_update(struct tui *t)
 {
 	struct tui_source_cache *c = &t->source;
-	vm_node sel = t->sel[t->view];
+	model_node sel = t->sel[t->view];
 	bool inclusive;
 	uint32_t metric = pane_metric(t, &inclusive);
 
 	if (c->valid && c->view == t->view && c->node == sel && c->metric == metric &&
-	    c->thread == vm_selected_thread(t->vm))
+	    c->thread == model_selected_thread(t->model))
 		return c;
 	source_release(c);
 	c->valid = true;
 	c->view = t->view;
 	c->node = sel;
 	c->metric = metric;
-	c->thread = vm_selected_thread(t->vm);
+	c->thread = model_selected_thread(t->model);
 	t->src_scroll = -1;
 	memset(&c->src, 0, sizeof(c->src));
-	c->status = sel == VM_NONE ? fth_error("nothing selected")
-				   : vm_source(t->vm, t->view, sel, metric, &c->src);
+	c->status = sel == MODEL_NONE ? fth_error("nothing selected")
+				   : model_source(t->model, t->view, sel, metric, &c->src);
 	if (c->status) {
 		c->error = xstrdup(fth_errmsg());
 		return c;
@@ -267,7 +275,7 @@ static struct tui_source_cache *source_update(struct tui *t)
 	return c;
 }
 
-static const struct vm_source_line *source_line(const struct vm_source *s, uint32_t line)
+static const struct model_source_line *source_line(const struct model_source *s, uint32_t line)
 {
 	uint32_t lo = 0, hi = s->nlines;
 
@@ -308,7 +316,7 @@ void tui_draw_source(struct tui *t, struct tui_rect r)
 	int row = 1, gutter = 0, body = r.h - 1, first;
 	bool inclusive;
 	uint32_t metric = pane_metric(t, &inclusive);
-	double total = vm_total(t->vm, metric);
+	double total = model_total(t->model, metric);
 
 	buf_addstr(&title, "source ");
 	if (c->status == 0)
@@ -321,7 +329,6 @@ void tui_draw_source(struct tui *t, struct tui_rect r)
 		buf_addstr(&line, " no source: ");
 		tui_escape(t, &line, c->error);
 		pane_line(t, r, row++, (const char *)line.data, A_BOLD);
-		pane_clear_from(t, r, row);
 		goto out;
 	}
 	if (!c->src.path || !c->text) {
@@ -338,7 +345,6 @@ void tui_draw_source(struct tui *t, struct tui_rect r)
 		pane_line(t, r, row++,
 			  " press S to add a directory to search (or run view --source-path DIR)",
 			  A_NORMAL);
-		pane_clear_from(t, r, row);
 		goto out;
 	}
 	for (uint32_t i = 0; i < c->src.nlines; i++)
@@ -357,7 +363,7 @@ void tui_draw_source(struct tui *t, struct tui_rect r)
 	first = t->src_scroll;
 	for (int i = 0; i < body - 0 && row < r.h; i++) {
 		uint32_t lineno = (uint32_t)(first + i + 1);
-		const struct vm_source_line *sl;
+		const struct model_source_line *sl;
 		int textw, used;
 		attr_t attr = A_NORMAL;
 		if (lineno > c->nlines) {
@@ -388,7 +394,8 @@ void tui_draw_source(struct tui *t, struct tui_rect r)
 				tui_bar(t, &line, sl->value / total, 8);
 			} else {
 				char v[32];
-				vm_format_value(sl->value, vm_metric(t->vm, metric)->unit, v, sizeof(v));
+				model_format_value(sl->value, model_metric(t->model, metric)->unit,
+						   v, sizeof(v));
 				buf_printf(&line, " %14s", v);
 			}
 		}
@@ -397,10 +404,8 @@ void tui_draw_source(struct tui *t, struct tui_rect r)
 		attrset(A_NORMAL);
 		row++;
 	}
-	pane_clear_from(t, r, row);
 out:
-	buf_release(&title);
-	buf_release(&line);
+	pane_finish(t, r, row, &title, &line, NULL);
 }
 
 /* ---- threads ---- */
@@ -421,8 +426,8 @@ static void thread_rows(const struct dbfile *db, struct tui_threads_cache *c);
 int tui_threads_update(struct tui *t)
 {
 	struct tui_threads_cache *c = &t->threads;
-	const struct dbfile *db = vm_db(t->vm);
-	vm_node sel = t->sel[t->view];
+	const struct dbfile *db = model_db(t->model);
+	model_node sel = t->sel[t->view];
 	bool inclusive;
 	uint32_t metric = pane_metric(t, &inclusive);
 
@@ -441,10 +446,11 @@ int tui_threads_update(struct tui *t)
 	c->inclusive = inclusive;
 	if (db->flags & DBFILE_FLAG_NO_THREADS)
 		c->status = fth_error("this database kept no per-thread values");
-	else if (sel == VM_NONE)
+	else if (sel == MODEL_NONE)
 		c->status = fth_error("nothing selected");
 	else
-		c->status = vm_thread_values(t->vm, t->view, sel, metric, inclusive, c->values);
+		c->status =
+			model_thread_values(t->model, t->view, sel, metric, inclusive, c->values);
 	if (c->status) {
 		c->error = xstrdup(fth_errmsg());
 		return -1;
@@ -544,7 +550,7 @@ static void add_rank(const struct dbfile_thread *th, struct buf *out)
 static void thread_identity(struct tui *t, uint32_t i, const struct dbfile_thread *proc,
 			    struct buf *out)
 {
-	const struct dbfile_thread *th = &vm_db(t->vm)->threads[i];
+	const struct dbfile_thread *th = &model_db(t->model)->threads[i];
 	buf_printf(out, "  #%-3u ", i);
 	add_rank(th, out);
 	buf_printf(out, "tid %-7u ", th->tid);
@@ -569,7 +575,7 @@ static void thread_identity(struct tui *t, uint32_t i, const struct dbfile_threa
 /* A process: its pid, host (when the run has several) and command line. */
 static void process_identity(struct tui *t, const struct tui_thread_row *row, struct buf *out)
 {
-	const struct dbfile *db = vm_db(t->vm);
+	const struct dbfile *db = model_db(t->model);
 	const struct dbfile_thread *th = &db->threads[row->first];
 	buf_printf(out, "process %-7u ", row->pid);
 	add_rank(th, out);
@@ -588,24 +594,24 @@ static void process_identity(struct tui *t, const struct tui_thread_row *row, st
 
 void tui_draw_threads(struct tui *t, struct tui_rect r)
 {
-	const struct dbfile *db = vm_db(t->vm);
+	const struct dbfile *db = model_db(t->model);
 	struct tui_threads_cache *c = &t->threads;
 	struct buf title = BUF_INIT, line = BUF_INIT, label = BUF_INIT;
 	int row = 1, body;
 	uint32_t n = db->nthreads;
-	int32_t current = vm_selected_thread(t->vm);
-	int64_t process = vm_selected_process(t->vm);
+	int32_t current = model_selected_thread(t->model);
+	int64_t process = model_selected_process(t->model);
 	uint32_t proc_first = 0;
 	double sum = 0, max = 0, min = 0, median = 0;
 	const struct dbfile_metric *m;
 	char a[32], b[32], d[32], e[32];
 
 	tui_threads_update(t);
-	m = vm_metric(t->vm, c->metric);
+	m = model_metric(t->model, c->metric);
 	buf_addstr(&title, "threads: ");
 	tui_escape(t, &title, metric_name(t, c->metric));
 	buf_printf(&title, "(%s)", c->inclusive ? "I" : "E");
-	if (t->sel[t->view] != VM_NONE) {
+	if (t->sel[t->view] != MODEL_NONE) {
 		tui_label(t, t->view, t->sel[t->view], &label);
 		buf_addstr(&title, " at ");
 		buf_add(&title, label.data, label.len);
@@ -615,7 +621,6 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 		buf_addstr(&line, " ");
 		tui_escape(t, &line, c->error);
 		pane_line(t, r, row++, (const char *)line.data, A_BOLD);
-		pane_clear_from(t, r, row);
 		goto out;
 	}
 	if (n) {
@@ -626,9 +631,9 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 		for (uint32_t i = 0; i < n; i++)
 			sum += c->values[i];
 	}
-	vm_format_value(min, m ? m->unit : 0, a, sizeof(a));
-	vm_format_value(median, m ? m->unit : 0, b, sizeof(b));
-	vm_format_value(max, m ? m->unit : 0, d, sizeof(d));
+	model_format_value(min, m ? m->unit : 0, a, sizeof(a));
+	model_format_value(median, m ? m->unit : 0, b, sizeof(b));
+	model_format_value(max, m ? m->unit : 0, d, sizeof(d));
 	snprintf(e, sizeof(e), "%.2f", n && sum > 0 ? max / (sum / n) : 0.0);
 	buf_reset(&line);
 	buf_printf(&line, " %u threads  min %s  median %s  max %s  imbalance max/mean %s", n, a, b,
@@ -654,7 +659,7 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 			buf_addstr(&line, " all threads (the sum)");
 		} else {
 			int idw, pad;
-			vm_format_value(tr->value, m ? m->unit : 0, a, sizeof(a));
+			model_format_value(tr->value, m ? m->unit : 0, a, sizeof(a));
 			if (tr->thread == TUI_ROW_PROCESS) {
 				process_identity(t, tr, &line);
 				proc_first = tr->first;
@@ -682,11 +687,8 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 			attr = A_BOLD;
 		pane_line(t, r, row++, (const char *)line.data, attr);
 	}
-	pane_clear_from(t, r, row);
 out:
-	buf_release(&title);
-	buf_release(&line);
-	buf_release(&label);
+	pane_finish(t, r, row, &title, &line, &label);
 }
 
 void tui_caches_release(struct tui *t)
@@ -708,7 +710,7 @@ struct popup_lines {
 	int n, cap;
 };
 
-static void add_line(struct popup_lines *p, bool bold, struct buf *b)
+static void popup_add_line(struct popup_lines *p, bool bold, struct buf *b)
 {
 	if (p->n == p->cap) {
 		p->cap = p->cap ? p->cap * 2 : 64;
@@ -720,7 +722,7 @@ static void add_line(struct popup_lines *p, bool bold, struct buf *b)
 	buf_reset(b);
 }
 
-static void release_lines(struct popup_lines *p)
+static void popup_lines_release(struct popup_lines *p)
 {
 	for (int i = 0; i < p->n; i++)
 		free(p->text[i]);
@@ -730,8 +732,8 @@ static void release_lines(struct popup_lines *p)
 
 /* Append TEXT (plain ASCII, as the help is) to the line in B and on as lines of at most WIDTH
  * columns, broken at spaces; the lines after the first start with INDENT spaces. */
-static void add_wrapped(struct popup_lines *p, int indent, const char *text, int width,
-			struct buf *b)
+static void popup_add_wrapped(struct popup_lines *p, int indent, const char *text, int width,
+			      struct buf *b)
 {
 	int room = width - (int)b->len;
 
@@ -747,7 +749,7 @@ static void add_wrapped(struct popup_lines *p, int indent, const char *text, int
 			len = cut ? cut : (size_t)room;
 		}
 		buf_add(b, text, len);
-		add_line(p, false, b);
+		popup_add_line(p, false, b);
 		text += len;
 		while (*text == ' ')
 			text++;
@@ -791,31 +793,29 @@ static void help_lines(struct tui *t, struct popup_lines *p)
 	struct buf b = BUF_INIT, keys = BUF_INIT;
 	int width = tui_popup_rect(t).w - 4; /* a space before the right edge */
 
-	add_wrapped(p, 0, "Keys of view  (q, Esc or ? closes)", width, &b);
+	popup_add_wrapped(p, 0, "Keys of view  (q, Esc or ? closes)", width, &b);
 	p->bold[p->n - 1] = true;
-	for (size_t i = 0; i < tui_nhelp; i++) {
-		if (!tui_help[i].keys) {
-			add_line(p, false, &b);
-			buf_addstr(&b, tui_help[i].what);
-			add_line(p, true, &b);
+	for (size_t i = 0; i < tui_nkeys; i++) {
+		const struct tui_key_row *row = &tui_keys[i];
+		if (!row->action) {
+			popup_add_line(p, false, &b);
+			buf_addstr(&b, row->what);
+			popup_add_line(p, true, &b);
 			continue;
 		}
+		if (!row->keys)
+			continue;
 		buf_reset(&keys);
-		usable_keys(tui_help[i].keys, &keys);
+		usable_keys(row->keys, &keys);
 		buf_printf(&b, "  %-*s ", HELP_KEYS_W, (const char *)keys.data);
-		add_wrapped(p, HELP_KEYS_W + 3, tui_help[i].what, width, &b);
+		popup_add_wrapped(p, HELP_KEYS_W + 3, row->what, width, &b);
 	}
-	add_line(p, false, &b);
-	add_wrapped(p, 7, "Marks: * multiplexed (scaled), ? too few samples, ! TMA over threshold",
-		    width, &b);
+	popup_add_line(p, false, &b);
+	popup_add_wrapped(p, 7,
+			  "Marks: * multiplexed (scaled), ? too few samples, ! TMA over threshold",
+			  width, &b);
 	buf_release(&b);
 	buf_release(&keys);
-}
-
-static int by_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return (x > y) - (x < y);
 }
 
 static int by_string(const void *a, const void *b)
@@ -826,7 +826,7 @@ static int by_string(const void *a, const void *b)
 /* How the run went, as `perf report --header` says it: command, host, date, length, events. */
 static void run_lines(struct tui *t, struct popup_lines *p, struct buf *b)
 {
-	const struct dbfile *db = vm_db(t->vm);
+	const struct dbfile *db = model_db(t->model);
 	uint64_t start = UINT64_MAX, end = 0;
 	uint32_t first = 0, nproc = 0;
 	if (db->nthreads == 0)
@@ -837,7 +837,7 @@ static void run_lines(struct tui *t, struct popup_lines *p, struct buf *b)
 		pids[i] = db->threads[i].pid;
 		hosts[i] = db->threads[i].host;
 	}
-	qsort(pids, db->nthreads, sizeof(*pids), by_u32);
+	qsort(pids, db->nthreads, sizeof(*pids), model_cmp_u32);
 	qsort(hosts, db->nthreads, sizeof(*hosts), by_string);
 	for (uint32_t i = 0; i < db->nthreads; i++)
 		nproc += i == 0 || pids[i] != pids[i - 1];
@@ -860,7 +860,7 @@ static void run_lines(struct tui *t, struct popup_lines *p, struct buf *b)
 	}
 	if (top->argc == 0)
 		tui_escape(t, b, top->program);
-	add_line(p, false, b);
+	popup_add_line(p, false, b);
 	buf_addstr(b, "host       ");
 	tui_escape(t, b, top->host);
 	uint32_t nhosts = 0;
@@ -876,7 +876,7 @@ static void run_lines(struct tui *t, struct popup_lines *p, struct buf *b)
 	if (nhosts > 8)
 		buf_printf(b, " ... (%u hosts)", nhosts);
 	free(hosts);
-	add_line(p, false, b);
+	popup_add_line(p, false, b);
 	time_t when = (time_t)(start / 1000000000u);
 	struct tm tm;
 	char date[64] = "?";
@@ -884,7 +884,7 @@ static void run_lines(struct tui *t, struct popup_lines *p, struct buf *b)
 		strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z", &tm);
 	buf_printf(b, "date       %s   duration %.3f s   processes %u", date,
 		   end > start ? (double)(end - start) / 1e9 : 0.0, nproc);
-	add_line(p, false, b);
+	popup_add_line(p, false, b);
 	buf_addstr(b, "events     ");
 	bool any = false;
 	for (uint32_t i = 0; i < db->nmetrics; i++) {
@@ -902,64 +902,64 @@ static void run_lines(struct tui *t, struct popup_lines *p, struct buf *b)
 		else
 			buf_addstr(b, " (every call)");
 	}
-	add_line(p, false, b);
+	popup_add_line(p, false, b);
 }
 
 static void info_lines(struct tui *t, struct popup_lines *p)
 {
-	const struct dbfile *db = vm_db(t->vm);
+	const struct dbfile *db = model_db(t->model);
 	struct buf b = BUF_INIT;
 
 	buf_addstr(&b, "Database  (q or Esc closes)");
-	add_line(p, true, &b);
+	popup_add_line(p, true, &b);
 	buf_addstr(&b, "program    ");
 	tui_escape(t, &b, db->program);
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	buf_addstr(&b, "directory  ");
 	tui_escape(t, &b, db->dir);
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	buf_printf(&b, "format     %u.%u%s%s", db->major, db->minor,
 		   db->flags & DBFILE_FLAG_NO_LOOPS ? "  (some modules had no structure: no loops)"
 						    : "",
 		   db->flags & DBFILE_FLAG_NO_THREADS ? "  (no per-thread values)" : "");
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	buf_printf(&b, "contexts   %u   functions %u   modules %u   threads %u", db->ncontexts,
 		   db->nfunctions, db->nmodules, db->nthreads);
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	run_lines(t, p, &b);
 	for (uint32_t i = 0; i < db->nnotes; i++) {
 		buf_addstr(&b, i ? "           " : "note       ");
 		tui_escape(t, &b, db->notes[i]);
-		add_line(p, false, &b);
+		popup_add_line(p, false, &b);
 	}
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	buf_addstr(&b, "Metrics");
-	add_line(p, true, &b);
+	popup_add_line(p, true, &b);
 	for (uint32_t i = 0; i < db->nmetrics; i++) {
 		const struct dbfile_metric *m = &db->metrics[i];
 		buf_printf(&b, "%3u ", i);
 		tui_escape(t, &b, m->name);
 		buf_printf(&b, "  %s%s%s  samples %llu  threads %u", m->kind ? "derived" : "raw",
 			   m->flags & MFILE_METRIC_MULTIPLEXED ? " multiplexed" : "",
-			   vm_metric_is_tma(t->vm, i) ? " tma" : "", (unsigned long long)m->samples,
-			   m->nthreads);
+			   model_metric_is_tma(t->model, i) ? " tma" : "",
+			   (unsigned long long)m->samples, m->nthreads);
 		if (m->scale != 1 && m->scale > 0)
 			buf_printf(&b, "  scaled x%.2f", m->scale);
-		add_line(p, false, &b);
+		popup_add_line(p, false, &b);
 		if (m->description && m->description[0]) {
 			buf_addstr(&b, "      ");
 			tui_escape(t, &b, m->description);
-			add_line(p, false, &b);
+			popup_add_line(p, false, &b);
 		}
 		if (m->formula && m->formula[0]) {
 			buf_addstr(&b, "      = ");
 			tui_escape(t, &b, m->formula);
-			add_line(p, false, &b);
+			popup_add_line(p, false, &b);
 		}
 	}
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	buf_printf(&b, "Threads (%u)", db->nthreads);
-	add_line(p, true, &b);
+	popup_add_line(p, true, &b);
 	for (uint32_t i = 0; i < db->nthreads; i++) {
 		const struct dbfile_thread *th = &db->threads[i];
 		buf_printf(&b, "%3u ", i);
@@ -969,7 +969,7 @@ static void info_lines(struct tui *t, struct popup_lines *p)
 		tui_escape(t, &b, th->host);
 		buf_addstr(&b, "  ");
 		tui_escape(t, &b, th->file);
-		add_line(p, false, &b);
+		popup_add_line(p, false, &b);
 	}
 	buf_release(&b);
 }
@@ -990,17 +990,17 @@ static void column_lines(struct tui *t, struct popup_lines *p)
 	struct buf b = BUF_INIT;
 
 	buf_addstr(&b, "Columns  (Enter or Space toggles; q or Esc closes)");
-	add_line(p, true, &b);
+	popup_add_line(p, true, &b);
 	buf_printf(&b, "[%c] inclusive columns", t->show_incl ? 'x' : ' ');
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	buf_printf(&b, "[%c] exclusive columns", t->show_excl ? 'x' : ' ');
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	buf_printf(&b, "show: %s  (Enter cycles, or %%)", modes[t->value_mode]);
-	add_line(p, false, &b);
+	popup_add_line(p, false, &b);
 	buf_addstr(&b, "Metrics shown, in column order:");
-	add_line(p, true, &b);
-	for (uint32_t i = 0; i < vm_nmetrics(t->vm); i++) {
-		const struct dbfile_metric *m = vm_metric(t->vm, i);
+	popup_add_line(p, true, &b);
+	for (uint32_t i = 0; i < model_nmetrics(t->model); i++) {
+		const struct dbfile_metric *m = model_metric(t->model, i);
 		uint32_t pos = 0;
 		bool on = metric_shown(t, i, &pos);
 		if (on)
@@ -1012,7 +1012,7 @@ static void column_lines(struct tui *t, struct popup_lines *p)
 			buf_addstr(&b, "  ");
 			tui_escape(t, &b, m->description);
 		}
-		add_line(p, false, &b);
+		popup_add_line(p, false, &b);
 	}
 	buf_release(&b);
 }
@@ -1035,7 +1035,7 @@ int tui_popup_lines(struct tui *t)
 
 	popup_content(t, &p);
 	n = p.n;
-	release_lines(&p);
+	popup_lines_release(&p);
 	return n;
 }
 
@@ -1064,7 +1064,7 @@ void tui_columns_toggle(struct tui *t, int line)
 	} else if (line == 3) {
 		t->value_mode = (t->value_mode + 1) % TUI_SHOW_MODES;
 	} else if (line >= COLUMNS_FIRST_METRIC &&
-		   (uint32_t)(line - COLUMNS_FIRST_METRIC) < vm_nmetrics(t->vm)) {
+		   (uint32_t)(line - COLUMNS_FIRST_METRIC) < model_nmetrics(t->model)) {
 		uint32_t metric = (uint32_t)(line - COLUMNS_FIRST_METRIC), pos;
 		if (metric_shown(t, metric, &pos)) {
 			if (t->nmetrics == 1) {
@@ -1142,5 +1142,5 @@ void tui_draw_popup(struct tui *t)
 	}
 	attrset(A_NORMAL);
 	buf_release(&edge);
-	release_lines(&p);
+	popup_lines_release(&p);
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tui.c: view's interactive loop: the terminal set up and always restored (quit, Ctrl-C,
- * SIGTERM, SIGHUP, fatal signals, exit), keys (typed or replayed from --keys) dispatched to
- * the actions on the model, prompts, the navigation history, and finding the selection again
- * after the model rebuilds a tree (thread selection, filter).
+ * SIGTERM, SIGHUP, fatal signals, exit), keys (typed or replayed from --keys) dispatched
+ * through the key table (tui-keys.def) to its actions on the model, prompts, the navigation
+ * history, and finding the selection again after the model rebuilds a tree (thread selection,
+ * filter).
  */
 #include "compat.h"
 #include "error.h"
@@ -119,28 +120,28 @@ uint32_t tui_sort_column(const struct tui *t)
 	return UINT32_MAX;
 }
 
-static vm_node selected(const struct tui *t)
+static model_node selected_node(const struct tui *t)
 {
 	return t->sel[t->view];
 }
 
-static void label_of(struct tui *t, vm_node node, char *out, size_t size)
+static void label_of(struct tui *t, model_node node, char *out, size_t size)
 {
 	struct buf b = BUF_INIT;
-	vm_node_label(t->vm, t->view, node, t->utf8_glyph, &b);
+	model_node_label(t->model, t->view, node, t->utf8_glyph, &b);
 	snprintf(out, size, "%s", (const char *)b.data);
 	buf_release(&b);
 }
 
 /* The rows, with SELIDX made right; the selection moved to its nearest visible ancestor (or
  * the first row) when it is not visible. */
-static uint32_t current_rows(struct tui *t, const vm_node **rows)
+static uint32_t current_rows(struct tui *t, const model_node **rows)
 {
-	uint32_t n = vm_rows(t->vm, t->view, rows);
-	vm_node s = selected(t);
+	uint32_t n = model_rows(t->model, t->view, rows);
+	model_node s = selected_node(t);
 
-	for (int pass = 0; pass < 64 && s != VM_NONE; pass++) {
-		struct vm_node_info info;
+	for (int pass = 0; pass < 64 && s != MODEL_NONE; pass++) {
+		struct model_node_info info;
 		if (t->selidx < n && (*rows)[t->selidx] == s) {
 			t->sel[t->view] = s;
 			return n;
@@ -151,17 +152,17 @@ static uint32_t current_rows(struct tui *t, const vm_node **rows)
 				t->sel[t->view] = s;
 				return n;
 			}
-		vm_node_info(t->vm, t->view, s, &info);
+		model_node_info(t->model, t->view, s, &info);
 		s = info.parent;
 	}
 	t->selidx = 0;
-	t->sel[t->view] = n ? (*rows)[0] : VM_NONE;
+	t->sel[t->view] = n ? (*rows)[0] : MODEL_NONE;
 	return n;
 }
 
 static void select_index(struct tui *t, int64_t idx)
 {
-	const vm_node *rows;
+	const model_node *rows;
 	uint32_t n = current_rows(t, &rows);
 
 	if (!n)
@@ -176,7 +177,7 @@ static void select_index(struct tui *t, int64_t idx)
 
 static void move_selection(struct tui *t, int64_t delta)
 {
-	const vm_node *rows;
+	const model_node *rows;
 	current_rows(t, &rows);
 	select_index(t, (int64_t)t->selidx + delta);
 }
@@ -188,90 +189,90 @@ static int page_rows(const struct tui *t)
 
 /* ---- zoom, counted here: the model's zoomed root has no parent ---- */
 
-static void do_zoom(struct tui *t, enum vm_view view, vm_node node)
+static void do_zoom(struct tui *t, enum model_view view, model_node node)
 {
 	if (t->zooms[view] == 0)
-		t->top_root[view] = vm_root(t->vm, view);
-	vm_zoom(t->vm, view, node);
+		t->top_root[view] = model_root(t->model, view);
+	model_zoom(t->model, view, node);
 	t->zooms[view]++;
 }
 
-static bool do_unzoom(struct tui *t, enum vm_view view)
+static bool do_unzoom(struct tui *t, enum model_view view)
 {
-	if (!vm_unzoom(t->vm, view))
+	if (!model_unzoom(t->model, view))
 		return false;
 	if (t->zooms[view])
 		t->zooms[view]--;
 	return true;
 }
 
-static void unzoom_all(struct tui *t, enum vm_view view)
+static void unzoom_all(struct tui *t, enum model_view view)
 {
 	while (do_unzoom(t, view))
 		;
 	t->zooms[view] = 0;
-	t->top_root[view] = vm_root(t->vm, view);
+	t->top_root[view] = model_root(t->model, view);
 }
 
 /* ---- history ---- */
 
-static struct tui_place here(struct tui *t)
+static struct tui_place current_place(struct tui *t)
 {
-	return (struct tui_place){ t->view, vm_root(t->vm, t->view), selected(t) };
+	return (struct tui_place){ t->view, model_root(t->model, t->view), selected_node(t) };
 }
 
 static void history_push(struct tui *t)
 {
 	ALLOC_GROW(t->history, t->hist_pos + 2, t->hist_cap);
-	t->history[t->hist_pos++] = here(t);
+	t->history[t->hist_pos++] = current_place(t);
 	t->hist_n = t->hist_pos;
 }
 
 static void place_restore(struct tui *t, const struct tui_place *p)
 {
 	t->view = p->view;
-	if (vm_root(t->vm, t->view) != p->root) {
-		while (vm_root(t->vm, t->view) != p->root && do_unzoom(t, t->view))
+	if (model_root(t->model, t->view) != p->root) {
+		while (model_root(t->model, t->view) != p->root && do_unzoom(t, t->view))
 			;
-		if (vm_root(t->vm, t->view) != p->root)
+		if (model_root(t->model, t->view) != p->root)
 			do_zoom(t, t->view, p->root);
 	}
-	if (p->sel != VM_NONE) {
-		vm_reveal(t->vm, t->view, p->sel);
+	if (p->sel != MODEL_NONE) {
+		model_reveal(t->model, t->view, p->sel);
 		t->sel[t->view] = p->sel;
 	}
 }
 
-static void history_back(struct tui *t)
+static void key_history_back(struct tui *t, int key)
 {
 	if (t->hist_pos == 0) {
 		tui_message(t, false, "at the start of the history");
 		return;
 	}
 	ALLOC_GROW(t->history, t->hist_pos + 1, t->hist_cap);
-	t->history[t->hist_pos] = here(t);
+	t->history[t->hist_pos] = current_place(t);
 	if (t->hist_pos == t->hist_n)
 		t->hist_n++;
 	t->hist_pos--;
 	place_restore(t, &t->history[t->hist_pos]);
 }
 
-static void history_forward(struct tui *t)
+static void key_history_forward(struct tui *t, int key)
 {
 	if (t->hist_pos + 1 >= t->hist_n) {
 		tui_message(t, false, "at the end of the history");
 		return;
 	}
-	t->history[t->hist_pos] = here(t);
+	t->history[t->hist_pos] = current_place(t);
 	t->hist_pos++;
 	place_restore(t, &t->history[t->hist_pos]);
 }
 
 /* ---- finding nodes again after a rebuild ---- */
 
-static vm_node absolute_root(struct tui *t, enum vm_view view)
+static model_node absolute_root(struct tui *t, enum model_view view)
 {
-	return t->zooms[view] ? t->top_root[view] : vm_root(t->vm, view);
+	return t->zooms[view] ? t->top_root[view] : model_root(t->model, view);
 }
 
 static void path_release(struct tui_path *p)
@@ -283,19 +284,19 @@ static void path_release(struct tui_path *p)
 	p->n = 0;
 }
 
-static void path_save(struct tui *t, enum vm_view view, vm_node node, struct tui_path *p)
+static void path_save(struct tui *t, enum model_view view, model_node node, struct tui_path *p)
 {
 	struct buf b = BUF_INIT;
 
 	p->labels = NULL;
 	p->n = 0;
-	while (node != VM_NONE) {
-		struct vm_node_info info;
-		vm_node_info(t->vm, view, node, &info);
-		if (info.parent == VM_NONE)
+	while (node != MODEL_NONE) {
+		struct model_node_info info;
+		model_node_info(t->model, view, node, &info);
+		if (info.parent == MODEL_NONE)
 			break;
 		buf_reset(&b);
-		vm_node_label(t->vm, view, node, true, &b);
+		model_node_label(t->model, view, node, true, &b);
 		p->labels = xreallocarray(p->labels, p->n + 1, sizeof(*p->labels));
 		p->labels[p->n++] = xstrdup((const char *)b.data);
 		node = info.parent;
@@ -308,22 +309,22 @@ static void path_save(struct tui *t, enum vm_view view, vm_node node, struct tui
 	buf_release(&b);
 }
 
-static vm_node path_find(struct tui *t, enum vm_view view, const struct tui_path *p)
+static model_node path_find(struct tui *t, enum model_view view, const struct tui_path *p)
 {
-	vm_node node = absolute_root(t, view);
+	model_node node = absolute_root(t, view);
 	struct buf b = BUF_INIT;
 
 	for (uint32_t i = 0; i < p->n; i++) {
-		const vm_node *kids;
-		uint32_t nkids = vm_children(t->vm, view, node, &kids);
-		vm_node next = VM_NONE;
-		for (uint32_t k = 0; k < nkids && next == VM_NONE; k++) {
+		const model_node *kids;
+		uint32_t nkids = model_children(t->model, view, node, &kids);
+		model_node next = MODEL_NONE;
+		for (uint32_t k = 0; k < nkids && next == MODEL_NONE; k++) {
 			buf_reset(&b);
-			vm_node_label(t->vm, view, kids[k], true, &b);
+			model_node_label(t->model, view, kids[k], true, &b);
 			if (!strcmp((const char *)b.data, p->labels[i]))
 				next = kids[k];
 		}
-		if (next == VM_NONE)
+		if (next == MODEL_NONE)
 			break;
 		node = next;
 	}
@@ -337,47 +338,47 @@ enum rebuild_op { REBUILD_THREAD, REBUILD_PROCESS, REBUILD_FILTER };
  * (hidden when any filter matches it or, with its subtree, one of its ancestors). */
 static void apply_filters(struct tui *t)
 {
-	vm_set_filter(t->vm, NULL, VM_FILTER_SUBTREE);
+	model_set_filter(t->model, NULL, MODEL_FILTER_SUBTREE);
 	for (uint32_t i = 0; i < t->nfilters; i++)
-		vm_add_filter(t->vm, t->filters[i].pattern, t->filters[i].mode);
+		model_add_filter(t->model, t->filters[i].pattern, t->filters[i].mode);
 }
 
 /* Apply an operation that rebuilds the trees (a thread selected, the filters changed),
  * keeping each view's zoom and selection. */
 static int rebuild(struct tui *t, enum rebuild_op op, int32_t thread)
 {
-	struct tui_path roots[VM_NVIEWS], sels[VM_NVIEWS];
-	bool had[VM_NVIEWS];
+	struct tui_path roots[MODEL_NVIEWS], sels[MODEL_NVIEWS];
+	bool had[MODEL_NVIEWS];
 	int rc = 0;
 
-	for (int v = 0; v < VM_NVIEWS; v++) {
-		vm_node root = vm_root(t->vm, (enum vm_view)v);
-		had[v] = t->sel[v] != VM_NONE;
+	for (int v = 0; v < MODEL_NVIEWS; v++) {
+		model_node root = model_root(t->model, (enum model_view)v);
+		had[v] = t->sel[v] != MODEL_NONE;
 		if (!had[v])
 			continue;
 		/* Unzoomed, every node has its parents: the paths are whole. */
-		unzoom_all(t, (enum vm_view)v);
-		path_save(t, (enum vm_view)v, root, &roots[v]);
-		path_save(t, (enum vm_view)v, t->sel[v], &sels[v]);
+		unzoom_all(t, (enum model_view)v);
+		path_save(t, (enum model_view)v, root, &roots[v]);
+		path_save(t, (enum model_view)v, t->sel[v], &sels[v]);
 	}
 	if (op == REBUILD_THREAD)
-		rc = vm_select_thread(t->vm, thread);
+		rc = model_select_thread(t->model, thread);
 	else if (op == REBUILD_PROCESS)
-		rc = vm_select_process(t->vm, (uint32_t)thread);
+		rc = model_select_process(t->model, (uint32_t)thread);
 	else
 		apply_filters(t);
-	for (int v = 0; v < VM_NVIEWS; v++) {
-		enum vm_view view = (enum vm_view)v;
-		vm_node r, s;
+	for (int v = 0; v < MODEL_NVIEWS; v++) {
+		enum model_view view = (enum model_view)v;
+		model_node r, s;
 		if (!had[v])
 			continue;
 		unzoom_all(t, view);
 		r = path_find(t, view, &roots[v]);
 		if (r != absolute_root(t, view))
 			do_zoom(t, view, r);
-		vm_expand(t->vm, view, vm_root(t->vm, view), true);
+		model_expand(t->model, view, model_root(t->model, view), true);
 		s = path_find(t, view, &sels[v]);
-		vm_reveal(t->vm, view, s);
+		model_reveal(t->model, view, s);
 		t->sel[v] = s;
 		t->top[v] = 0;
 		path_release(&roots[v]);
@@ -391,30 +392,30 @@ static int rebuild(struct tui *t, enum rebuild_op op, int32_t thread)
 
 /* ---- actions ---- */
 
-static void switch_view(struct tui *t, enum vm_view view)
+static void switch_view(struct tui *t, enum model_view view)
 {
 	if (view == t->view)
 		return;
 	history_push(t);
 	t->view = view;
-	if (t->sel[view] == VM_NONE) {
-		vm_node root = vm_root(t->vm, view);
-		vm_expand(t->vm, view, root, true);
+	if (t->sel[view] == MODEL_NONE) {
+		model_node root = model_root(t->model, view);
+		model_expand(t->model, view, root, true);
 		t->sel[view] = root;
 	}
 	t->threads.valid = false;
 }
 
-static void set_sort(struct tui *t, struct vm_sort s)
+static void set_sort(struct tui *t, struct model_sort s)
 {
 	t->sort = s;
-	vm_set_sort(t->vm, &s);
+	model_set_sort(t->model, &s);
 }
 
 /* Sort by column N (1-based; 0: by name). */
 static void sort_by_column(struct tui *t, uint32_t n)
 {
-	struct vm_sort s = t->sort;
+	struct model_sort s = t->sort;
 
 	if (n == 0) {
 		s.by_name = true;
@@ -447,36 +448,37 @@ static uint32_t pane_metric_for_hot(const struct tui *t)
 	return c == UINT32_MAX ? t->cols[0].metric : t->cols[c].metric;
 }
 
-static void hot_path(struct tui *t)
+static void key_hot_path(struct tui *t, int key)
 {
-	vm_node end;
+	model_node end;
 	char label[160];
 
-	if (selected(t) == VM_NONE)
+	if (selected_node(t) == MODEL_NONE)
 		return;
 	history_push(t);
-	end = vm_hot_path(t->vm, t->view, selected(t), pane_metric_for_hot(t), t->hot_threshold);
-	if (end == VM_NONE)
+	end = model_hot_path(t->model, t->view, selected_node(t), pane_metric_for_hot(t),
+			     t->hot_threshold);
+	if (end == MODEL_NONE)
 		return;
-	vm_reveal(t->vm, t->view, end);
+	model_reveal(t->model, t->view, end);
 	t->sel[t->view] = end;
 	label_of(t, end, label, sizeof(label));
 	tui_message(t, false, "hot path (>= %.0f%%) ends at %s", t->hot_threshold * 100, label);
 }
 
-static void zoom_in(struct tui *t)
+static void key_zoom_in(struct tui *t, int key)
 {
-	if (selected(t) == VM_NONE)
+	if (selected_node(t) == MODEL_NONE)
 		return;
 	history_push(t);
-	do_zoom(t, t->view, selected(t));
-	vm_expand(t->vm, t->view, selected(t), true);
+	do_zoom(t, t->view, selected_node(t));
+	model_expand(t->model, t->view, selected_node(t), true);
 	t->top[t->view] = 0;
 }
 
-static void zoom_out(struct tui *t)
+static void key_zoom_out(struct tui *t, int key)
 {
-	struct tui_place before = here(t);
+	struct tui_place before = current_place(t);
 
 	if (!do_unzoom(t, t->view)) {
 		tui_message(t, false, "not zoomed");
@@ -487,31 +489,31 @@ static void zoom_out(struct tui *t)
 	t->hist_n = t->hist_pos;
 }
 
-static void flatten(struct tui *t, bool more)
+static void flatten_selected(struct tui *t, bool more)
 {
 	int depth;
 
-	if (!vm_view_flattens(t->view)) {
+	if (!model_view_flattens(t->view)) {
 		tui_message(t, true, "flatten and unflatten work in the flat view (3)");
 		return;
 	}
-	depth = more ? vm_flatten(t->vm) : vm_unflatten(t->vm);
+	depth = more ? model_flatten(t->model) : model_unflatten(t->model);
 	tui_message(t, false, "flattened %d level%s", depth, depth == 1 ? "" : "s");
 }
 
 /* Every node of the visible subtree under the selection (the selection first). */
-static uint32_t visible_subtree(struct tui *t, vm_node **out)
+static uint32_t visible_subtree(struct tui *t, model_node **out)
 {
-	const vm_node *rows;
+	const model_node *rows;
 	uint32_t n = current_rows(t, &rows), first = t->selidx, end;
-	struct vm_node_info info, sub;
+	struct model_node_info info, sub;
 
 	*out = NULL;
 	if (!n)
 		return 0;
-	vm_node_info(t->vm, t->view, rows[first], &info);
+	model_node_info(t->model, t->view, rows[first], &info);
 	for (end = first + 1; end < n; end++) {
-		vm_node_info(t->vm, t->view, rows[end], &sub);
+		model_node_info(t->model, t->view, rows[end], &sub);
 		if (sub.depth <= info.depth)
 			break;
 	}
@@ -524,16 +526,16 @@ static uint32_t visible_subtree(struct tui *t, vm_node **out)
  * expanded level. */
 static void expand_level(struct tui *t, bool expand)
 {
-	vm_node *nodes;
+	model_node *nodes;
 	uint32_t n = visible_subtree(t, &nodes);
 	uint32_t deepest = 0;
 	bool any = false;
 
 	for (uint32_t i = 0; i < n; i++) {
-		struct vm_node_info info;
-		vm_node_info(t->vm, t->view, nodes[i], &info);
+		struct model_node_info info;
+		model_node_info(t->model, t->view, nodes[i], &info);
 		if (expand && info.has_children && !info.expanded) {
-			vm_expand(t->vm, t->view, nodes[i], true);
+			model_expand(t->model, t->view, nodes[i], true);
 			any = true;
 		}
 		if (!expand && info.expanded && info.depth >= deepest) {
@@ -543,68 +545,68 @@ static void expand_level(struct tui *t, bool expand)
 	}
 	if (!expand && any)
 		for (uint32_t i = 0; i < n; i++) {
-			struct vm_node_info info;
-			vm_node_info(t->vm, t->view, nodes[i], &info);
+			struct model_node_info info;
+			model_node_info(t->model, t->view, nodes[i], &info);
 			if (info.expanded && info.depth == deepest)
-				vm_expand(t->vm, t->view, nodes[i], false);
+				model_expand(t->model, t->view, nodes[i], false);
 		}
 	free(nodes);
 }
 
-static void expand_or_child(struct tui *t)
+static void key_expand_or_child(struct tui *t, int key)
 {
-	struct vm_node_info info;
+	struct model_node_info info;
 
-	if (selected(t) == VM_NONE)
+	if (selected_node(t) == MODEL_NONE)
 		return;
-	vm_node_info(t->vm, t->view, selected(t), &info);
+	model_node_info(t->model, t->view, selected_node(t), &info);
 	if (!info.has_children)
 		return;
 	if (!info.expanded)
-		vm_expand(t->vm, t->view, selected(t), true);
+		model_expand(t->model, t->view, selected_node(t), true);
 	else
 		move_selection(t, 1);
 }
 
-static void collapse_or_parent(struct tui *t)
+static void key_collapse_or_parent(struct tui *t, int key)
 {
-	struct vm_node_info info;
+	struct model_node_info info;
 
-	if (selected(t) == VM_NONE)
+	if (selected_node(t) == MODEL_NONE)
 		return;
-	vm_node_info(t->vm, t->view, selected(t), &info);
+	model_node_info(t->model, t->view, selected_node(t), &info);
 	if (info.expanded && info.has_children) {
-		vm_expand(t->vm, t->view, selected(t), false);
-	} else if (info.parent != VM_NONE && selected(t) != vm_root(t->vm, t->view)) {
+		model_expand(t->model, t->view, selected_node(t), false);
+	} else if (info.parent != MODEL_NONE && selected_node(t) != model_root(t->model, t->view)) {
 		t->sel[t->view] = info.parent;
 	}
 }
 
-static void toggle(struct tui *t)
+static void toggle_selected(struct tui *t)
 {
-	struct vm_node_info info;
+	struct model_node_info info;
 
-	if (selected(t) == VM_NONE)
+	if (selected_node(t) == MODEL_NONE)
 		return;
-	vm_node_info(t->vm, t->view, selected(t), &info);
+	model_node_info(t->model, t->view, selected_node(t), &info);
 	if (info.has_children)
-		vm_expand(t->vm, t->view, selected(t), !info.expanded);
+		model_expand(t->model, t->view, selected_node(t), !info.expanded);
 }
 
 /* The next (or previous) match of the search from FROM, wrapping around. */
-static vm_node search_next(struct tui *t, vm_node from, bool forward)
+static model_node search_next(struct tui *t, model_node from, bool forward)
 {
-	vm_node m = vm_search(t->vm, t->view, from, t->search, forward);
-	vm_node root = vm_root(t->vm, t->view);
+	model_node m = model_search(t->model, t->view, from, t->search, forward);
+	model_node root = model_root(t->model, t->view);
 
-	if (m != VM_NONE)
+	if (m != MODEL_NONE)
 		return m;
 	if (forward)
-		return vm_search(t->vm, t->view, root, t->search, true);
-	/* Wrap backward: the last match in the tree (vm_search does not wrap). */
-	for (vm_node x = root, count = 0; count < 1000000; count++) {
-		vm_node next = vm_search(t->vm, t->view, x, t->search, true);
-		if (next == VM_NONE)
+		return model_search(t->model, t->view, root, t->search, true);
+	/* Wrap backward: the last match in the tree (model_search does not wrap). */
+	for (model_node x = root, count = 0; count < 1000000; count++) {
+		model_node next = model_search(t->model, t->view, x, t->search, true);
+		if (next == MODEL_NONE)
 			break;
 		m = next;
 		x = next;
@@ -614,20 +616,20 @@ static vm_node search_next(struct tui *t, vm_node from, bool forward)
 
 static void search_step(struct tui *t, bool forward)
 {
-	vm_node m;
+	model_node m;
 	char label[160];
 
 	if (!t->search[0]) {
 		tui_message(t, true, "no search yet: press / first");
 		return;
 	}
-	m = search_next(t, selected(t), forward);
-	if (m == VM_NONE) {
+	m = search_next(t, selected_node(t), forward);
+	if (m == MODEL_NONE) {
 		tui_message(t, true, "no match for '%s'", t->search);
 		return;
 	}
 	history_push(t);
-	vm_reveal(t->vm, t->view, m);
+	model_reveal(t->model, t->view, m);
 	t->sel[t->view] = m;
 	label_of(t, m, label, sizeof(label));
 	tui_message(t, false, "/%s: %s", t->search, label);
@@ -635,7 +637,7 @@ static void search_step(struct tui *t, bool forward)
 
 static void search_incremental(struct tui *t)
 {
-	vm_node m;
+	model_node m;
 
 	snprintf(t->search, sizeof(t->search), "%s", t->input);
 	t->search_failed = false;
@@ -644,26 +646,26 @@ static void search_incremental(struct tui *t)
 		return;
 	}
 	m = search_next(t, t->search_origin, true);
-	if (m == VM_NONE) {
+	if (m == MODEL_NONE) {
 		t->search_failed = true;
 		return;
 	}
-	vm_reveal(t->vm, t->view, m);
+	model_reveal(t->model, t->view, m);
 	t->sel[t->view] = m;
 }
 
-static void show_callers(struct tui *t)
+static void key_callers(struct tui *t, int key)
 {
-	vm_node n = selected(t), root;
-	struct vm_node_info info;
-	const vm_node *kids;
+	model_node n = selected_node(t), root;
+	struct model_node_info info;
+	const model_node *kids;
 	uint32_t nkids;
 	char *name = NULL;
 
-	while (n != VM_NONE) {
-		vm_node_info(t->vm, t->view, n, &info);
-		if ((info.kind == VM_KIND_FUNCTION || info.kind == VM_KIND_INLINE ||
-		     info.kind == VM_KIND_CALL || info.kind == VM_KIND_CALLER) &&
+	while (n != MODEL_NONE) {
+		model_node_info(t->model, t->view, n, &info);
+		if ((info.kind == MODEL_KIND_FUNCTION || info.kind == MODEL_KIND_INLINE ||
+		     info.kind == MODEL_KIND_CALL || info.kind == MODEL_KIND_CALLER) &&
 		    info.name && info.name[0]) {
 			name = xstrdup(info.name);
 			break;
@@ -675,25 +677,25 @@ static void show_callers(struct tui *t)
 		return;
 	}
 	history_push(t);
-	t->view = VM_BOTTOMUP;
-	unzoom_all(t, VM_BOTTOMUP);
-	root = vm_root(t->vm, VM_BOTTOMUP);
-	vm_expand(t->vm, VM_BOTTOMUP, root, true);
-	nkids = vm_children(t->vm, VM_BOTTOMUP, root, &kids);
-	n = VM_NONE;
-	for (uint32_t i = 0; i < nkids && n == VM_NONE; i++) {
-		vm_node_info(t->vm, VM_BOTTOMUP, kids[i], &info);
+	t->view = MODEL_BOTTOMUP;
+	unzoom_all(t, MODEL_BOTTOMUP);
+	root = model_root(t->model, MODEL_BOTTOMUP);
+	model_expand(t->model, MODEL_BOTTOMUP, root, true);
+	nkids = model_children(t->model, MODEL_BOTTOMUP, root, &kids);
+	n = MODEL_NONE;
+	for (uint32_t i = 0; i < nkids && n == MODEL_NONE; i++) {
+		model_node_info(t->model, MODEL_BOTTOMUP, kids[i], &info);
 		if (info.name && !strcmp(info.name, name))
 			n = kids[i];
 	}
-	if (n == VM_NONE) {
-		if (t->sel[VM_BOTTOMUP] == VM_NONE)
-			t->sel[VM_BOTTOMUP] = root;
+	if (n == MODEL_NONE) {
+		if (t->sel[MODEL_BOTTOMUP] == MODEL_NONE)
+			t->sel[MODEL_BOTTOMUP] = root;
 		tui_message(t, true, "%s is not among the bottom-up functions", name);
 	} else {
-		vm_expand(t->vm, VM_BOTTOMUP, n, true);
-		vm_reveal(t->vm, VM_BOTTOMUP, n);
-		t->sel[VM_BOTTOMUP] = n;
+		model_expand(t->model, MODEL_BOTTOMUP, n, true);
+		model_reveal(t->model, MODEL_BOTTOMUP, n);
+		t->sel[MODEL_BOTTOMUP] = n;
 		t->sel_to_top = true;
 		tui_message(t, false, "callers of %s", name);
 	}
@@ -708,10 +710,10 @@ static void select_thread(struct tui *t)
 	if (tui_threads_update(t) || t->thr_cursor >= t->threads.nrows)
 		return;
 	row = &t->threads.rows[t->thr_cursor];
-	if (row->thread == TUI_ROW_PROCESS ? vm_selected_process(t->vm) == (int64_t)row->pid
+	if (row->thread == TUI_ROW_PROCESS ? model_selected_process(t->model) == (int64_t)row->pid
 	    : row->thread == TUI_ROW_ALL
-		    ? vm_selected_thread(t->vm) < 0 && vm_selected_process(t->vm) < 0
-		    : row->thread == vm_selected_thread(t->vm))
+		    ? model_selected_thread(t->model) < 0 && model_selected_process(t->model) < 0
+		    : row->thread == model_selected_thread(t->model))
 		return;
 	int32_t thread = row->thread == TUI_ROW_ALL ? -1 : row->thread;
 	uint32_t pid = row->pid;
@@ -721,7 +723,7 @@ static void select_thread(struct tui *t)
 		return;
 	}
 	t->thr_cursor = 0;
-	if (vm_selected_process(t->vm) >= 0)
+	if (model_selected_process(t->model) >= 0)
 		tui_message(t, false, "showing process %u only", pid);
 	else if (thread < 0)
 		tui_message(t, false, "showing the sum over all threads");
@@ -770,7 +772,7 @@ static void start_prompt(struct tui *t, enum tui_prompt prompt, const char *init
 	t->input_len = strlen(t->input);
 	t->search_failed = false;
 	if (prompt == TUI_PROMPT_SEARCH)
-		t->search_origin = selected(t);
+		t->search_origin = selected_node(t);
 }
 
 static void filters_remove(struct tui *t, uint32_t first, uint32_t n)
@@ -826,8 +828,8 @@ static void prompt_accept(struct tui *t)
 	t->prompt = TUI_PROMPT_NONE;
 	switch (p) {
 	case TUI_PROMPT_SEARCH:
-		if (t->input[0] && !t->search_failed && selected(t) != t->search_origin) {
-			struct tui_place origin = here(t);
+		if (t->input[0] && !t->search_failed && selected_node(t) != t->search_origin) {
+			struct tui_place origin = current_place(t);
 			origin.sel = t->search_origin;
 			ALLOC_GROW(t->history, t->hist_pos + 2, t->hist_cap);
 			t->history[t->hist_pos++] = origin;
@@ -850,7 +852,7 @@ static void prompt_accept(struct tui *t)
 		break;
 	case TUI_PROMPT_SOURCE_DIR:
 		if (t->input[0]) {
-			vm_add_source_path(t->vm, t->input);
+			model_add_source_path(t->model, t->input);
 			t->source.valid = false;
 			tui_message(t, false, "source directory added: %s", t->input);
 		}
@@ -865,13 +867,14 @@ static void prompt_key(struct tui *t, int key)
 	if (t->prompt == TUI_PROMPT_FILTER_MODE) {
 		t->prompt = TUI_PROMPT_NONE;
 		if (key == 's' || key == 't' || key == TK_ENTER || key == '\n' || key == KEY_ENTER) {
-			enum vm_filter_mode mode = key == 's' ? VM_FILTER_SELF : VM_FILTER_SUBTREE;
+			enum model_filter_mode mode =
+				key == 's' ? MODEL_FILTER_SELF : MODEL_FILTER_SUBTREE;
 			t->filters[t->nfilters++] =
 				(struct tui_filter){ xstrdup(t->filter_pending), mode };
 			rebuild(t, REBUILD_FILTER, 0);
 			tui_message(t, false, "filter %u '%s': matches hidden %s", t->nfilters,
 				    t->filter_pending,
-				    mode == VM_FILTER_SELF ? "(their children stay)"
+				    mode == MODEL_FILTER_SELF ? "(their children stay)"
 							   : "with their subtrees");
 		} else {
 			tui_message(t, false, "filter cancelled");
@@ -936,13 +939,13 @@ static void popup_key(struct tui *t, int key)
 		break;
 	case '?':
 	case KEY_F(1):
-		t->popup = t->popup == TUI_POPUP_HELP ? TUI_POPUP_NONE : TUI_POPUP_HELP;
+	case 'i': {
+		/* The help's keys and the information's close their popup, or show theirs. */
+		enum tui_popup which = key == 'i' ? TUI_POPUP_INFO : TUI_POPUP_HELP;
+		t->popup = t->popup == which ? TUI_POPUP_NONE : which;
 		t->popup_scroll = 0;
 		break;
-	case 'i':
-		t->popup = t->popup == TUI_POPUP_INFO ? TUI_POPUP_NONE : TUI_POPUP_INFO;
-		t->popup_scroll = 0;
-		break;
+	}
 	case 'o':
 	case KEY_F(2):
 		t->popup = t->popup == TUI_POPUP_COLUMNS ? TUI_POPUP_NONE : TUI_POPUP_COLUMNS;
@@ -997,67 +1000,6 @@ static void popup_key(struct tui *t, int key)
 		*pos = 0;
 }
 
-/* Keys for a focused pane; false when the key is not the pane's. */
-static bool pane_key(struct tui *t, int key)
-{
-	int page = t->pane_shown ? t->pane.h - 2 : 5;
-	int delta = 0;
-
-	if (page < 1)
-		page = 1;
-	switch (key) {
-	case 'j':
-	case KEY_DOWN:
-		delta = 1;
-		break;
-	case 'k':
-	case KEY_UP:
-		delta = -1;
-		break;
-	case KEY_NPAGE:
-	case ' ':
-		delta = page;
-		break;
-	case KEY_PPAGE:
-	case 'b':
-		delta = -page;
-		break;
-	case 'g':
-	case KEY_HOME:
-		delta = -1000000;
-		break;
-	case 'G':
-	case KEY_END:
-		delta = 1000000;
-		break;
-	case TK_ENTER:
-	case '\n':
-	case KEY_ENTER:
-		if (t->focus == TUI_PANE_THREADS) {
-			select_thread(t);
-			return true;
-		}
-		return false;
-	case TK_ESC:
-		t->focus = TUI_PANE_NONE;
-		return true;
-	default:
-		return false;
-	}
-	if (t->focus == TUI_PANE_THREADS) {
-		int64_t c = (int64_t)t->thr_cursor + delta;
-		int64_t n = t->threads.nrows ? (int64_t)t->threads.nrows - 1 : 0;
-		t->thr_cursor = (uint32_t)(c < 0 ? 0 : c > n ? n : c);
-	} else if (t->focus == TUI_PANE_SOURCE) {
-		int64_t s = (int64_t)(t->src_scroll < 0 ? 0 : t->src_scroll) + delta;
-		t->src_scroll = (int)(s < 0 ? 0 : s > 10000000 ? 10000000 : s);
-	} else if (t->focus == TUI_PANE_TMA) {
-		int64_t s = (int64_t)t->tma_scroll + delta;
-		t->tma_scroll = (int)(s < 0 ? 0 : s > 1000 ? 1000 : s);
-	}
-	return true;
-}
-
 static void cycle_focus(struct tui *t, int dir)
 {
 	enum tui_pane order[3];
@@ -1074,7 +1016,7 @@ static void cycle_focus(struct tui *t, int dir)
 	t->focus = order[((at + dir) % n + n) % n];
 }
 
-static void mouse_event(struct tui *t)
+static void key_mouse(struct tui *t, int key)
 {
 	MEVENT ev;
 
@@ -1094,7 +1036,7 @@ static void mouse_event(struct tui *t)
 		for (uint32_t i = 0; i < t->hdr_n; i++)
 			if (ev.x >= t->hdr_x[i] && ev.x < t->hdr_x[i] + t->hdr_w[i]) {
 				if (tui_sort_column(t) == t->hdr_col[i]) {
-					struct vm_sort s = t->sort;
+					struct model_sort s = t->sort;
 					s.descending = !s.descending;
 					set_sort(t, s);
 				} else {
@@ -1109,14 +1051,296 @@ static void mouse_event(struct tui *t)
 			select_index(t, idx);
 			t->focus = TUI_PANE_NONE;
 			if (ev.bstate & BUTTON1_DOUBLE_CLICKED)
-				toggle(t);
+				toggle_selected(t);
 		}
 	}
 }
 
+/* The actions of tui-keys.def's rows: each is given the key that chose it. */
+
+static void key_next_row(struct tui *t, int key)
+{
+	move_selection(t, 1);
+}
+
+static void key_previous_row(struct tui *t, int key)
+{
+	move_selection(t, -1);
+}
+
+static void key_page_down(struct tui *t, int key)
+{
+	move_selection(t, page_rows(t));
+	t->top[t->view] += (uint32_t)page_rows(t);
+}
+
+static void key_page_up(struct tui *t, int key)
+{
+	move_selection(t, -page_rows(t));
+	t->top[t->view] =
+		t->top[t->view] > (uint32_t)page_rows(t) ? t->top[t->view] - (uint32_t)page_rows(t) : 0;
+}
+
+static void key_half_page(struct tui *t, int key)
+{
+	int half = page_rows(t) / 2 + 1;
+	move_selection(t, key == TK_CTRL('d') ? half : -half);
+}
+
+static void key_first_row(struct tui *t, int key)
+{
+	history_push(t);
+	select_index(t, 0);
+}
+
+static void key_last_row(struct tui *t, int key)
+{
+	const model_node *rows;
+	history_push(t);
+	current_rows(t, &rows);
+	select_index(t, INT64_MAX / 2);
+}
+
+/* The moving keys in a focused pane: the threads pane moves its cursor, the others scroll. */
+static void key_pane_scroll(struct tui *t, int key)
+{
+	int page = t->pane_shown ? t->pane.h - 2 : 5;
+	int delta;
+
+	if (page < 1)
+		page = 1;
+	if (key == 'j' || key == KEY_DOWN)
+		delta = 1;
+	else if (key == 'k' || key == KEY_UP)
+		delta = -1;
+	else if (key == KEY_NPAGE || key == ' ')
+		delta = page;
+	else if (key == KEY_PPAGE || key == 'b')
+		delta = -page;
+	else if (key == 'g' || key == KEY_HOME)
+		delta = -1000000;
+	else
+		delta = 1000000;
+	if (t->focus == TUI_PANE_THREADS) {
+		int64_t c = (int64_t)t->thr_cursor + delta;
+		int64_t n = t->threads.nrows ? (int64_t)t->threads.nrows - 1 : 0;
+		t->thr_cursor = (uint32_t)(c < 0 ? 0 : c > n ? n : c);
+	} else if (t->focus == TUI_PANE_SOURCE) {
+		int64_t s = (int64_t)(t->src_scroll < 0 ? 0 : t->src_scroll) + delta;
+		t->src_scroll = (int)(s < 0 ? 0 : s > 10000000 ? 10000000 : s);
+	} else if (t->focus == TUI_PANE_TMA) {
+		int64_t s = (int64_t)t->tma_scroll + delta;
+		t->tma_scroll = (int)(s < 0 ? 0 : s > 1000 ? 1000 : s);
+	}
+}
+
+static void key_toggle(struct tui *t, int key)
+{
+	toggle_selected(t);
+}
+
+/* Enter in a focused pane: the threads pane shows its thread; in the others it is the tree's. */
+static void key_pane_enter(struct tui *t, int key)
+{
+	if (t->focus == TUI_PANE_THREADS)
+		select_thread(t);
+	else
+		key_toggle(t, key);
+}
+
+static void key_expand_level(struct tui *t, int key)
+{
+	expand_level(t, key == '+');
+}
+
+static void key_expand_subtree(struct tui *t, int key)
+{
+	if (selected_node(t) != MODEL_NONE)
+		model_expand_subtree(t->model, t->view, selected_node(t), true);
+}
+
+static void key_expand_all(struct tui *t, int key)
+{
+	const model_node *rows;
+	model_expand_all(t->model, t->view, key == 'E');
+	if (key == 'C')
+		current_rows(t, &rows);
+}
+
+static void key_switch_view(struct tui *t, int key)
+{
+	switch_view(t, (enum model_view)(key - '1'));
+}
+
+static void key_hot_threshold(struct tui *t, int key)
+{
+	start_prompt(t, TUI_PROMPT_THRESHOLD, NULL);
+	snprintf(t->input, sizeof(t->input), "%.0f", t->hot_threshold * 100);
+	t->input_len = strlen(t->input);
+}
+
+/* f and F8 flatten, F unflattens. */
+static void key_flatten(struct tui *t, int key)
+{
+	flatten_selected(t, key != 'F');
+}
+
+static void key_search(struct tui *t, int key)
+{
+	start_prompt(t, TUI_PROMPT_SEARCH, NULL);
+}
+
+static void key_search_step(struct tui *t, int key)
+{
+	search_step(t, key == 'n');
+}
+
+static void key_filter(struct tui *t, int key)
+{
+	start_prompt(t, TUI_PROMPT_FILTER, NULL);
+}
+
+static void key_sort_step(struct tui *t, int key)
+{
+	sort_step(t, key == '<' ? -1 : 1);
+}
+
+static void key_invert_sort(struct tui *t, int key)
+{
+	struct model_sort s = t->sort;
+	s.descending = !s.descending;
+	set_sort(t, s);
+}
+
+/* F6 asks for the column; Alt-N sorts by column N. */
+static void key_sort_column(struct tui *t, int key)
+{
+	if (key == KEY_F(6))
+		start_prompt(t, TUI_PROMPT_SORT_COLUMN, NULL);
+	else
+		sort_by_column(t, (uint32_t)(key - TK_ALT('0')));
+}
+
+static void key_columns(struct tui *t, int key)
+{
+	t->popup = TUI_POPUP_COLUMNS;
+	t->popup_cursor = 1;
+	t->popup_scroll = 0;
+}
+
+static void key_value_mode(struct tui *t, int key)
+{
+	t->value_mode = (t->value_mode + 1) % TUI_SHOW_MODES;
+}
+
+static void key_source_pane(struct tui *t, int key)
+{
+	toggle_pane(t, TUI_PANE_SOURCE, false);
+}
+
+static void key_source_dir(struct tui *t, int key)
+{
+	start_prompt(t, TUI_PROMPT_SOURCE_DIR, NULL);
+}
+
+static void key_tma_pane(struct tui *t, int key)
+{
+	toggle_pane(t, TUI_PANE_TMA, false);
+}
+
+static void key_tma_levels(struct tui *t, int key)
+{
+	t->tma_depth = (t->tma_depth + 1) % 5;
+	if (!t->tma_open)
+		open_pane(t, TUI_PANE_TMA, false);
+	tui_message(t, false, "TMA pane: %s", t->tma_depth == 0 ? "all levels"
+				: t->tma_depth == 1 ? "level 1" : t->tma_depth == 2 ? "levels 1-2"
+				: t->tma_depth == 3 ? "levels 1-3" : "levels 1-4");
+}
+
+static void key_threads_pane(struct tui *t, int key)
+{
+	toggle_pane(t, TUI_PANE_THREADS, false);
+}
+
+static void key_threads_cursor(struct tui *t, int key)
+{
+	toggle_pane(t, TUI_PANE_THREADS, true);
+}
+
+static void key_cycle_focus(struct tui *t, int key)
+{
+	cycle_focus(t, key == '\t' ? 1 : -1);
+}
+
+static void key_info(struct tui *t, int key)
+{
+	t->popup = TUI_POPUP_INFO;
+	t->popup_scroll = 0;
+}
+
+static void key_help(struct tui *t, int key)
+{
+	t->popup = TUI_POPUP_HELP;
+	t->popup_scroll = 0;
+}
+
+static void key_redraw(struct tui *t, int key)
+{
+	clearok(curscr, TRUE);
+}
+
+static void key_escape(struct tui *t, int key)
+{
+	t->focus = TUI_PANE_NONE;
+}
+
+static void key_close_or_quit(struct tui *t, int key)
+{
+	if (t->focus != TUI_PANE_NONE)
+		close_pane(t, t->focus);
+	else if (t->last_opened != TUI_PANE_NONE)
+		close_pane(t, t->last_opened);
+	else
+		t->quit = true;
+}
+
+static void key_quit(struct tui *t, int key)
+{
+	t->quit = true;
+}
+
+static void key_interrupt(struct tui *t, int key)
+{
+	stop_signal = SIGINT;
+}
+
+#define TUI_KEY_SECTION(title) { TUI_KEYS_TREE, NULL, title, NULL, { 0 } },
+#define TUI_KEY(scope, keys, what, action, ...)                                              \
+	{ TUI_KEYS_##scope, keys, what, action, { __VA_ARGS__ } },
+const struct tui_key_row tui_keys[] = {
+#include "tui-keys.def"
+};
+#undef TUI_KEY
+#undef TUI_KEY_SECTION
+const size_t tui_nkeys = ARRAY_SIZE(tui_keys);
+
+/* The row of SCOPE that has KEY, or NULL. */
+static const struct tui_key_row *key_row(enum tui_key_scope scope, int key)
+{
+	for (size_t i = 0; i < tui_nkeys; i++) {
+		if (!tui_keys[i].action || tui_keys[i].scope != scope)
+			continue;
+		for (const int *c = tui_keys[i].codes; *c; c++)
+			if (*c == key)
+				return &tui_keys[i];
+	}
+	return NULL;
+}
+
 static void handle_key(struct tui *t, int key)
 {
-	const vm_node *rows;
+	const struct tui_key_row *row = NULL;
 
 	t->lines = LINES;
 	t->columns = COLS;
@@ -1131,224 +1355,12 @@ static void handle_key(struct tui *t, int key)
 		popup_key(t, key);
 		return;
 	}
-	if (t->focus != TUI_PANE_NONE && pane_key(t, key))
-		return;
-	switch (key) {
-	case 'j':
-	case KEY_DOWN:
-		move_selection(t, 1);
-		break;
-	case 'k':
-	case KEY_UP:
-		move_selection(t, -1);
-		break;
-	case KEY_NPAGE:
-	case ' ':
-		move_selection(t, page_rows(t));
-		t->top[t->view] += (uint32_t)page_rows(t);
-		break;
-	case KEY_PPAGE:
-	case 'b':
-		move_selection(t, -page_rows(t));
-		t->top[t->view] = t->top[t->view] > (uint32_t)page_rows(t)
-					  ? t->top[t->view] - (uint32_t)page_rows(t)
-					  : 0;
-		break;
-	case TK_CTRL('d'):
-		move_selection(t, page_rows(t) / 2 + 1);
-		break;
-	case TK_CTRL('u'):
-		move_selection(t, -(page_rows(t) / 2 + 1));
-		break;
-	case 'g':
-	case KEY_HOME:
-		history_push(t);
-		select_index(t, 0);
-		break;
-	case 'G':
-	case KEY_END:
-		history_push(t);
-		current_rows(t, &rows);
-		select_index(t, INT64_MAX / 2);
-		break;
-	case TK_ENTER:
-	case '\n':
-	case KEY_ENTER:
-		toggle(t);
-		break;
-	case 'l':
-	case KEY_RIGHT:
-		expand_or_child(t);
-		break;
-	case 'h':
-	case KEY_LEFT:
-		collapse_or_parent(t);
-		break;
-	case '+':
-		expand_level(t, true);
-		break;
-	case '-':
-		expand_level(t, false);
-		break;
-	case '*':
-		if (selected(t) != VM_NONE)
-			vm_expand_subtree(t->vm, t->view, selected(t), true);
-		break;
-	case 'E':
-		vm_expand_all(t->vm, t->view, true);
-		break;
-	case 'C':
-		vm_expand_all(t->vm, t->view, false);
-		current_rows(t, &rows);
-		break;
-	case '1':
-	case '2':
-	case '3':
-		switch_view(t, (enum vm_view)(key - '1'));
-		break;
-	case 'H':
-	case KEY_F(5):
-		hot_path(t);
-		break;
-	case 'L':
-		start_prompt(t, TUI_PROMPT_THRESHOLD, NULL);
-		snprintf(t->input, sizeof(t->input), "%.0f", t->hot_threshold * 100);
-		t->input_len = strlen(t->input);
-		break;
-	case 'z':
-	case KEY_F(7):
-		zoom_in(t);
-		break;
-	case 'Z':
-	case KEY_BACKSPACE:
-	case 127:
-	case 8:
-		zoom_out(t);
-		break;
-	case 'f':
-	case KEY_F(8):
-		flatten(t, true);
-		break;
-	case 'F':
-		flatten(t, false);
-		break;
-	case '/':
-	case KEY_F(3):
-		start_prompt(t, TUI_PROMPT_SEARCH, NULL);
-		break;
-	case 'n':
-		search_step(t, true);
-		break;
-	case 'N':
-		search_step(t, false);
-		break;
-	case '\\':
-	case '&':
-	case KEY_F(4):
-		start_prompt(t, TUI_PROMPT_FILTER, NULL);
-		break;
-	case TK_CTRL('o'):
-	case TK_ALT_LEFT:
-		history_back(t);
-		break;
-	case TK_ALT_RIGHT:
-		history_forward(t);
-		break;
-	case 'c':
-		show_callers(t);
-		break;
-	case '<':
-		sort_step(t, -1);
-		break;
-	case '>':
-		sort_step(t, 1);
-		break;
-	case 'I': {
-		struct vm_sort s = t->sort;
-		s.descending = !s.descending;
-		set_sort(t, s);
-		break;
-	}
-	case KEY_F(6):
-		start_prompt(t, TUI_PROMPT_SORT_COLUMN, NULL);
-		break;
-	case 'o':
-	case KEY_F(2):
-		t->popup = TUI_POPUP_COLUMNS;
-		t->popup_cursor = 1;
-		t->popup_scroll = 0;
-		break;
-	case '%':
-		t->value_mode = (t->value_mode + 1) % TUI_SHOW_MODES;
-		break;
-	case 's':
-		toggle_pane(t, TUI_PANE_SOURCE, false);
-		break;
-	case 'S':
-		start_prompt(t, TUI_PROMPT_SOURCE_DIR, NULL);
-		break;
-	case 't':
-		toggle_pane(t, TUI_PANE_TMA, false);
-		break;
-	case 'T':
-		t->tma_depth = (t->tma_depth + 1) % 5;
-		if (!t->tma_open)
-			open_pane(t, TUI_PANE_TMA, false);
-		tui_message(t, false, "TMA pane: %s", t->tma_depth == 0 ? "all levels"
-					: t->tma_depth == 1 ? "level 1" : t->tma_depth == 2 ? "levels 1-2"
-					: t->tma_depth == 3 ? "levels 1-3" : "levels 1-4");
-		break;
-	case 'p':
-		toggle_pane(t, TUI_PANE_THREADS, false);
-		break;
-	case 'r':
-		toggle_pane(t, TUI_PANE_THREADS, true);
-		break;
-	case '\t':
-		cycle_focus(t, 1);
-		break;
-	case KEY_BTAB:
-		cycle_focus(t, -1);
-		break;
-	case 'i':
-		t->popup = TUI_POPUP_INFO;
-		t->popup_scroll = 0;
-		break;
-	case '?':
-	case KEY_F(1):
-		t->popup = TUI_POPUP_HELP;
-		t->popup_scroll = 0;
-		break;
-	case TK_CTRL('l'):
-		clearok(curscr, TRUE);
-		break;
-	case 'q':
-		if (t->focus != TUI_PANE_NONE)
-			close_pane(t, t->focus);
-		else if (t->last_opened != TUI_PANE_NONE)
-			close_pane(t, t->last_opened);
-		else
-			t->quit = true;
-		break;
-	case KEY_F(10):
-		t->quit = true;
-		break;
-	case TK_CTRL('c'):
-		stop_signal = SIGINT;
-		break;
-	case TK_ESC:
-		t->focus = TUI_PANE_NONE;
-		break;
-	case KEY_MOUSE:
-		mouse_event(t);
-		break;
-	case KEY_RESIZE:
-		break;
-	default:
-		if (key >= TK_ALT('0') && key <= TK_ALT('9'))
-			sort_by_column(t, (uint32_t)(key - TK_ALT('0')));
-		break;
-	}
+	if (t->focus != TUI_PANE_NONE)
+		row = key_row(TUI_KEYS_PANE, key);
+	if (!row)
+		row = key_row(TUI_KEYS_TREE, key);
+	if (row)
+		row->action(t, key);
 }
 
 /* A key from the terminal, with ESC + key read as Alt-key. */
@@ -1376,25 +1388,25 @@ static int read_key(void)
 	return key;
 }
 
-static void tui_init_state(struct tui *t, struct vm *vm, const struct tui_options *opt)
+static void tui_init_state(struct tui *t, struct model *model, const struct tui_options *opt)
 {
-	struct vm_sort sort;
-	vm_node root;
+	struct model_sort sort;
+	model_node root;
 	bool sort_shown = false;
 
 	memset(t, 0, sizeof(*t));
-	t->vm = vm;
+	t->model = model;
 	t->opt = opt;
-	for (int v = 0; v < VM_NVIEWS; v++)
-		t->sel[v] = VM_NONE;
-	t->view = opt->view < VM_NVIEWS ? opt->view : VM_TOPDOWN;
+	for (int v = 0; v < MODEL_NVIEWS; v++)
+		t->sel[v] = MODEL_NONE;
+	t->view = opt->view < MODEL_NVIEWS ? opt->view : MODEL_TOPDOWN;
 	if (opt->nmetrics) {
 		t->metrics = xmalloc(opt->nmetrics * sizeof(*t->metrics));
 		memcpy(t->metrics, opt->metrics, opt->nmetrics * sizeof(*t->metrics));
 		t->nmetrics = opt->nmetrics;
 	} else {
 		t->metrics = xmalloc(sizeof(*t->metrics));
-		t->metrics[0] = vm_default_metric(vm);
+		t->metrics[0] = model_default_metric(model);
 		t->nmetrics = 1;
 	}
 	t->show_incl = t->show_excl = true;
@@ -1403,20 +1415,21 @@ static void tui_init_state(struct tui *t, struct vm *vm, const struct tui_option
 	t->tma_depth = 0;
 	t->src_scroll = -1;
 	tui_columns_rebuild(t);
-	sort = vm_get_sort(vm);
+	sort = model_get_sort(model);
 	for (uint32_t i = 0; i < t->nmetrics; i++)
 		if (t->metrics[i] == sort.metric)
 			sort_shown = true;
 	if (!sort_shown || sort.by_name)
-		sort = (struct vm_sort){ t->metrics[0], true, true, false };
+		sort = (struct model_sort){ t->metrics[0], true, true, false };
 	set_sort(t, sort);
-	root = vm_root(vm, t->view);
-	vm_expand(vm, t->view, root, true);
+	root = model_root(model, t->view);
+	model_expand(model, t->view, root, true);
 	t->sel[t->view] = root;
 	if (opt->hot_path) {
-		vm_node end = vm_hot_path(vm, t->view, root, t->metrics[0], t->hot_threshold);
-		if (end != VM_NONE) {
-			vm_reveal(vm, t->view, end);
+		model_node end =
+			model_hot_path(model, t->view, root, t->metrics[0], t->hot_threshold);
+		if (end != MODEL_NONE) {
+			model_reveal(model, t->view, end);
 			t->sel[t->view] = end;
 		}
 	}
@@ -1433,7 +1446,7 @@ static void tui_release(struct tui *t)
 	buf_release(&t->scratch);
 }
 
-int tui_run(struct vm *vm, const struct tui_options *opt)
+int tui_run(struct model *model, const struct tui_options *opt)
 {
 	struct tui t;
 	int *keys = NULL;
@@ -1449,7 +1462,7 @@ int tui_run(struct vm *vm, const struct tui_options *opt)
 	if (opt->keys && tui_parse_keys(opt->keys, &keys, &nkeys))
 		return 1;
 	setlocale(LC_ALL, "");
-	tui_init_state(&t, vm, opt);
+	tui_init_state(&t, model, opt);
 	t.utf8_text = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	t.utf8_glyph = t.utf8_text && !opt->ascii;
 
@@ -1495,11 +1508,11 @@ int tui_run(struct vm *vm, const struct tui_options *opt)
 	}
 	tui_layout(&t);
 
-	while (!t.quit && !stop_signal && !vm_error(vm)) {
+	while (!t.quit && !stop_signal && !model_error(model)) {
 		int key;
 		if (next_key >= nkeys) {
 			tui_draw(&t);
-			if (vm_error(vm))
+			if (model_error(model))
 				break; /* the database failed to read: stop with its message */
 			refresh();
 			key = read_key();
@@ -1525,8 +1538,8 @@ int tui_run(struct vm *vm, const struct tui_options *opt)
 		signal(sig, SIG_DFL);
 		raise(sig);
 	}
-	if (vm_error(vm)) {
-		fth_error("%s", vm_error(vm));
+	if (model_error(model)) {
+		fth_error("%s", model_error(model));
 		return 1;
 	}
 	return 0;

@@ -8,8 +8,10 @@
 
 #include "model.h"
 
+#include <stdio.h>
+
 struct tui_options {
-	enum vm_view view;	  /* the view shown first */
+	enum model_view view;	  /* the view shown first */
 	uint32_t *metrics;	  /* the metrics shown as columns, in order (nmetrics >= 1) */
 	uint32_t nmetrics;
 	bool metrics_chosen;	  /* the user chose them: else as many as fit the terminal */
@@ -23,6 +25,10 @@ struct tui_options {
 
 /* Run until the user quits; the terminal is restored on every way out.  Returns the exit
  * status for main: 0, or 1 after an error (the message in the thread's error). */
-int tui_run(struct vm *vm, const struct tui_options *opt);
+int tui_run(struct model *model, const struct tui_options *opt);
+
+/* Print the keys the help screen shows, one a line after its section's title and a tab (view
+ * --list-keys, which tests/e2e/t0611 compares with doc/view.1 KEYS). */
+void tui_list_keys(FILE *out);
 
 #endif

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * units.c: values formatted for their unit (vm_format_value): times in s, ms, us or ns, bytes in
+ * units.c: values formatted for their unit (model_format_value): times in s, ms, us or ns, bytes in
  * binary multiples, counts with three significant digits; a metric's values as the screen
- * shows them (vm_format_metric) and as numbers in one unit per metric, rounded alike
- * (vm_format_number), for batch output.
+ * shows them (model_format_metric) and as numbers in one unit per metric, rounded alike
+ * (model_format_number), for batch output.
  */
 #include "compat.h"
 #include "buf.h"
@@ -21,7 +21,7 @@
  * by integer arithmetic, but by printf on a half (or near one, without long double): batch
  * output formats millions of values, and printf's cost counts.
  */
-static size_t fixed(double v, int decimals, char *out, size_t size)
+static size_t units_fixed(double v, int decimals, char *out, size_t size)
 {
 	if (!size)
 		return 0;
@@ -71,7 +71,7 @@ static size_t fixed(double v, int decimals, char *out, size_t size)
 }
 
 /* A + B into OUT (SIZE > 0), cut to fit: snprintf's "%s%s" without its cost. */
-static void concat(const char *a, const char *b, char *out, size_t size)
+static void units_concat(const char *a, const char *b, char *out, size_t size)
 {
 	size_t n = 0;
 	for (; *a && n + 1 < size; a++)
@@ -82,7 +82,7 @@ static void concat(const char *a, const char *b, char *out, size_t size)
 }
 
 /* V (> 0) as printf's "%.2e" writes it ("1.23e+09"), by printf only near a half. */
-static void exponent(double v, char *out, size_t size)
+static void units_exponent(double v, char *out, size_t size)
 {
 	int e = (int)floor(log10(v));
 	double scaled = v * pow(10, 2 - e);
@@ -107,14 +107,14 @@ static void exponent(double v, char *out, size_t size)
 static void three_digits(double v, const char *suffix, char *out, size_t size)
 {
 	int decimals = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
-	size_t n = fixed(v, decimals, out, size);
+	size_t n = units_fixed(v, decimals, out, size);
 	if (n + 1 < size) {
 		out[n++] = ' ';
-		concat("", suffix, out + n, size - n);
+		units_concat("", suffix, out + n, size - n);
 	}
 }
 
-const char *vm_format_value(double v, unsigned unit, char *out, size_t size)
+const char *model_format_value(double v, unsigned unit, char *out, size_t size)
 {
 	if (!size)
 		return out;
@@ -135,7 +135,7 @@ const char *vm_format_value(double v, unsigned unit, char *out, size_t size)
 			const char *name;
 		} units[] = { { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" }, { 1, "ns" } };
 		if (a == 0) {
-			concat("", "0 s", out, size);
+			units_concat("", "0 s", out, size);
 			return out;
 		}
 		if (a >= 1e12) {
@@ -145,7 +145,7 @@ const char *vm_format_value(double v, unsigned unit, char *out, size_t size)
 		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 			if (a >= units[i].scale * 0.9995 || i == 3) {
 				three_digits(a / units[i].scale, units[i].name, tmp, sizeof(tmp));
-				concat(sign, tmp, out, size);
+				units_concat(sign, tmp, out, size);
 				return out;
 			}
 	}
@@ -156,52 +156,52 @@ const char *vm_format_value(double v, unsigned unit, char *out, size_t size)
 			a /= 1024;
 			k++;
 		}
-		fixed(a, k ? 1 : 0, tmp, sizeof(tmp));
-		concat(sign, tmp, out, size);
+		units_fixed(a, k ? 1 : 0, tmp, sizeof(tmp));
+		units_concat(sign, tmp, out, size);
 		size_t n = strlen(out);
 		if (n + 1 < size) {
 			out[n++] = ' ';
-			concat("", names[k], out + n, size - n);
+			units_concat("", names[k], out + n, size - n);
 		}
 		return out;
 	}
 	/* Counts: integers as such below a million, else three significant digits. */
 	if (a < 1e6 && a == floor(a)) {
-		fixed(a, 0, tmp, sizeof(tmp));
-		concat(sign, tmp, out, size);
+		units_fixed(a, 0, tmp, sizeof(tmp));
+		units_concat(sign, tmp, out, size);
 	} else if (a < 1e6 && a >= 0.01) {
 		snprintf(out, size, "%s%.3g", sign, a);
 	} else {
-		exponent(a, tmp, sizeof(tmp));
-		concat(sign, tmp, out, size);
+		units_exponent(a, tmp, sizeof(tmp));
+		units_concat(sign, tmp, out, size);
 	}
 	return out;
 }
 
-bool vm_metric_has_percent(const struct vm *vm, uint32_t metric)
+bool model_metric_has_percent(const struct model *model, uint32_t metric)
 {
-	const struct dbfile_metric *m = vm_metric(vm, metric);
-	return m && m->kind == DBFILE_METRIC_RAW && !vm_metric_is_tma(vm, metric);
+	const struct dbfile_metric *m = model_metric(model, metric);
+	return m && m->kind == DBFILE_METRIC_RAW && !model_metric_is_tma(model, metric);
 }
 
-const char *vm_format_metric(const struct vm *vm, uint32_t metric, double v, char *out,
-			     size_t size)
+const char *model_format_metric(const struct model *model, uint32_t metric, double v, char *out,
+				size_t size)
 {
-	const struct dbfile_metric *m = vm_metric(vm, metric);
+	const struct dbfile_metric *m = model_metric(model, metric);
 	if (!size)
 		return out;
 	if (isnan(v))
 		snprintf(out, size, "n/a");
-	else if (vm_metric_is_tma(vm, metric))
+	else if (model_metric_is_tma(model, metric))
 		snprintf(out, size, "%.1f%%", v * 100);
 	else if (m && m->kind == DBFILE_METRIC_DERIVED)
 		snprintf(out, size, "%.3g", v);
 	else
-		vm_format_value(v, m ? m->unit : MFILE_UNIT_COUNT, out, size);
+		model_format_value(v, m ? m->unit : MFILE_UNIT_COUNT, out, size);
 	return out;
 }
 
-size_t vm_format_fixed(double v, int decimals, char *out, size_t size)
+size_t model_format_fixed(double v, int decimals, char *out, size_t size)
 {
 	if (size < 2 || decimals < 0 || decimals > 4) {
 		int n = snprintf(out, size, "%.*f", decimals, v);
@@ -209,29 +209,29 @@ size_t vm_format_fixed(double v, int decimals, char *out, size_t size)
 	}
 	if (v < 0 || (v == 0 && signbit(v))) {
 		out[0] = '-';
-		return 1 + fixed(-v, decimals, out + 1, size - 1);
+		return 1 + units_fixed(-v, decimals, out + 1, size - 1);
 	}
-	return fixed(v, decimals, out, size);
+	return units_fixed(v, decimals, out, size);
 }
 
-const char *vm_number_unit(const struct vm *vm, uint32_t metric, bool raw)
+const char *model_number_unit(const struct model *model, uint32_t metric, bool raw)
 {
-	const struct dbfile_metric *m = vm_metric(vm, metric);
-	if (!m || m->kind != DBFILE_METRIC_RAW || vm_metric_is_tma(vm, metric))
+	const struct dbfile_metric *m = model_metric(model, metric);
+	if (!m || m->kind != DBFILE_METRIC_RAW || model_metric_is_tma(model, metric))
 		return NULL;
 	if (m->unit == MFILE_UNIT_NANOSECONDS)
 		return raw ? "ns" : "s";
 	return m->unit == MFILE_UNIT_BYTES ? "B" : NULL;
 }
 
-const char *vm_format_fraction(double v, char *out, size_t size)
+const char *model_format_fraction(double v, char *out, size_t size)
 {
 	if (isnan(v) || isinf(v)) {
 		if (size)
 			out[0] = '\0';
 		return out;
 	}
-	size_t n = vm_format_fixed(v, 3, out, size);
+	size_t n = model_format_fixed(v, 3, out, size);
 	/* "0.450" as "0.45", "1.000" as "1" */
 	while (n > 1 && out[n - 1] == '0' && memchr(out, '.', n))
 		out[--n] = '\0';
@@ -302,27 +302,28 @@ static void three_significant(double v, char *out, size_t size)
 		}
 	}
 	tmp[n] = '\0';
-	concat("", tmp, out, size);
+	units_concat("", tmp, out, size);
 }
 
-const char *vm_format_number(const struct vm *vm, uint32_t metric, double v, char *out,
-			     size_t size)
+const char *model_format_number(const struct model *model, uint32_t metric, double v, char *out,
+				size_t size)
 {
-	const struct dbfile_metric *m = vm_metric(vm, metric);
+	const struct dbfile_metric *m = model_metric(model, metric);
 	if (!size)
 		return out;
 	if (isnan(v) || isinf(v)) {
 		out[0] = '\0';
 		return out;
 	}
-	if (vm_metric_is_tma(vm, metric)) {
-		vm_format_fraction(v, out, size);
+	if (model_metric_is_tma(model, metric)) {
+		model_format_fraction(v, out, size);
 		return out;
 	}
 	if (m && m->kind == DBFILE_METRIC_RAW && m->unit == MFILE_UNIT_NANOSECONDS)
 		v /= 1e9;
 	else if ((!m || m->kind == DBFILE_METRIC_RAW) && fabs(v) < 1e6 && v == floor(v)) {
-		vm_format_fixed(v == 0 ? 0.0 : v, 0, out, size); /* counts as the screen: exact */
+		model_format_fixed(v == 0 ? 0.0 : v, 0, out,
+				   size); /* counts as the screen: exact */
 		return out;
 	}
 	three_significant(v, out, size);

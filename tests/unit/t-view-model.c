@@ -28,23 +28,23 @@
 
 static char label_text[512];
 
-static const char *label(struct vm *vm, enum vm_view v, vm_node n, bool utf8)
+static const char *label(struct model *model, enum model_view v, model_node n, bool utf8)
 {
 	struct buf b = BUF_INIT;
-	vm_node_label(vm, v, n, utf8, &b);
+	model_node_label(model, v, n, utf8, &b);
 	snprintf(label_text, sizeof(label_text), "%.*s", (int)b.len, (const char *)b.data);
 	buf_release(&b);
 	return label_text;
 }
 
 /* The first node (pre-order, all expanded) whose label is exactly TEXT. */
-static vm_node find(struct vm *vm, enum vm_view v, const char *text)
+static model_node find(struct model *model, enum model_view v, const char *text)
 {
-	vm_node n = vm_search(vm, v, VM_NONE, text, true), first = n;
-	while (n != VM_NONE && strcmp(label(vm, v, n, true), text) != 0) {
-		n = vm_search(vm, v, n, text, true);
+	model_node n = model_search(model, v, MODEL_NONE, text, true), first = n;
+	while (n != MODEL_NONE && strcmp(label(model, v, n, true), text) != 0) {
+		n = model_search(model, v, n, text, true);
 		if (n == first)
-			return VM_NONE;
+			return MODEL_NONE;
 	}
 	return n;
 }
@@ -57,40 +57,41 @@ static double flat_value(const struct dbfile *db, uint32_t f, uint16_t m, bool i
 	return 0;
 }
 
-static bool row_has(struct vm *vm, enum vm_view v, const char *text)
+static bool row_has(struct model *model, enum model_view v, const char *text)
 {
-	const vm_node *rows;
-	uint32_t n = vm_rows(vm, v, &rows);
+	const model_node *rows;
+	uint32_t n = model_rows(model, v, &rows);
 	for (uint32_t i = 0; i < n; i++)
-		if (!strcmp(label(vm, v, rows[i], true), text))
+		if (!strcmp(label(model, v, rows[i], true), text))
 			return true;
 	return false;
 }
 
-static void test_views_agree(struct vm *vm)
+static void test_views_agree(struct model *model)
 {
-	const struct dbfile *db = vm_db(vm);
-	is_int((long long)vm_nmetrics(vm), 4, "four metrics");
-	is_int(vm_metric_by_name(vm, "cycles"), 1, "metric by exact name");
-	is_int(vm_metric_by_name(vm, "CYCLES"), 1, "metric by name, any case");
-	is_int(vm_metric_by_name(vm, "cycles p"), 3, "metric by unique prefix");
-	is_int(vm_metric_by_name(vm, "cpu"), -1, "an ambiguous prefix is no metric");
-	is_int((long long)vm_default_metric(vm), 0, "default metric: cpu-clock");
-	ok(vm_total(vm, 0) == 1005, "total cpu-clock 1005");
-	ok(vm_total(vm, 1) == 77, "total cycles 77");
-	ok(fabs(vm_total(vm, 2) - 1.005e-6) < 1e-18, "derived seconds: $0 / 1e9");
-	ok(fabs(vm_total(vm, 3) - 77.0 / 1005) < 1e-15, "derived ratio $1 / $0");
-	ok(vm_value(vm, VM_TOPDOWN, vm_root(vm, VM_TOPDOWN), 0, true) == vm_total(vm, 0),
+	const struct dbfile *db = model_db(model);
+	is_int((long long)model_nmetrics(model), 4, "four metrics");
+	is_int(model_metric_by_name(model, "cycles"), 1, "metric by exact name");
+	is_int(model_metric_by_name(model, "CYCLES"), 1, "metric by name, any case");
+	is_int(model_metric_by_name(model, "cycles p"), 3, "metric by unique prefix");
+	is_int(model_metric_by_name(model, "cpu"), -1, "an ambiguous prefix is no metric");
+	is_int((long long)model_default_metric(model), 0, "default metric: cpu-clock");
+	ok(model_total(model, 0) == 1005, "total cpu-clock 1005");
+	ok(model_total(model, 1) == 77, "total cycles 77");
+	ok(fabs(model_total(model, 2) - 1.005e-6) < 1e-18, "derived seconds: $0 / 1e9");
+	ok(fabs(model_total(model, 3) - 77.0 / 1005) < 1e-15, "derived ratio $1 / $0");
+	ok(model_value(model, MODEL_TOPDOWN, model_root(model, MODEL_TOPDOWN), 0, true) ==
+		   model_total(model, 0),
 	   "top-down root = total");
 	/* Bottom-up roots and flat functions equal FLAT, for every function and raw metric. */
-	for (int view = VM_BOTTOMUP; view <= VM_FLAT; view++) {
-		vm_expand_all(vm, view, true);
-		const vm_node *rows;
-		uint32_t n = vm_rows(vm, view, &rows), functions = 0, bad = 0;
+	for (int view = MODEL_BOTTOMUP; view <= MODEL_FLAT; view++) {
+		model_expand_all(model, view, true);
+		const model_node *rows;
+		uint32_t n = model_rows(model, view, &rows), functions = 0, bad = 0;
 		for (uint32_t i = 0; i < n; i++) {
-			struct vm_node_info in;
-			vm_node_info(vm, view, rows[i], &in);
-			if (in.kind != VM_KIND_FUNCTION)
+			struct model_node_info in;
+			model_node_info(model, view, rows[i], &in);
+			if (in.kind != MODEL_KIND_FUNCTION)
 				continue;
 			functions++;
 			uint32_t f;
@@ -99,146 +100,156 @@ static void test_views_agree(struct vm *vm)
 					break;
 			for (uint16_t m = 0; m < 2; m++)
 				for (int incl = 0; incl < 2; incl++)
-					bad += vm_value(vm, view, rows[i], m, incl) !=
+					bad += model_value(model, view, rows[i], m, incl) !=
 					       flat_value(db, f, m, incl);
 		}
-		is_int(functions, 6, "%s: six functions", view == VM_FLAT ? "flat" : "bottom-up");
+		is_int(functions, 6, "%s: six functions",
+		       view == MODEL_FLAT ? "flat" : "bottom-up");
 		is_int(bad, 0, "%s: every function's values equal FLAT",
-		       view == VM_FLAT ? "flat" : "bottom-up");
+		       view == MODEL_FLAT ? "flat" : "bottom-up");
 	}
-	vm_node fact = find(vm, VM_BOTTOMUP, "fact");
-	ok(fact != VM_NONE && vm_value(vm, VM_BOTTOMUP, fact, 0, true) == 42,
+	model_node fact = find(model, MODEL_BOTTOMUP, "fact");
+	ok(fact != MODEL_NONE && model_value(model, MODEL_BOTTOMUP, fact, 0, true) == 42,
 	   "recursion counts once: fact 42");
-	vm_node comp = find(vm, VM_BOTTOMUP, "compute");
-	const vm_node *kids;
-	uint32_t n = vm_children(vm, VM_BOTTOMUP, comp, &kids);
+	model_node comp = find(model, MODEL_BOTTOMUP, "compute");
+	const model_node *kids;
+	uint32_t n = model_children(model, MODEL_BOTTOMUP, comp, &kids);
 	is_int(n, 2, "compute has two call sites in main");
 	if (n == 2) {
-		is_str(label(vm, VM_BOTTOMUP, kids[0], true), "\xc2\xab main at prog.c:14", "caller line 14");
-		ok(vm_value(vm, VM_BOTTOMUP, kids[0], 0, true) == 330 &&
-			   vm_value(vm, VM_BOTTOMUP, kids[0], 0, false) == 150,
+		is_str(label(model, MODEL_BOTTOMUP, kids[0], true), "\xc2\xab main at prog.c:14",
+		       "caller line 14");
+		ok(model_value(model, MODEL_BOTTOMUP, kids[0], 0, true) == 330 &&
+			   model_value(model, MODEL_BOTTOMUP, kids[0], 0, false) == 150,
 		   "... 330 inclusive, 150 of compute's own");
-		is_str(label(vm, VM_BOTTOMUP, kids[1], false), "<< main at prog.c:20",
+		is_str(label(model, MODEL_BOTTOMUP, kids[1], false), "<< main at prog.c:20",
 		       "caller line 20 (ASCII)");
-		ok(vm_value(vm, VM_BOTTOMUP, kids[1], 0, true) == 30, "... 30");
+		ok(model_value(model, MODEL_BOTTOMUP, kids[1], 0, true) == 30, "... 30");
 	}
-	vm_node dot = find(vm, VM_BOTTOMUP, "\xc2\xab compute at prog.c:32");
-	ok(dot != VM_NONE && vm_value(vm, VM_BOTTOMUP, dot, 0, true) == 120,
+	model_node dot = find(model, MODEL_BOTTOMUP, "\xc2\xab compute at prog.c:32");
+	ok(dot != MODEL_NONE && model_value(model, MODEL_BOTTOMUP, dot, 0, true) == 120,
 	   "an inlined call's caller: compute at line 32, 120");
 	/* Flat: modules and files are sums; the recursive call site counts once. */
-	vm_node prog = find(vm, VM_FLAT, "prog");
-	ok(vm_value(vm, VM_FLAT, prog, 0, true) == 1005 && vm_value(vm, VM_FLAT, prog, 0, false) == 945,
+	model_node prog = find(model, MODEL_FLAT, "prog");
+	ok(model_value(model, MODEL_FLAT, prog, 0, true) == 1005 &&
+		   model_value(model, MODEL_FLAT, prog, 0, false) == 945,
 	   "flat module prog: 1005 inclusive, 945 exclusive");
-	vm_node rec = find(vm, VM_FLAT, "prog.c:52 \xc2\xbb fact");
-	ok(rec != VM_NONE && vm_value(vm, VM_FLAT, rec, 0, true) == 27,
+	model_node rec = find(model, MODEL_FLAT, "prog.c:52 \xc2\xbb fact");
+	ok(rec != MODEL_NONE && model_value(model, MODEL_FLAT, rec, 0, true) == 27,
 	   "flat: recursive call site fact:52 counts its outer call once (27)");
-	vm_node l31 = find(vm, VM_FLAT, "prog.c:31");
-	ok(l31 != VM_NONE && vm_value(vm, VM_FLAT, l31, 0, false) == 180,
+	model_node l31 = find(model, MODEL_FLAT, "prog.c:31");
+	ok(l31 != MODEL_NONE && model_value(model, MODEL_FLAT, l31, 0, false) == 180,
 	   "flat: a line merges its contexts (180)");
-	vm_expand_all(vm, VM_BOTTOMUP, false);
-	vm_expand_all(vm, VM_FLAT, false);
+	model_expand_all(model, MODEL_BOTTOMUP, false);
+	model_expand_all(model, MODEL_FLAT, false);
 }
 
-static void test_navigation(struct vm *vm, const char *srcdir)
+static void test_navigation(struct model *model, const char *srcdir)
 {
-	enum vm_view td = VM_TOPDOWN;
-	vm_node root = vm_root(vm, td);
-	is_str(label(vm, td, root, true), "<program root>", "root label");
-	vm_expand(vm, td, root, true);
-	const vm_node *rows;
-	is_int(vm_rows(vm, td, &rows), 2, "root expanded: two rows");
+	enum model_view td = MODEL_TOPDOWN;
+	model_node root = model_root(model, td);
+	is_str(label(model, td, root, true), "<program root>", "root label");
+	model_expand(model, td, root, true);
+	const model_node *rows;
+	is_int(model_rows(model, td, &rows), 2, "root expanded: two rows");
 	/* Search finds a node in a collapsed subtree; reveal shows it. */
-	vm_node sq = vm_search(vm, td, VM_NONE, "SQRT", true);
-	is_str(sq != VM_NONE ? label(vm, td, sq, true) : "", "prog.c:33 \xc2\xbb sqrt",
+	model_node sq = model_search(model, td, MODEL_NONE, "SQRT", true);
+	is_str(sq != MODEL_NONE ? label(model, td, sq, true) : "", "prog.c:33 \xc2\xbb sqrt",
 	       "search is case-insensitive, finds the call site first");
-	vm_node sq2 = vm_search(vm, td, sq, "sqrt", true);
-	is_str(sq2 != VM_NONE ? label(vm, td, sq2, true) : "", "sqrt", "... next: the function");
-	ok(vm_search(vm, td, sq2, "sqrt", false) == sq, "... previous: back");
-	ok(!row_has(vm, td, "sqrt"), "the match is collapsed");
-	vm_reveal(vm, td, sq2);
-	ok(row_has(vm, td, "sqrt"), "revealed");
-	ok(vm_search(vm, td, VM_NONE, "libm.c:?", true) != VM_NONE, "a glob search");
-	ok(vm_search(vm, td, VM_NONE, "nothing-like-it", true) == VM_NONE, "no match: none");
+	model_node sq2 = model_search(model, td, sq, "sqrt", true);
+	is_str(sq2 != MODEL_NONE ? label(model, td, sq2, true) : "", "sqrt",
+	       "... next: the function");
+	ok(model_search(model, td, sq2, "sqrt", false) == sq, "... previous: back");
+	ok(!row_has(model, td, "sqrt"), "the match is collapsed");
+	model_reveal(model, td, sq2);
+	ok(row_has(model, td, "sqrt"), "revealed");
+	ok(model_search(model, td, MODEL_NONE, "libm.c:?", true) != MODEL_NONE, "a glob search");
+	ok(model_search(model, td, MODEL_NONE, "nothing-like-it", true) == MODEL_NONE,
+	   "no match: none");
 	/* Hot path. */
-	vm_expand_all(vm, td, false);
-	vm_node end = vm_hot_path(vm, td, root, 0, 0.5);
-	is_str(label(vm, td, end, true), "prog.c:13", "hot path ends at prog.c:13");
-	ok(row_has(vm, td, "loop at prog.c:12") && row_has(vm, td, "prog.c:13"),
+	model_expand_all(model, td, false);
+	model_node end = model_hot_path(model, td, root, 0, 0.5);
+	is_str(label(model, td, end, true), "prog.c:13", "hot path ends at prog.c:13");
+	ok(row_has(model, td, "loop at prog.c:12") && row_has(model, td, "prog.c:13"),
 	   "... expanded along the way");
 	/* Sort: by value descending by default; by name. */
-	vm_node mainf = find(vm, td, "main");
-	const vm_node *kids;
-	uint32_t n = vm_children(vm, td, mainf, &kids);
-	ok(n == 4 && !strcmp(label(vm, td, kids[0], true), "loop at prog.c:12") &&
-		   !strcmp(label(vm, td, kids[3], true), "prog.c:24 \xc2\xbb evil\x1b[2J\nname\xff\xfe"),
+	model_node mainf = find(model, td, "main");
+	const model_node *kids;
+	uint32_t n = model_children(model, td, mainf, &kids);
+	ok(n == 4 && !strcmp(label(model, td, kids[0], true), "loop at prog.c:12") &&
+		   !strcmp(label(model, td, kids[3], true),
+			   "prog.c:24 \xc2\xbb evil\x1b[2J\nname\xff\xfe"),
 	   "children sorted by inclusive value");
-	struct vm_sort s = vm_get_sort(vm);
-	struct vm_sort by_name = { 0, true, false, true };
-	vm_set_sort(vm, &by_name);
-	n = vm_children(vm, td, mainf, &kids);
-	ok(n == 4 && !strcmp(label(vm, td, kids[0], true), "loop at prog.c:12") &&
-		   !strcmp(label(vm, td, kids[1], true), "prog.c:20 \xc2\xbb compute"),
+	struct model_sort s = model_get_sort(model);
+	struct model_sort by_name = { 0, true, false, true };
+	model_set_sort(model, &by_name);
+	n = model_children(model, td, mainf, &kids);
+	ok(n == 4 && !strcmp(label(model, td, kids[0], true), "loop at prog.c:12") &&
+		   !strcmp(label(model, td, kids[1], true), "prog.c:20 \xc2\xbb compute"),
 	   "sorted by name (label)");
-	vm_set_sort(vm, &s);
+	model_set_sort(model, &s);
 	/* Zoom. */
-	vm_node loop = find(vm, td, "loop at prog.c:12");
-	vm_zoom(vm, td, loop);
-	ok(vm_root(vm, td) == loop, "zoomed: the loop is the root");
-	n = vm_rows(vm, td, &rows);
+	model_node loop = find(model, td, "loop at prog.c:12");
+	model_zoom(model, td, loop);
+	ok(model_root(model, td) == loop, "zoomed: the loop is the root");
+	n = model_rows(model, td, &rows);
 	ok(n >= 1 && rows[0] == loop, "... and the first row");
-	ok(vm_unzoom(vm, td) && vm_root(vm, td) == root && !vm_unzoom(vm, td), "unzoom once");
+	ok(model_unzoom(model, td) && model_root(model, td) == root && !model_unzoom(model, td),
+	   "unzoom once");
 	/* Filter: hide compute's subtree, or only compute. */
-	vm_expand_all(vm, td, true);
-	vm_set_filter(vm, "compute", VM_FILTER_SUBTREE);
-	ok(!row_has(vm, td, "compute") && !row_has(vm, td, "prog.c:31"),
+	model_expand_all(model, td, true);
+	model_set_filter(model, "compute", MODEL_FILTER_SUBTREE);
+	ok(!row_has(model, td, "compute") && !row_has(model, td, "prog.c:31"),
 	   "filter subtree: compute and its lines are gone");
-	ok(vm_total(vm, 0) == 1005, "... the total does not change");
-	vm_set_filter(vm, "compute", VM_FILTER_SELF);
-	ok(!row_has(vm, td, "compute") && row_has(vm, td, "prog.c:31"),
+	ok(model_total(model, 0) == 1005, "... the total does not change");
+	model_set_filter(model, "compute", MODEL_FILTER_SELF);
+	ok(!row_has(model, td, "compute") && row_has(model, td, "prog.c:31"),
 	   "filter self: compute is elided, its lines stay");
-	vm_set_filter(vm, "*libm*", VM_FILTER_SUBTREE);
-	ok(!row_has(vm, td, "sqrt") && row_has(vm, td, "compute"), "filter by module");
-	vm_add_filter(vm, "fact", VM_FILTER_SUBTREE);
-	ok(!row_has(vm, td, "sqrt") && !row_has(vm, td, "fact") && row_has(vm, td, "compute"),
+	model_set_filter(model, "*libm*", MODEL_FILTER_SUBTREE);
+	ok(!row_has(model, td, "sqrt") && row_has(model, td, "compute"), "filter by module");
+	model_add_filter(model, "fact", MODEL_FILTER_SUBTREE);
+	ok(!row_has(model, td, "sqrt") && !row_has(model, td, "fact") &&
+		   row_has(model, td, "compute"),
 	   "two filters: both hide");
-	vm_set_filter(vm, "compute", VM_FILTER_SELF);
-	vm_add_filter(vm, "compute", VM_FILTER_SUBTREE);
-	ok(!row_has(vm, td, "compute") && !row_has(vm, td, "prog.c:31"),
+	model_set_filter(model, "compute", MODEL_FILTER_SELF);
+	model_add_filter(model, "compute", MODEL_FILTER_SUBTREE);
+	ok(!row_has(model, td, "compute") && !row_has(model, td, "prog.c:31"),
 	   "the same scope elided and hidden: hidden with its subtree");
-	vm_set_filter(vm, "compute", VM_FILTER_SELF);
-	vm_add_filter(vm, "sqrt", VM_FILTER_SELF);
-	ok(!row_has(vm, td, "compute") && !row_has(vm, td, "sqrt") && row_has(vm, td, "libm.c:8"),
+	model_set_filter(model, "compute", MODEL_FILTER_SELF);
+	model_add_filter(model, "sqrt", MODEL_FILTER_SELF);
+	ok(!row_has(model, td, "compute") && !row_has(model, td, "sqrt") &&
+		   row_has(model, td, "libm.c:8"),
 	   "two elided: the children of both stay");
-	vm_set_filter(vm, NULL, VM_FILTER_SUBTREE);
-	ok(row_has(vm, td, "sqrt"), "no filter");
+	model_set_filter(model, NULL, MODEL_FILTER_SUBTREE);
+	ok(row_has(model, td, "sqrt"), "no filter");
 	/* Flatten. */
-	vm_node fr = vm_root(vm, VM_FLAT);
-	is_int(vm_children(vm, VM_FLAT, fr, &kids), 2, "flat: two modules");
-	is_int(vm_flatten(vm), 1, "flatten once");
-	is_int(vm_children(vm, VM_FLAT, fr, &kids), 3, "... three files");
-	is_int(vm_flatten(vm), 2, "flatten twice");
-	is_int(vm_children(vm, VM_FLAT, fr, &kids), 6, "... six functions");
-	is_int(vm_unflatten(vm), 1, "unflatten");
-	is_int(vm_unflatten(vm), 0, "unflatten again");
-	is_int(vm_unflatten(vm), 0, "... not below 0");
+	model_node fr = model_root(model, MODEL_FLAT);
+	is_int(model_children(model, MODEL_FLAT, fr, &kids), 2, "flat: two modules");
+	is_int(model_flatten(model), 1, "flatten once");
+	is_int(model_children(model, MODEL_FLAT, fr, &kids), 3, "... three files");
+	is_int(model_flatten(model), 2, "flatten twice");
+	is_int(model_children(model, MODEL_FLAT, fr, &kids), 6, "... six functions");
+	is_int(model_unflatten(model), 1, "unflatten");
+	is_int(model_unflatten(model), 0, "unflatten again");
+	is_int(model_unflatten(model), 0, "... not below 0");
 	/* Marks. */
-	ok(vm_value_marks(vm, td, root, 1) & VM_MARK_MULTIPLEXED, "cycles is multiplexed");
-	ok(!(vm_value_marks(vm, td, root, 0) & VM_MARK_MULTIPLEXED), "cpu-clock is not");
-	ok(vm_value_marks(vm, VM_TOPDOWN, vm_search(vm, td, VM_NONE, "prog.c:71", true), 0) &
-		   VM_MARK_LOW_SAMPLES,
+	ok(model_value_marks(model, td, root, 1) & MODEL_MARK_MULTIPLEXED, "cycles is multiplexed");
+	ok(!(model_value_marks(model, td, root, 0) & MODEL_MARK_MULTIPLEXED), "cpu-clock is not");
+	ok(model_value_marks(model, MODEL_TOPDOWN,
+			     model_search(model, td, MODEL_NONE, "prog.c:71", true), 0) &
+		   MODEL_MARK_LOW_SAMPLES,
 	   "3 of 1005 with 201 samples: low samples");
-	ok(!(vm_value_marks(vm, td, mainf, 0) & VM_MARK_LOW_SAMPLES), "main is not");
+	ok(!(model_value_marks(model, td, mainf, 0) & MODEL_MARK_LOW_SAMPLES), "main is not");
 	/* Source. */
-	vm_add_source_path(vm, srcdir);
-	vm_node l13 = find(vm, td, "prog.c:13");
-	struct vm_source src;
-	ok(vm_source(vm, td, l13, 0, &src) == 0, "source of prog.c:13");
+	model_add_source_path(model, srcdir);
+	model_node l13 = find(model, td, "prog.c:13");
+	struct model_source src;
+	ok(model_source(model, td, l13, 0, &src) == 0, "source of prog.c:13");
 	ok(src.path && strstr(src.path, "prog.c"), "found in the source path");
 	is_str(src.recorded, "prog.c", "recorded path");
 	is_int(src.focus, 13, "focus on line 13");
 	bool l13ok = false, l12hdr = false, l14loop = false, l31 = false;
 	for (uint32_t i = 0; i < src.nlines; i++) {
-		const struct vm_source_line *x = &src.lines[i];
+		const struct model_source_line *x = &src.lines[i];
 		l13ok |= x->line == 13 && x->value == 600 && x->loop_depth == 1;
 		l12hdr |= x->line == 12 && x->loop_header && x->loop_depth == 1;
 		l14loop |= x->line == 14 && x->value == 330 && x->loop_depth == 1;
@@ -246,110 +257,112 @@ static void test_navigation(struct vm *vm, const char *srcdir)
 	}
 	ok(l13ok && l12hdr && l14loop, "line values and the loop extent 12-14");
 	ok(!l31, "lines of other functions are not in main's scope");
-	vm_source_release(&src);
-	ok(vm_source(vm, td, root, 0, &src) < 0, "the root has no source");
-	vm_expand_all(vm, td, false);
+	model_source_release(&src);
+	ok(model_source(model, td, root, 0, &src) < 0, "the root has no source");
+	model_expand_all(model, td, false);
 }
 
-static void test_threads(struct vm *vm)
+static void test_threads(struct model *model)
 {
 	double v[3];
-	ok(vm_thread_values(vm, VM_TOPDOWN, 0, 0, true, v) == 0 && v[0] == 236 && v[1] == 294 &&
-		   v[2] == 475,
+	ok(model_thread_values(model, MODEL_TOPDOWN, 0, 0, true, v) == 0 && v[0] == 236 &&
+		   v[1] == 294 && v[2] == 475,
 	   "per-thread totals 236 294 475");
-	vm_node comp = find(vm, VM_BOTTOMUP, "compute");
-	ok(vm_thread_values(vm, VM_BOTTOMUP, comp, 0, true, v) == 0 && v[2] == 160,
+	model_node comp = find(model, MODEL_BOTTOMUP, "compute");
+	ok(model_thread_values(model, MODEL_BOTTOMUP, comp, 0, true, v) == 0 && v[2] == 160,
 	   "bottom-up compute in thread 2: 160");
-	ok(vm_select_thread(vm, 2) == 0 && vm_selected_thread(vm) == 2, "select thread 2");
-	ok(vm_total(vm, 0) == 475, "... total 475");
-	ok(vm_value(vm, VM_BOTTOMUP, comp, 0, true) == 160, "... bottom-up compute 160");
-	vm_node dotf = find(vm, VM_FLAT, "dot");
-	ok(vm_value(vm, VM_FLAT, dotf, 0, false) == 80, "... flat dot 80");
-	ok(vm_select_thread(vm, 7) < 0 && strstr(fth_errmsg(), "no thread 7"), "no thread 7");
-	ok(vm_select_thread(vm, -1) == 0 && vm_total(vm, 0) == 1005, "back to the sum");
+	ok(model_select_thread(model, 2) == 0 && model_selected_thread(model) == 2,
+	   "select thread 2");
+	ok(model_total(model, 0) == 475, "... total 475");
+	ok(model_value(model, MODEL_BOTTOMUP, comp, 0, true) == 160, "... bottom-up compute 160");
+	model_node dotf = find(model, MODEL_FLAT, "dot");
+	ok(model_value(model, MODEL_FLAT, dotf, 0, false) == 80, "... flat dot 80");
+	ok(model_select_thread(model, 7) < 0 && strstr(fth_errmsg(), "no thread 7"), "no thread 7");
+	ok(model_select_thread(model, -1) == 0 && model_total(model, 0) == 1005, "back to the sum");
 }
 
 /*
  * Bottom-up and flat values per thread (computed from the thread's values, not the flat
  * profile) add up to the sums over threads, and a selected thread shows its own.
  */
-static void test_thread_sums(struct vm *vm)
+static void test_thread_sums(struct model *model)
 {
-	static const enum vm_view views[] = { VM_BOTTOMUP, VM_FLAT };
-	uint32_t nt = vm_db(vm)->nthreads;
+	static const enum model_view views[] = { MODEL_BOTTOMUP, MODEL_FLAT };
+	uint32_t nt = model_db(model)->nthreads;
 	for (size_t v = 0; v < ARRAY_SIZE(views); v++) {
-		enum vm_view view = views[v];
-		const char *name = view == VM_FLAT ? "flat" : "bottom-up";
-		vm_expand_all(vm, view, true);
-		const vm_node *rows;
-		uint32_t n = vm_rows(vm, view, &rows);
-		vm_node *ids = xmalloc(n * sizeof(vm_node));
-		memcpy(ids, rows, n * sizeof(vm_node));
+		enum model_view view = views[v];
+		const char *name = view == MODEL_FLAT ? "flat" : "bottom-up";
+		model_expand_all(model, view, true);
+		const model_node *rows;
+		uint32_t n = model_rows(model, view, &rows);
+		model_node *ids = xmalloc(n * sizeof(model_node));
+		memcpy(ids, rows, n * sizeof(model_node));
 		double *per = xcalloc((size_t)n * 2 * nt, sizeof(double));
 		bool sums = true, shown = true;
 		uint32_t checked = 0;
 		for (uint32_t i = 0; i < n; i++) {
-			struct vm_node_info in;
-			vm_node_info(vm, view, ids[i], &in);
+			struct model_node_info in;
+			model_node_info(model, view, ids[i], &in);
 			for (int incl = 0; incl < 2; incl++) {
 				double *t = per + ((size_t)i * 2 + incl) * nt, total = 0;
-				if (vm_thread_values(vm, view, ids[i], 0, incl, t) < 0)
+				if (model_thread_values(model, view, ids[i], 0, incl, t) < 0)
 					sums = false;
 				for (uint32_t k = 0; k < nt; k++)
 					total += t[k];
-				if (total != vm_value(vm, view, ids[i], 0, incl)) {
+				if (total != model_value(model, view, ids[i], 0, incl)) {
 					diag("%s node %u (kind %u) %s: threads add to %g, sum %g",
 					     name, ids[i], in.kind, incl ? "incl" : "excl", total,
-					     vm_value(vm, view, ids[i], 0, incl));
+					     model_value(model, view, ids[i], 0, incl));
 					sums = false;
 				}
-				checked += in.kind == VM_KIND_MODULE || in.kind == VM_KIND_FILE ||
-					   in.kind == VM_KIND_FUNCTION;
+				checked += in.kind == MODEL_KIND_MODULE ||
+					   in.kind == MODEL_KIND_FILE ||
+					   in.kind == MODEL_KIND_FUNCTION;
 			}
 		}
 		ok(sums && checked >= 12, "%s: every node's per-thread values add up to its sum (%u)",
 		   name, checked);
 		for (uint32_t k = 0; k < nt; k++) {
-			ok(vm_select_thread(vm, (int32_t)k) == 0, "select thread %u", k);
+			ok(model_select_thread(model, (int32_t)k) == 0, "select thread %u", k);
 			for (uint32_t i = 0; i < n; i++)
 				for (int incl = 0; incl < 2; incl++)
-					if (vm_value(vm, view, ids[i], 0, incl) !=
+					if (model_value(model, view, ids[i], 0, incl) !=
 					    per[((size_t)i * 2 + incl) * nt + k])
 						shown = false;
 		}
 		ok(shown, "%s: a selected thread shows its own values at every node", name);
-		vm_select_thread(vm, -1);
-		vm_expand_all(vm, view, false);
+		model_select_thread(model, -1);
+		model_expand_all(model, view, false);
 		free(per);
 		free(ids);
 	}
 }
 
 /* Statistics over threads, read from the database's STAT chunks on demand. */
-static void test_stats(struct vm *vm)
+static void test_stats(struct model *model)
 {
 	struct dbfile_stat in, ex;
-	ok(vm_stats(vm, VM_TOPDOWN, 0, 0, &in, &ex) == 0 && in.count == 3 && in.sum == 1005 &&
-		   in.min == 236 && in.max == 475 && ex.count == 0,
+	ok(model_stats(model, MODEL_TOPDOWN, 0, 0, &in, &ex) == 0 && in.count == 3 &&
+		   in.sum == 1005 && in.min == 236 && in.max == 475 && ex.count == 0,
 	   "root: 3 threads, sum 1005, min 236, max 475");
 	double mean = 1005.0 / 3, var = ((236 - mean) * (236 - mean) + (294 - mean) * (294 - mean) +
 					 (475 - mean) * (475 - mean)) / 3;
 	ok(fabs(in.stddev - sqrt(var)) < 1e-9 * sqrt(var), "root: population stddev %g",
 	   in.stddev);
-	ok(vm_stats(vm, VM_BOTTOMUP, vm_root(vm, VM_BOTTOMUP), 0, &in, &ex) < 0,
+	ok(model_stats(model, MODEL_BOTTOMUP, model_root(model, MODEL_BOTTOMUP), 0, &in, &ex) < 0,
 	   "bottom-up nodes have no statistics: %s", fth_errmsg());
 }
 
 static void test_tma(const char *dir)
 {
-	struct vm *vm = vm_open(dir);
-	ok(vm != NULL, "open the TMA database");
-	if (!vm)
+	struct model *model = model_open(dir);
+	ok(model != NULL, "open the TMA database");
+	if (!model)
 		return;
-	is_int((long long)vm_default_metric(vm), 0, "default: cpu-clock, not a TMA input");
-	vm_node mainf = find(vm, VM_TOPDOWN, "main");
-	const struct vm_tma_row *r;
-	uint32_t n = vm_tma(vm, VM_TOPDOWN, mainf, &r);
+	is_int((long long)model_default_metric(model), 0, "default: cpu-clock, not a TMA input");
+	model_node mainf = find(model, MODEL_TOPDOWN, "main");
+	const struct model_tma_row *r;
+	uint32_t n = model_tma(model, MODEL_TOPDOWN, mainf, &r);
 	is_int(n, 7, "seven TMA nodes");
 	static const struct {
 		const char *name;
@@ -363,23 +376,23 @@ static void test_tma(const char *dir)
 		{ "Backend Bound", 2, 0.45, true, true },
 	};
 	for (uint32_t i = 0; i < n && i < 7; i++) {
-		const struct dbfile_metric *m = vm_metric(vm, r[i].metric);
+		const struct dbfile_metric *m = model_metric(model, r[i].metric);
 		ok(!strcmp(m->name, want[i].name) && r[i].depth == want[i].depth &&
 			   fabs(r[i].fraction - want[i].fraction) < 1e-12 &&
 			   r[i].over_threshold == want[i].over && r[i].dominant == want[i].dominant,
 		   "%s %.1f percent", want[i].name, 100 * want[i].fraction);
 	}
-	vm_node idle = find(vm, VM_TOPDOWN, "kern.c:12");
-	n = vm_tma(vm, VM_TOPDOWN, idle, &r);
+	model_node idle = find(model, MODEL_TOPDOWN, "kern.c:12");
+	n = model_tma(model, MODEL_TOPDOWN, idle, &r);
 	bool all_nan = n == 7;
 	for (uint32_t i = 0; i < n; i++)
 		all_nan &= isnan(r[i].fraction) && !r[i].over_threshold && !r[i].dominant;
 	ok(all_nan, "no slots at kern.c:12: every node is NaN");
-	vm_node stream = find(vm, VM_TOPDOWN, "kern.c:6");
-	n = vm_tma(vm, VM_TOPDOWN, stream, &r);
+	model_node stream = find(model, MODEL_TOPDOWN, "kern.c:6");
+	n = model_tma(model, MODEL_TOPDOWN, stream, &r);
 	ok(n == 7 && fabs(r[6].fraction - 0.75) < 1e-12, "stream: Backend Bound 0.75");
-	ok(vm_metric_is_tma(vm, 6) && !vm_metric_is_tma(vm, 1), "TMA nodes and inputs");
-	vm_close(vm);
+	ok(model_metric_is_tma(model, 6) && !model_metric_is_tma(model, 1), "TMA nodes and inputs");
+	model_close(model);
 }
 
 static void test_escape(void)
@@ -404,11 +417,14 @@ static void test_escape(void)
 	is_str((const char *)b.data, "\\xc0\\xaf\\xed\\xa0\\x80", "overlong and surrogates");
 	buf_release(&b);
 	char out[32];
-	is_str(vm_format_value(1.25e9, MFILE_UNIT_NANOSECONDS, out, sizeof(out)), "1.25 s", "1.25 s");
-	is_str(vm_format_value(830e6, MFILE_UNIT_NANOSECONDS, out, sizeof(out)), "830 ms", "830 ms");
-	is_str(vm_format_value(1.23e9, MFILE_UNIT_COUNT, out, sizeof(out)), "1.23e+09", "counts");
-	is_str(vm_format_value(4 << 20, MFILE_UNIT_BYTES, out, sizeof(out)), "4.0 MiB", "bytes");
-	is_str(vm_format_value(NAN, MFILE_UNIT_COUNT, out, sizeof(out)), "n/a", "NaN");
+	is_str(model_format_value(1.25e9, MFILE_UNIT_NANOSECONDS, out, sizeof(out)), "1.25 s",
+	       "1.25 s");
+	is_str(model_format_value(830e6, MFILE_UNIT_NANOSECONDS, out, sizeof(out)), "830 ms",
+	       "830 ms");
+	is_str(model_format_value(1.23e9, MFILE_UNIT_COUNT, out, sizeof(out)), "1.23e+09",
+	       "counts");
+	is_str(model_format_value(4 << 20, MFILE_UNIT_BYTES, out, sizeof(out)), "4.0 MiB", "bytes");
+	is_str(model_format_value(NAN, MFILE_UNIT_COUNT, out, sizeof(out)), "n/a", "NaN");
 }
 
 static void test_formula_errors(const char *base)
@@ -432,10 +448,11 @@ static void test_formula_errors(const char *base)
 		viewdb_metric(&b, "broken", MFILE_UNIT_COUNT, bad[i].formula);
 		int rc = viewdb_write(&b, dir, 0);
 		viewdb_release(&b);
-		struct vm *vm = rc == 0 ? vm_open(dir) : NULL;
-		ok(!vm && strstr(fth_errmsg(), "metric broken") && strstr(fth_errmsg(), bad[i].why),
+		struct model *model = rc == 0 ? model_open(dir) : NULL;
+		ok(!model && strstr(fth_errmsg(), "metric broken") &&
+			   strstr(fth_errmsg(), bad[i].why),
 		   "formula \"%s\" refused: %s", bad[i].formula, fth_errmsg());
-		vm_close(vm);
+		model_close(model);
 	}
 	/* Division by zero and NaN inputs: NaN, not a crash. */
 	char dir[4096];
@@ -449,10 +466,10 @@ static void test_formula_errors(const char *base)
 	viewdb_value(&b, c, 0, 0, 5);
 	int rc = viewdb_write(&b, dir, 0);
 	viewdb_release(&b);
-	struct vm *vm = rc == 0 ? vm_open(dir) : NULL;
-	ok(vm && isnan(vm_total(vm, 1)), "division by zero: NaN");
-	ok(vm && vm_total(vm, 2) == -69 + 4 + 2, "unary minus, exponent, min, if, <");
-	vm_close(vm);
+	struct model *model = rc == 0 ? model_open(dir) : NULL;
+	ok(model && isnan(model_total(model, 1)), "division by zero: NaN");
+	ok(model && model_total(model, 2) == -69 + 4 + 2, "unary minus, exponent, min, if, <");
+	model_close(model);
 }
 
 /*
@@ -513,69 +530,72 @@ static double wide_worker(uint32_t k, int t)
 }
 
 /* The only child of NODE, or NONE. */
-static vm_node only_child(struct vm *vm, enum vm_view v, vm_node node)
+static model_node only_child(struct model *model, enum model_view v, model_node node)
 {
-	const vm_node *kids;
-	vm_expand(vm, v, node, true);
-	return vm_children(vm, v, node, &kids) == 1 ? kids[0] : VM_NONE;
+	const model_node *kids;
+	model_expand(model, v, node, true);
+	return model_children(model, v, node, &kids) == 1 ? kids[0] : MODEL_NONE;
 }
 
-static void test_blocks_values(struct vm *vm)
+static void test_blocks_values(struct model *model)
 {
-	const struct dbfile *db = vm_db(vm);
+	const struct dbfile *db = model_db(model);
 	ok(db->ncontexts == 3 + 5 * WIDE_CALLS && db->block && db->ncontexts / db->block >= 4,
 	   "the contexts span five blocks (%u contexts, %u per block)", db->ncontexts, db->block);
 	double total = 3.0 * WIDE_CALLS * (WIDE_CALLS + 1) / 2 + WIDE_CALLS;
-	ok(vm_total(vm, 0) == total, "total: %.0f", vm_total(vm, 0));
+	ok(model_total(model, 0) == total, "total: %.0f", model_total(model, 0));
 	/* Top-down: main's call sites across the blocks, each with its own value. */
-	vm_node root = vm_root(vm, VM_TOPDOWN);
-	vm_node c_main = only_child(vm, VM_TOPDOWN, only_child(vm, VM_TOPDOWN, root));
-	is_str(label(vm, VM_TOPDOWN, c_main, true), "main", "root > entry > main");
-	const vm_node *kids;
-	uint32_t n = vm_children(vm, VM_TOPDOWN, c_main, &kids), bad = 0;
+	model_node root = model_root(model, MODEL_TOPDOWN);
+	model_node c_main =
+		only_child(model, MODEL_TOPDOWN, only_child(model, MODEL_TOPDOWN, root));
+	is_str(label(model, MODEL_TOPDOWN, c_main, true), "main", "root > entry > main");
+	const model_node *kids;
+	uint32_t n = model_children(model, MODEL_TOPDOWN, c_main, &kids), bad = 0;
 	is_int(n, WIDE_CALLS, "main has 4,000 call sites");
 	for (uint32_t j = 0; j < n; j++) {
-		struct vm_node_info in;
-		vm_node_info(vm, VM_TOPDOWN, kids[j], &in);
+		struct model_node_info in;
+		model_node_info(model, MODEL_TOPDOWN, kids[j], &in);
 		/* Sorted by value, descending: the last call first. */
 		uint32_t i = in.line - 100, want = WIDE_CALLS - 1 - j;
 		char text[64];
 		snprintf(text, sizeof(text), "wide.c:%u \xc2\xbb worker%u", 100 + want, want % WIDE_WORKERS);
-		bad += i != want || strcmp(label(vm, VM_TOPDOWN, kids[j], true), text) != 0 ||
-		       vm_value(vm, VM_TOPDOWN, kids[j], 0, true) != wide_call(i, -1) ||
-		       vm_value(vm, VM_TOPDOWN, kids[j], 0, false) != 0;
+		bad += i != want || strcmp(label(model, MODEL_TOPDOWN, kids[j], true), text) != 0 ||
+		       model_value(model, MODEL_TOPDOWN, kids[j], 0, true) != wide_call(i, -1) ||
+		       model_value(model, MODEL_TOPDOWN, kids[j], 0, false) != 0;
 	}
 	is_int(bad, 0, "every call site: its label, its value (3 (i + 1) + 1), in value order");
-	vm_node top = n ? kids[0] : VM_NONE;
-	vm_node line = only_child(vm, VM_TOPDOWN, only_child(vm, VM_TOPDOWN, top));
-	n = vm_children(vm, VM_TOPDOWN, line, &kids);
-	ok(n == 2 && vm_value(vm, VM_TOPDOWN, kids[0], 0, false) == 12000 &&
-		   vm_value(vm, VM_TOPDOWN, kids[1], 0, false) == 1 &&
-		   !strcmp(label(vm, VM_TOPDOWN, kids[0], true), "wide.c:102"),
+	model_node top = n ? kids[0] : MODEL_NONE;
+	model_node line = only_child(model, MODEL_TOPDOWN, only_child(model, MODEL_TOPDOWN, top));
+	n = model_children(model, MODEL_TOPDOWN, line, &kids);
+	ok(n == 2 && model_value(model, MODEL_TOPDOWN, kids[0], 0, false) == 12000 &&
+		   model_value(model, MODEL_TOPDOWN, kids[1], 0, false) == 1 &&
+		   !strcmp(label(model, MODEL_TOPDOWN, kids[0], true), "wide.c:102"),
 	   "the last call's loop: its two lines (12000, 1), four levels below");
 	/* Flat and bottom-up: each worker's sum over its 400 call sites. */
 	bad = 0;
-	vm_children(vm, VM_BOTTOMUP, vm_root(vm, VM_BOTTOMUP), &kids); /* search sees built nodes */
+	model_children(model, MODEL_BOTTOMUP, model_root(model, MODEL_BOTTOMUP),
+		       &kids); /* search sees built nodes */
 	for (uint32_t k = 0; k < WIDE_WORKERS; k++) {
 		char name[32];
 		snprintf(name, sizeof(name), "worker%u", k);
-		vm_node f = find(vm, VM_FLAT, name), u = find(vm, VM_BOTTOMUP, name);
-		if (f == VM_NONE || u == VM_NONE ||
-		    vm_value(vm, VM_FLAT, f, 0, true) != wide_worker(k, -1) ||
-		    vm_value(vm, VM_FLAT, f, 0, false) != wide_worker(k, -1) ||
-		    vm_value(vm, VM_BOTTOMUP, u, 0, true) != wide_worker(k, -1)) {
+		model_node f = find(model, MODEL_FLAT, name), u = find(model, MODEL_BOTTOMUP, name);
+		if (f == MODEL_NONE || u == MODEL_NONE ||
+		    model_value(model, MODEL_FLAT, f, 0, true) != wide_worker(k, -1) ||
+		    model_value(model, MODEL_FLAT, f, 0, false) != wide_worker(k, -1) ||
+		    model_value(model, MODEL_BOTTOMUP, u, 0, true) != wide_worker(k, -1)) {
 			diag("%s: flat %.0f %.0f, bottom-up %.0f, want %.0f", name,
-			     vm_value(vm, VM_FLAT, f, 0, true), vm_value(vm, VM_FLAT, f, 0, false),
-			     vm_value(vm, VM_BOTTOMUP, u, 0, true), wide_worker(k, -1));
+			     model_value(model, MODEL_FLAT, f, 0, true),
+			     model_value(model, MODEL_FLAT, f, 0, false),
+			     model_value(model, MODEL_BOTTOMUP, u, 0, true), wide_worker(k, -1));
 			bad++;
 		}
-		if (u == VM_NONE)
+		if (u == MODEL_NONE)
 			continue;
-		vm_expand(vm, VM_BOTTOMUP, u, true);
-		uint32_t nc = vm_children(vm, VM_BOTTOMUP, u, &kids);
+		model_expand(model, MODEL_BOTTOMUP, u, true);
+		uint32_t nc = model_children(model, MODEL_BOTTOMUP, u, &kids);
 		double sum = 0;
 		for (uint32_t j = 0; j < nc; j++)
-			sum += vm_value(vm, VM_BOTTOMUP, kids[j], 0, true);
+			sum += model_value(model, MODEL_BOTTOMUP, kids[j], 0, true);
 		if (nc != WIDE_CALLS / WIDE_WORKERS || sum != wide_worker(k, -1)) {
 			diag("worker%u: %u callers, %.0f", k, nc, sum);
 			bad++;
@@ -583,45 +603,48 @@ static void test_blocks_values(struct vm *vm)
 	}
 	is_int(bad, 0, "flat and bottom-up: every worker, and its 400 callers, add up");
 	/* One thread: its rows of the blocks, its profiles. */
-	ok(vm_select_thread(vm, 1) == 0, "select thread 1");
-	ok(vm_total(vm, 0) == 2.0 * WIDE_CALLS * (WIDE_CALLS + 1) / 2, "thread 1's total");
-	ok(vm_value(vm, VM_TOPDOWN, top, 0, true) == wide_call(WIDE_CALLS - 1, 1),
+	ok(model_select_thread(model, 1) == 0, "select thread 1");
+	ok(model_total(model, 0) == 2.0 * WIDE_CALLS * (WIDE_CALLS + 1) / 2, "thread 1's total");
+	ok(model_value(model, MODEL_TOPDOWN, top, 0, true) == wide_call(WIDE_CALLS - 1, 1),
 	   "thread 1: the last call 8000");
-	vm_node f7 = find(vm, VM_FLAT, "worker7");
-	ok(f7 != VM_NONE && vm_value(vm, VM_FLAT, f7, 0, true) == wide_worker(7, 1),
+	model_node f7 = find(model, MODEL_FLAT, "worker7");
+	ok(f7 != MODEL_NONE && model_value(model, MODEL_FLAT, f7, 0, true) == wide_worker(7, 1),
 	   "thread 1: flat worker7 %.0f", wide_worker(7, 1));
 	double per[2] = { 0, 0 };
-	ok(vm_thread_values(vm, VM_TOPDOWN, top, 0, true, per) == 0 && per[0] == 4001 &&
+	ok(model_thread_values(model, MODEL_TOPDOWN, top, 0, true, per) == 0 && per[0] == 4001 &&
 		   per[1] == 8000,
 	   "values of the last call per thread: 4001, 8000");
-	ok(vm_select_thread(vm, -1) == 0 && vm_total(vm, 0) == total, "back to the sums");
-	ok(vm_error(vm) == NULL, "no reader error");
+	ok(model_select_thread(model, -1) == 0 && model_total(model, 0) == total,
+	   "back to the sums");
+	ok(model_error(model) == NULL, "no reader error");
 }
 
 /* Search streams the contexts when the walk is long: the same answers as walking all of it. */
-static void test_blocks_search(struct vm *vm)
+static void test_blocks_search(struct model *model)
 {
 	static const char *const patterns[] = { "worker7", "wide.c:4*", "wide.c:13", "nomatch",
 						"loop at wide.c:4?", "*main", "\xc2\xbb worker3" };
-	vm_node root = vm_root(vm, VM_TOPDOWN);
-	vm_node c_main = only_child(vm, VM_TOPDOWN, only_child(vm, VM_TOPDOWN, root));
-	const vm_node *kids;
-	uint32_t n = vm_children(vm, VM_TOPDOWN, c_main, &kids);
-	vm_node froms[4] = { VM_NONE, root, n ? kids[n / 2] : VM_NONE, n ? kids[n - 1] : VM_NONE };
+	model_node root = model_root(model, MODEL_TOPDOWN);
+	model_node c_main =
+		only_child(model, MODEL_TOPDOWN, only_child(model, MODEL_TOPDOWN, root));
+	const model_node *kids;
+	uint32_t n = model_children(model, MODEL_TOPDOWN, c_main, &kids);
+	model_node froms[4] = { MODEL_NONE, root, n ? kids[n / 2] : MODEL_NONE,
+				n ? kids[n - 1] : MODEL_NONE };
 	uint32_t compared = 0, differ = 0, found = 0;
 	for (int filter = 0; filter < 3; filter++) {
-		vm_set_filter(vm, filter ? "worker3" : NULL,
-			      filter == 1 ? VM_FILTER_SELF : VM_FILTER_SUBTREE);
+		model_set_filter(model, filter ? "worker3" : NULL,
+				 filter == 1 ? MODEL_FILTER_SELF : MODEL_FILTER_SUBTREE);
 		for (size_t i = 0; i < 4 * 2 * sizeof(patterns) / sizeof(patterns[0]); i++) {
 			const char *p = patterns[i / 8];
-			vm_node from = froms[i / 2 % 4];
+			model_node from = froms[i / 2 % 4];
 			bool fwd = i % 2;
 			search_walk_budget = 0;
-			vm_node walked = vm_search(vm, VM_TOPDOWN, from, p, fwd);
+			model_node walked = model_search(model, MODEL_TOPDOWN, from, p, fwd);
 			search_walk_budget = 1;
-			vm_node streamed = vm_search(vm, VM_TOPDOWN, from, p, fwd);
+			model_node streamed = model_search(model, MODEL_TOPDOWN, from, p, fwd);
 			compared++;
-			found += walked != VM_NONE;
+			found += walked != MODEL_NONE;
 			if (walked != streamed) {
 				differ++;
 				diag("\"%s\" from %u %s, filter %d: %u walked, %u streamed", p,
@@ -630,7 +653,7 @@ static void test_blocks_search(struct vm *vm)
 		}
 	}
 	search_walk_budget = 2000;
-	vm_set_filter(vm, NULL, VM_FILTER_SUBTREE);
+	model_set_filter(model, NULL, MODEL_FILTER_SUBTREE);
 	ok(compared == 168 && found > 120, "%u searches, %u found something", compared, found);
 	is_int(differ, 0, "streamed and walked searches agree (filters, both ways, wrapping)");
 }
@@ -638,9 +661,9 @@ static void test_blocks_search(struct vm *vm)
 /* A database that changes under the viewer: the error is kept, nothing is made up. */
 static void test_blocks_changed(const char *dir)
 {
-	struct vm *vm = vm_open(dir);
-	ok(vm != NULL, "open the copy");
-	if (!vm)
+	struct model *model = model_open(dir);
+	ok(model != NULL, "open the copy");
+	if (!model)
 		return;
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/summary.fdb", dir);
@@ -653,83 +676,87 @@ static void test_blocks_changed(const char *dir)
 	if (fd >= 0)
 		close(fd);
 	ok(zeroed, "summary.fdb overwritten with zeros after open");
-	vm_node root = vm_root(vm, VM_TOPDOWN);
-	vm_expand(vm, VM_TOPDOWN, root, true);
-	const vm_node *rows;
-	uint32_t n = vm_rows(vm, VM_TOPDOWN, &rows);
-	ok(vm_error(vm) && strstr(vm_error(vm), "summary.fdb"), "the reader's error is kept: %s",
-	   vm_error(vm) ? vm_error(vm) : "none");
-	ok(n == 1 && isnan(vm_total(vm, 0)), "no children, no values after it (%u rows)", n);
-	ok(vm_search(vm, VM_TOPDOWN, VM_NONE, "main", true) == VM_NONE, "search finds nothing");
-	struct vm_source src;
-	ok(vm_source(vm, VM_FLAT, vm_root(vm, VM_FLAT), 0, &src) < 0, "source: an error");
-	vm_close(vm);
+	model_node root = model_root(model, MODEL_TOPDOWN);
+	model_expand(model, MODEL_TOPDOWN, root, true);
+	const model_node *rows;
+	uint32_t n = model_rows(model, MODEL_TOPDOWN, &rows);
+	ok(model_error(model) && strstr(model_error(model), "summary.fdb"),
+	   "the reader's error is kept: %s", model_error(model) ? model_error(model) : "none");
+	ok(n == 1 && isnan(model_total(model, 0)), "no children, no values after it (%u rows)", n);
+	ok(model_search(model, MODEL_TOPDOWN, MODEL_NONE, "main", true) == MODEL_NONE,
+	   "search finds nothing");
+	struct model_source src;
+	ok(model_source(model, MODEL_FLAT, model_root(model, MODEL_FLAT), 0, &src) < 0,
+	   "source: an error");
+	model_close(model);
 }
 
 /* Every row of VIEW, all expanded, as text (depth, label, two values of each metric). */
-static void row_text(struct vm *vm, enum vm_view v, vm_node n, uint32_t depth, struct buf *out)
+static void row_text(struct model *model, enum model_view v, model_node n, uint32_t depth,
+		     struct buf *out)
 {
-	buf_printf(out, "%u %s", depth, label(vm, v, n, true));
-	for (uint32_t m = 0; m < vm_nmetrics(vm); m++)
-		buf_printf(out, " %.17g/%.17g", vm_value(vm, v, n, m, true),
-			   vm_value(vm, v, n, m, false));
+	buf_printf(out, "%u %s", depth, label(model, v, n, true));
+	for (uint32_t m = 0; m < model_nmetrics(model); m++)
+		buf_printf(out, " %.17g/%.17g", model_value(model, v, n, m, true),
+			   model_value(model, v, n, m, false));
 	buf_addch(out, '\n');
 }
 
-/* Batch's walk: children taken once (vm_children_copy), each subtree forgotten when done. */
-static void walk_forgetting(struct vm *vm, enum vm_view v, vm_node n, uint32_t depth,
+/* Batch's walk: children taken once (model_children_copy), each subtree forgotten when done. */
+static void walk_forgetting(struct model *model, enum model_view v, model_node n, uint32_t depth,
 			    struct buf *out)
 {
-	row_text(vm, v, n, depth, out);
-	vm_node *kids;
-	uint32_t k = vm_children_copy(vm, v, n, &kids);
+	row_text(model, v, n, depth, out);
+	model_node *kids;
+	uint32_t k = model_children_copy(model, v, n, &kids);
 	for (uint32_t i = 0; i < k; i++)
-		walk_forgetting(vm, v, kids[i], depth + 1, out);
+		walk_forgetting(model, v, kids[i], depth + 1, out);
 	free(kids);
-	vm_forget(vm, v, n);
+	model_forget(model, v, n);
 }
 
 /* The rows of batch's walk are the expanded tree's, in its order, before and after forgetting
  * (built again), with every block read first or not. */
 static void test_walk(const char *dir, const char *what)
 {
-	for (int v = 0; v < VM_NVIEWS; v++) {
-		struct vm *a = vm_open(dir), *b = vm_open(dir);
+	for (int v = 0; v < MODEL_NVIEWS; v++) {
+		struct model *a = model_open(dir), *b = model_open(dir);
 		if (!a || !b) {
 			ok(0, "open %s", dir);
-			vm_close(a);
-			vm_close(b);
+			model_close(a);
+			model_close(b);
 			return;
 		}
 		struct buf want = BUF_INIT, got = BUF_INIT, again = BUF_INIT;
-		vm_expand_all(a, (enum vm_view)v, true);
-		const vm_node *rows;
-		uint32_t n = vm_rows(a, (enum vm_view)v, &rows);
-		vm_node *copy = xmalloc((n + 1) * sizeof(vm_node));
+		model_expand_all(a, (enum model_view)v, true);
+		const model_node *rows;
+		uint32_t n = model_rows(a, (enum model_view)v, &rows);
+		model_node *copy = xmalloc((n + 1) * sizeof(model_node));
 		uint32_t *depth = xmalloc((n + 1) * sizeof(uint32_t));
-		memcpy(copy, rows, n * sizeof(vm_node));
-		memcpy(depth, vm_row_depths(a, (enum vm_view)v), n * sizeof(uint32_t));
+		memcpy(copy, rows, n * sizeof(model_node));
+		memcpy(depth, model_row_depths(a, (enum model_view)v), n * sizeof(uint32_t));
 		for (uint32_t i = 0; i < n; i++)
-			row_text(a, (enum vm_view)v, copy[i], depth[i], &want);
-		if (v == VM_BOTTOMUP)
-			vm_load_blocks(b);
-		walk_forgetting(b, (enum vm_view)v, vm_root(b, (enum vm_view)v), 0, &got);
-		walk_forgetting(b, (enum vm_view)v, vm_root(b, (enum vm_view)v), 0, &again);
+			row_text(a, (enum model_view)v, copy[i], depth[i], &want);
+		if (v == MODEL_BOTTOMUP)
+			model_load_blocks(b);
+		walk_forgetting(b, (enum model_view)v, model_root(b, (enum model_view)v), 0, &got);
+		walk_forgetting(b, (enum model_view)v, model_root(b, (enum model_view)v), 0,
+				&again);
 		ok(n > 1 && want.len == got.len && !memcmp(want.data, got.data, want.len) &&
 			   got.len == again.len && !memcmp(got.data, again.data, got.len) &&
-			   !vm_error(b),
+			   !model_error(b),
 		   "%s, view %d: the walk that forgets gives the expanded tree's %u rows, twice", what,
 		   v, n);
-		if (v != VM_TOPDOWN)
-			ok(tree_of(b, (enum vm_view)v)->n == 1, "%s, view %d: only the root is left",
-			   what, v);
+		if (v != MODEL_TOPDOWN)
+			ok(tree_of(b, (enum model_view)v)->n == 1,
+			   "%s, view %d: only the root is left", what, v);
 		free(copy);
 		free(depth);
 		buf_release(&want);
 		buf_release(&got);
 		buf_release(&again);
-		vm_close(a);
-		vm_close(b);
+		model_close(a);
+		model_close(b);
 	}
 }
 
@@ -748,34 +775,34 @@ int main(void)
 		fclose(f);
 	ok(viewdb_make_small(dir) == 0, "write the small database");
 	ok(viewdb_make_tma(tma) == 0, "write the TMA database");
-	struct vm *vm = vm_open(dir);
-	ok(vm != NULL, "open it: %s", vm ? "" : fth_errmsg());
-	if (!vm)
+	struct model *model = model_open(dir);
+	ok(model != NULL, "open it: %s", model ? "" : fth_errmsg());
+	if (!model)
 		return done_testing();
-	const struct vm_tma_row *rows;
-	is_int(vm_tma(vm, VM_TOPDOWN, 0, &rows), 0, "no TMA metrics: no rows");
-	test_views_agree(vm);
-	test_navigation(vm, src);
-	test_threads(vm);
-	test_thread_sums(vm);
-	test_stats(vm);
-	vm_close(vm);
+	const struct model_tma_row *rows;
+	is_int(model_tma(model, MODEL_TOPDOWN, 0, &rows), 0, "no TMA metrics: no rows");
+	test_views_agree(model);
+	test_navigation(model, src);
+	test_threads(model);
+	test_thread_sums(model);
+	test_stats(model);
+	model_close(model);
 	test_tma(tma);
 	test_escape();
 	test_formula_errors(tap_tmpdir());
 	test_walk(dir, "small");
-	ok(vm_open("/nonexistent/db") == NULL && strstr(fth_errmsg(), "/nonexistent/db"),
+	ok(model_open("/nonexistent/db") == NULL && strstr(fth_errmsg(), "/nonexistent/db"),
 	   "a missing database is named");
 	char wide[4096], wide2[4096];
 	snprintf(wide, sizeof(wide), "%s/wide", tap_tmpdir());
 	snprintf(wide2, sizeof(wide2), "%s/wide2", tap_tmpdir());
 	ok(make_wide(wide) == 0 && make_wide(wide2) == 0, "write the wide database (twice)");
-	vm = vm_open(wide);
-	ok(vm != NULL, "open it: %s", vm ? "" : fth_errmsg());
-	if (vm) {
-		test_blocks_values(vm);
-		test_blocks_search(vm);
-		vm_close(vm);
+	model = model_open(wide);
+	ok(model != NULL, "open it: %s", model ? "" : fth_errmsg());
+	if (model) {
+		test_blocks_values(model);
+		test_blocks_search(model);
+		model_close(model);
 	}
 	test_walk(wide, "wide");
 	test_blocks_changed(wide2);
