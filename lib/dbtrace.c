@@ -252,6 +252,11 @@ static int put_thread(struct cf_writer *w, struct converting *cv, struct piece_c
 {
 	struct dbtrace_thread *t = &cv->t;
 	t->nrecords = cv->n;
+	if (!cv->n) {
+		t->t_first = t->t_last = 0;
+		t->nlevels = 0; /* traced, never sampled */
+		return 0;
+	}
 	t->t_first = cv->rec[0].time;
 	t->t_last = cv->rec[cv->n - 1].time;
 	build_level1(cv);
@@ -384,7 +389,7 @@ static int convert(struct cf_reader *r, struct cf_writer *w, const uint32_t *ord
 		if (!e)
 			break;
 		rc = read_spooled(r, e, new_of, ncontexts, nthreads, &cv);
-		if (rc < 0 || cv.n == 0)
+		if (rc < 0)
 			continue;
 		if (seen[cv.t.thread]) {
 			rc = fth_error("%s: thread %u spooled twice", r->path, cv.t.thread);
@@ -535,8 +540,8 @@ static int read_index(struct dbtrace *tr)
 			break;
 		}
 		if (thread >= tr->nthreads || (i && thread <= tr->traced[i - 1].thread) ||
-		    nlevels < 1 || nlevels > DBTRACE_MAX_LEVELS || t->t_last < t->t_first ||
-		    t->nrecords == 0) {
+		    nlevels > DBTRACE_MAX_LEVELS || t->t_last < t->t_first ||
+		    (t->nrecords == 0) != (nlevels == 0)) {
 			rc = cf_stream_error(&s, "thread entry %u out of range", i);
 			break;
 		}

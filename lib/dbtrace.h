@@ -56,7 +56,8 @@ struct dbtrace_spool {
 
 /* Start DIR/traces.spool. */
 int dbtrace_spool_open(struct dbtrace_spool *s, const char *dir);
-/* Thread THREAD's trace, N records, times not decreasing, contexts as given to the writer. */
+/* Thread THREAD's trace, N records (0: traced, never sampled), times not decreasing, contexts
+ * as given to the writer. */
 int dbtrace_spool_add(struct dbtrace_spool *s, uint32_t thread, const struct dbtrace_record *rec,
 		      uint64_t n);
 int dbtrace_spool_finish(struct dbtrace_spool *s);

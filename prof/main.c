@@ -676,8 +676,8 @@ static int merge_open_output(struct merge *m, const struct slot *s, const char *
 static int merge_trace(struct merge *m)
 {
 	const struct dbtrace_record *rec;
-	uint64_t n = unifier_trace(m->u, &rec);
-	if (!n || m->o->no_traces)
+	uint64_t n;
+	if (!unifier_trace(m->u, &rec, &n) || m->o->no_traces)
 		return 0;
 	if (!m->traces_open) {
 		if (dbtrace_spool_open(&m->traces, m->out.tmp) < 0) {

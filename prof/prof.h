@@ -87,9 +87,9 @@ void unifier_by_program(struct unifier *u);
 /* Fill DB (released with dbfile_close) with everything merged so far. */
 void unifier_finish(struct unifier *u, struct dbfile *db, const char *program);
 uint32_t unifier_nthreads(const struct unifier *u);
-/* The trace of the thread unifier_add merged last (its records' contexts as in the tree
- * merged so far): *REC, and how many; 0 when it was not traced. */
+/* Whether the thread unifier_add merged last was traced (measure -t), and its trace: *N records
+ * at *REC, their contexts as in the tree merged so far (none: it was never sampled). */
 struct dbtrace_record;
-uint64_t unifier_trace(const struct unifier *u, const struct dbtrace_record **rec);
+bool unifier_trace(const struct unifier *u, const struct dbtrace_record **rec, uint64_t *n);
 
 #endif

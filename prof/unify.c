@@ -102,6 +102,7 @@ struct unifier {
 	/* the last thread's trace, its nodes mapped to contexts */
 	struct dbtrace_record *trace;
 	uint64_t ntrace, atrace;
+	bool traced;
 };
 
 enum { KIDS_USER = 1, KIDS_KERNEL = 2 };
@@ -276,10 +277,11 @@ void unifier_free(struct unifier *u)
 	free(u);
 }
 
-uint64_t unifier_trace(const struct unifier *u, const struct dbtrace_record **rec)
+bool unifier_trace(const struct unifier *u, const struct dbtrace_record **rec, uint64_t *n)
 {
 	*rec = u->trace;
-	return u->ntrace;
+	*n = u->ntrace;
+	return u->traced;
 }
 
 uint32_t unifier_nthreads(const struct unifier *u)
@@ -698,6 +700,7 @@ int unifier_add(struct unifier *u, const struct mfile *m, const char *name,
 	}
 	/* The trace, each sample at the context its node became. */
 	u->ntrace = 0;
+	u->traced = m->has_trace;
 	if (m->has_trace && m->ntrace) {
 		if (m->ntrace > u->atrace) {
 			u->atrace = m->ntrace;

@@ -6,6 +6,7 @@
  */
 #include "compat.h"
 #include "batch.h"
+#include "batch-trace.h"
 #include "dbfile.h"
 #include "error.h"
 #include "model.h"
@@ -27,12 +28,17 @@ static void usage(FILE *f)
 		"Browse a metric database written by prof (its directory, or its summary.fdb).\n"
 		"\n"
 		"  --batch                 print the tree instead of the interactive interface\n"
-		"  --view VIEW             top-down (default), bottom-up or flat\n"
+		"  --view VIEW             top-down (default), bottom-up, flat or trace (the\n"
+		"                          timeline of a run measured with measure -t)\n"
 		"  --format FORMAT         batch output: text (default), csv or json\n"
 		"  --metric NAME           a metric to show (repeatable; exact name, any case, or a\n"
 		"                          unique prefix); default: every measured metric that\n"
 		"                          is not zero in the whole program\n"
-		"  --depth N               batch: levels expanded below the root (default: all)\n"
+		"  --depth N               batch: levels expanded below the root (default: all);\n"
+		"                          trace: the call-path depth shown (0: the outermost)\n"
+		"  --width W               trace, batch: bins across the window (default: 100)\n"
+		"  --time A-B              trace: the window, in seconds from the trace's start\n"
+		"                          (A- to its end; default: all of it)\n"
 		"  --hot-path              batch: expand along the hot path from the root\n"
 		"  --no-hot-path           interactive: open with the root expanded only (default:\n"
 		"                          along the hot path)\n"
@@ -54,7 +60,7 @@ static void usage(FILE *f)
 enum {
 	OPT_BATCH = 256, OPT_VIEW, OPT_FORMAT, OPT_METRIC, OPT_DEPTH, OPT_HOT_PATH, OPT_NO_HOT_PATH,
 	OPT_TOPDOWN, OPT_SOURCE_PATH, OPT_THREAD, OPT_PROCESS, OPT_ASCII, OPT_NO_COLOR, OPT_NO_MOUSE,
-	OPT_NO_DEMANGLE, OPT_KEYS, OPT_VERSION, OPT_RAW, OPT_LIST_KEYS
+	OPT_NO_DEMANGLE, OPT_KEYS, OPT_VERSION, OPT_RAW, OPT_LIST_KEYS, OPT_WIDTH, OPT_TIME
 };
 
 static const struct option options[] = {
@@ -63,6 +69,8 @@ static const struct option options[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "metric", required_argument, NULL, OPT_METRIC },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "width", required_argument, NULL, OPT_WIDTH },
+	{ "time", required_argument, NULL, OPT_TIME },
 	{ "hot-path", no_argument, NULL, OPT_HOT_PATH },
 	{ "no-hot-path", no_argument, NULL, OPT_NO_HOT_PATH },
 	{ "topdown", no_argument, NULL, OPT_TOPDOWN },
@@ -99,7 +107,7 @@ struct choice {
 
 static const struct choice view_names[] = {
 	{ "top-down", MODEL_TOPDOWN }, { "topdown", MODEL_TOPDOWN }, { "bottom-up", MODEL_BOTTOMUP },
-	{ "bottomup", MODEL_BOTTOMUP }, { "flat", MODEL_FLAT },
+	{ "bottomup", MODEL_BOTTOMUP }, { "flat", MODEL_FLAT }, { "trace", MODEL_NVIEWS },
 };
 static const struct choice format_names[] = {
 	{ "text", BATCH_TEXT }, { "csv", BATCH_CSV }, { "json", BATCH_JSON },
@@ -120,6 +128,51 @@ static void append_arg(const char ***list, size_t *n, const char *arg)
 {
 	*list = xreallocarray(*list, *n + 1, sizeof(**list));
 	(*list)[(*n)++] = arg;
+}
+
+/* --time A-B: seconds from the trace's start (B < 0: to its end). */
+static void parse_window(const char *arg, double *from, double *to)
+{
+	char *end;
+	errno = 0;
+	*from = strtod(arg, &end);
+	*to = -1;
+	if (end == arg || *end != '-' || errno || !(*from >= 0))
+		die(1, "--time: '%s' is not A-B or A- (seconds from the trace's start)", arg);
+	if (end[1]) {
+		const char *b = end + 1;
+		*to = strtod(b, &end);
+		if (end == b || *end || errno || !(*to > *from))
+			die(1, "--time: '%s' is not A-B with B after A (seconds)", arg);
+	}
+}
+
+/* view --batch --view trace: the timeline of MODEL's database. */
+static int batch_timeline(struct model *model, const struct batch_options *bo, uint32_t width,
+			  double from, double to)
+{
+	struct trace_model *tm;
+	int rc = model_traces(model, &tm);
+	if (rc != 0) {
+		if (rc > 0)
+			fth_error("%s: no traces: measure the program with measure -t, then run "
+				  "prof again", bo->database);
+		return -1;
+	}
+	uint64_t span = tm->t_end - tm->t_begin;
+	uint64_t t0 = tm->t_begin + (uint64_t)(from * 1e9);
+	uint64_t t1 = to < 0 ? tm->t_end + 1 : tm->t_begin + (uint64_t)(to * 1e9);
+	if (t0 > tm->t_end)
+		return fth_error("--time: the trace is %.3f s long", (double)span / 1e9);
+	trace_model_set_depth(tm, bo->depth != UINT32_MAX ? bo->depth
+							   : trace_model_default_depth(tm, t0, t1));
+	struct batch_trace_options o = { .m = tm, .t0 = t0, .t1 = t1, .width = width,
+					 .json = bo->format == BATCH_JSON,
+					 .database = bo->database,
+					 .function_name = model_function_name, .ctx = model };
+	if (bo->format == BATCH_CSV)
+		return fth_error("--view trace: text or json, not csv");
+	return batch_trace(&o, stdout);
 }
 
 /* Whether PATH is a directory of measurement files (measure's output) without a database. */
@@ -150,6 +203,8 @@ int main(int argc, char **argv)
 	const char **metric_names = NULL, **source_paths = NULL;
 	size_t nmetric_names = 0, nsource_paths = 0;
 	long thread = -1, process = -1;
+	uint32_t trace_width = 100;
+	double time_from = 0, time_to = -1;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
@@ -160,7 +215,7 @@ int main(int argc, char **argv)
 		case OPT_VIEW:
 			bo.view = (enum model_view)parse_choice("--view", optarg, view_names,
 								ARRAY_SIZE(view_names),
-								"top-down, bottom-up or flat");
+								"top-down, bottom-up, flat or trace");
 			break;
 		case OPT_FORMAT:
 			bo.format = (enum batch_format)parse_choice("--format", optarg, format_names,
@@ -172,6 +227,14 @@ int main(int argc, char **argv)
 			break;
 		case OPT_DEPTH:
 			bo.depth = (uint32_t)parse_number("--depth", optarg, INT_MAX);
+			break;
+		case OPT_WIDTH:
+			trace_width = (uint32_t)parse_number("--width", optarg, 100000);
+			if (!trace_width)
+				die(1, "--width: at least one bin");
+			break;
+		case OPT_TIME:
+			parse_window(optarg, &time_from, &time_to);
 			break;
 		case OPT_HOT_PATH:
 			bo.hot_path = to.hot_path = true;
@@ -232,7 +295,8 @@ int main(int argc, char **argv)
 	if (is_measurement_directory(database))
 		die(1, "%s: a measurement directory, not a database: run 'prof %s' first, then view "
 		       "the database it writes", database, database);
-	struct model *model = batch ? model_open_whole(database) : model_open(database);
+	bool whole = batch && bo.view != MODEL_NVIEWS;
+	struct model *model = whole ? model_open_whole(database) : model_open(database);
 	if (!model)
 		die(1, "%s", fth_errmsg());
 	model_set_demangle(model, !no_demangle);
@@ -279,7 +343,10 @@ int main(int argc, char **argv)
 		bo.metrics = metrics;
 		bo.nmetrics = nmetrics;
 		bo.database = database;
-		rc = batch_run(model, &bo, stdout) < 0 ? 1 : 0;
+		if (bo.view == MODEL_NVIEWS)
+			rc = batch_timeline(model, &bo, trace_width, time_from, time_to) < 0 ? 1 : 0;
+		else
+			rc = batch_run(model, &bo, stdout) < 0 ? 1 : 0;
 		if (rc)
 			fprintf(stderr, "view: %s\n", fth_errmsg());
 	} else {

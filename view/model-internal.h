@@ -109,8 +109,12 @@ struct model_filter {
 	enum model_filter_mode mode;
 };
 
+struct trace_model;
+
 struct model {
 	struct dbfile db;
+	struct trace_model *traces; /* the timeline's model, opened on first use (model-trace.c) */
+	int traces_state;	    /* 0 not tried, 1 the database has none, -1 it failed */
 	uint32_t nm;		 /* metrics */
 	struct formula *formulas; /* per metric: derived ones compiled, others empty */
 	bool *multiplexed;	 /* per metric, derived: any input */

@@ -8,6 +8,7 @@
  */
 #include "compat.h"
 #include "model-trace.h"
+#include "model-internal.h"
 #include "error.h"
 #include "xalloc.h"
 
@@ -119,17 +120,21 @@ int trace_model_open(struct trace_model *m, struct dbfile *db, const char *dir)
 	for (uint32_t i = 0; i < db->ncontexts; i++)
 		m->scope_of[i] = SCOPE_UNSET;
 	m->hold = xcalloc(db->nthreads ? db->nthreads : 1, sizeof(*m->hold));
+	/* From the first traced thread's start to the last one's end (or last sample). */
 	m->t_begin = UINT64_MAX;
 	for (uint32_t i = 0; i < db->nthreads; i++) {
 		const struct dbtrace_thread *t = dbtrace_thread(&m->tr, i);
 		if (!t)
 			continue;
-		uint64_t start = db->threads[i].start_ns;
-		if (start + t->t_first < m->t_begin)
-			m->t_begin = start + t->t_first;
-		if (start + t->t_last > m->t_end)
-			m->t_end = start + t->t_last;
-		m->hold[i] = hold_of(m, t);
+		const struct dbfile_thread *th = &db->threads[i];
+		uint64_t end = th->start_ns + t->t_last;
+		if (th->end_ns > end)
+			end = th->end_ns;
+		if (th->start_ns < m->t_begin)
+			m->t_begin = th->start_ns;
+		if (end > m->t_end)
+			m->t_end = end;
+		m->hold[i] = t->nrecords ? hold_of(m, t) : 0;
 		m->ntraced++;
 	}
 	if (m->t_end <= m->t_begin)
@@ -443,4 +448,57 @@ int trace_model_sample_at(struct trace_model *m, uint32_t thread, uint64_t t, ui
 	*ctx = n.ctx;
 	*when = start + n.when;
 	return 0;
+}
+
+int model_traces(struct model *model, struct trace_model **out)
+{
+	*out = model->traces;
+	if (model->traces_state == 2)
+		return 0;
+	if (model->traces_state)
+		return model->traces_state > 0 ? 1 : fth_error("%s", model->error ? model->error : "traces");
+	struct trace_model *m = xcalloc(1, sizeof(*m));
+	int rc = trace_model_open(m, &model->db, model->db.dir);
+	if (rc != 0) {
+		free(m);
+		model->traces_state = rc;
+		return rc;
+	}
+	model->traces = *out = m;
+	model->traces_state = 2;
+	return 0;
+}
+
+/* Whether thread rows at DEPTH show more than one scope in [T0, T1). */
+static bool depth_varies(struct trace_model *m, uint64_t t0, uint64_t t1)
+{
+	enum { PROBE_BINS = 64 };
+	struct trace_cell cells[PROBE_BINS];
+	for (uint32_t i = 0; i < m->db->nthreads; i++) {
+		if (!dbtrace_thread(&m->tr, i) || trace_model_row(m, i, t0, t1, PROBE_BINS, cells) < 0)
+			continue;
+		uint32_t first = DBFILE_NONE;
+		for (uint32_t k = 0; k < PROBE_BINS; k++)
+			if (cells[k].kind == TRACE_WORK) {
+				if (first == DBFILE_NONE)
+					first = cells[k].scope;
+				else if (cells[k].scope != first)
+					return true;
+			}
+	}
+	return false;
+}
+
+uint32_t trace_model_default_depth(struct trace_model *m, uint64_t t0, uint64_t t1)
+{
+	uint32_t saved = m->depth;
+	for (uint32_t d = 0; d < 32; d++) {
+		trace_model_set_depth(m, d);
+		if (depth_varies(m, t0, t1))
+			return d;
+		if (d >= m->max_depth)
+			break;
+	}
+	trace_model_set_depth(m, saved);
+	return saved;
 }

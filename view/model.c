@@ -9,6 +9,7 @@
 #include "error.h"
 #include "mfile.h"
 #include "model-internal.h"
+#include "model-trace.h"
 #include "xalloc.h"
 
 #include <libiberty/demangle.h>
@@ -57,6 +58,11 @@ static char *shown_name(const struct model *model, uint32_t function, const char
 		return d;
 	free(d);
 	return (char *)b.data;
+}
+
+const char *model_function_name(void *model, uint32_t f)
+{
+	return fn_name(model, f);
 }
 
 const char *fn_name(const struct model *model, uint32_t function)
@@ -340,6 +346,10 @@ void model_close(struct model *model)
 {
 	if (!model)
 		return;
+	if (model->traces) {
+		trace_model_close(model->traces);
+		free(model->traces);
+	}
 	for (uint32_t k = 0; model->formulas && k < model->nm; k++)
 		formula_release(&model->formulas[k]);
 	free(model->formulas);

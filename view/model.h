@@ -296,6 +296,15 @@ struct model_tma_row {
 uint32_t model_tma(struct model *model, enum model_view view, model_node node,
 		   const struct model_tma_row **rows);
 
+/* ---- the trace timeline (model-trace.h) ---- */
+
+struct trace_model;
+/* MODEL's traces, opened on first use: 0 with *OUT, 1 when the database has none, -1 with the
+ * error. */
+int model_traces(struct model *model, struct trace_model **out);
+/* The name of function F as the trees show it (demangled), for a callback's VOID *. */
+const char *model_function_name(void *model, uint32_t f);
+
 /* ---- sorting ---- */
 
 /* qsort's comparison of two uint32_t: <0, 0 or >0 as A is below, equal to or above B. */

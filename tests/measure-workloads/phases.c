@@ -30,7 +30,7 @@ static uint64_t clock_ns(clockid_t c)
 static volatile double sink;
 
 /* Spin until this thread has used MS more milliseconds of CPU time. */
-static void burn(long ms)
+__attribute__((always_inline)) static inline void burn(long ms)
 {
 	uint64_t until = clock_ns(CLOCK_THREAD_CPUTIME_ID) + (uint64_t)ms * 1000000u;
 	double x = 1;
@@ -40,17 +40,21 @@ static void burn(long ms)
 	sink = x;
 }
 
-__attribute__((noinline)) static void phase_a(long units)
+/* Each phase is its own code (noipa: not folded with the other, nor inlined), so that its
+ * samples are its own. */
+__attribute__((noipa)) static void phase_a(long units)
 {
 	burn(units * unit_ms);
+	sink += 1;
 }
 
-__attribute__((noinline)) static void phase_b(long units)
+__attribute__((noipa)) static void phase_b(long units)
 {
 	burn(units * unit_ms);
+	sink += 2;
 }
 
-__attribute__((noinline)) static void phase_sleep(long units)
+__attribute__((noipa)) static void phase_sleep(long units)
 {
 	struct timespec ts = { units * unit_ms / 1000, (units * unit_ms % 1000) * 1000000 };
 	while (nanosleep(&ts, &ts) != 0)
