@@ -110,11 +110,10 @@ static void put_text(struct buf *b, const char *s)
 	esc_terminal(b, s, strlen(s), 0);
 }
 
+/* A JSON string (esc_json quotes it). */
 static void put_json(struct buf *b, const char *s)
 {
-	buf_addch(b, '"');
 	esc_json(b, s, strlen(s));
-	buf_addch(b, '"');
 }
 
 static const char *scope_name(const struct batch_trace_options *o, uint32_t scope)

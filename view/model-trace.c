@@ -3,8 +3,9 @@
  * model-trace.c: the trace timeline's model (model-trace.h).  A row is drawn from the level of
  * the thread's trace whose units are a small fraction of a bin (a unit that straddles bins is
  * read again one level down), each unit's samples credited to the scope at the depth of each
- * context it kept; an empty bin is the previous sample's scope while that sample still stands
- * for the thread (three times its typical interval), else idle.
+ * context it kept.  An empty bin between two samples is the earlier one's scope when the gap
+ * between them is one a running thread has (at most GAP_RUNNING times its median interval),
+ * and idle when it is longer: the thread slept, blocked or waited.
  */
 #include "compat.h"
 #include "model-trace.h"
@@ -18,6 +19,8 @@
 #define SCOPE_UNSET (DBFILE_NONE - 1)
 #define SLOTS 8 /* scopes a bin of a row keeps */
 #define SUMMARY_SLOTS 24
+/* A gap between two samples longer than this many median intervals is not running. */
+#define GAP_RUNNING 8
 
 static bool is_function(uint8_t kind)
 {
@@ -92,8 +95,9 @@ static int add_interval(void *ctx, const struct dbtrace_unit *u)
 	return 0;
 }
 
-/* How long a sample of traced thread T stands for it: three times the median interval between
- * its samples over its level-1 units (the whole trace's mean without them). */
+/* The longest gap between two samples of traced thread T while it runs: GAP_RUNNING times the
+ * median interval between its samples over its level-1 units (the whole trace's mean without
+ * them). */
 static uint64_t hold_of(struct trace_model *m, const struct dbtrace_thread *t)
 {
 	struct intervals iv = { 0 };
@@ -105,7 +109,7 @@ static uint64_t hold_of(struct trace_model *m, const struct dbtrace_thread *t)
 		typical = iv.v[iv.n / 2];
 	}
 	free(iv.v);
-	uint64_t hold = typical * 3;
+	uint64_t hold = typical * GAP_RUNNING;
 	return hold < 1000 ? 1000 : hold;
 }
 
@@ -165,7 +169,8 @@ struct bins {
 	uint32_t nbins, nslots;
 	struct slot *slot; /* nbins × nslots */
 	double *total;
-	uint64_t *last; /* per bin: the time of its last sample + 1, or 0 */
+	uint64_t *last;	 /* per bin: the time of its last sample + 1, or 0 */
+	uint64_t *first; /* per bin: the time of its first sample, or UINT64_MAX */
 	uint32_t *last_scope;
 	uint32_t level;
 	uint64_t bin_width;
@@ -230,6 +235,8 @@ static int take_unit(void *ctx, const struct dbtrace_unit *u)
 		b->last[bin] = hi + 1;
 		b->last_scope[bin] = trace_model_scope(b->m, u->context[0]);
 	}
+	if (lo < b->first[bin])
+		b->first[bin] = lo;
 	return 0;
 }
 
@@ -283,6 +290,9 @@ static void bins_init(struct bins *b, struct trace_model *m, uint64_t t0, uint64
 	b->slot = xcalloc((size_t)nbins * nslots, sizeof(*b->slot));
 	b->total = xcalloc(nbins, sizeof(*b->total));
 	b->last = xcalloc(nbins, sizeof(*b->last));
+	b->first = xmalloc(nbins * sizeof(*b->first));
+	for (uint32_t i = 0; i < nbins; i++)
+		b->first[i] = UINT64_MAX;
 	b->last_scope = xcalloc(nbins, sizeof(*b->last_scope));
 }
 
@@ -291,6 +301,8 @@ static void bins_clear(struct bins *b)
 	memset(b->slot, 0, (size_t)b->nbins * b->nslots * sizeof(*b->slot));
 	memset(b->total, 0, b->nbins * sizeof(*b->total));
 	memset(b->last, 0, b->nbins * sizeof(*b->last));
+	for (uint32_t i = 0; i < b->nbins; i++)
+		b->first[i] = UINT64_MAX;
 }
 
 static void bins_release(struct bins *b)
@@ -298,6 +310,7 @@ static void bins_release(struct bins *b)
 	free(b->slot);
 	free(b->total);
 	free(b->last);
+	free(b->first);
 	free(b->last_scope);
 	free(b->todo);
 }
@@ -335,6 +348,14 @@ int trace_model_row(struct trace_model *m, uint32_t thread, uint64_t t0, uint64_
 		out[i].scope = DBFILE_NONE;
 	}
 	int rc = t ? fill_bins(&b, t, th->start_ns) : 0;
+	/* The next sample after each bin (the thread's end after its last one). */
+	uint64_t *next = xmalloc(nbins * sizeof(*next));
+	uint64_t after = th->end_ns ? th->end_ns : UINT64_MAX;
+	for (uint32_t i = nbins; i-- > 0;) {
+		next[i] = after;
+		if (b.first[i] != UINT64_MAX)
+			after = b.first[i];
+	}
 	uint64_t last = 0;
 	uint32_t last_scope = DBFILE_NONE;
 	for (uint32_t i = 0; t && rc == 0 && i < nbins; i++) {
@@ -345,8 +366,8 @@ int trace_model_row(struct trace_model *m, uint32_t thread, uint64_t t0, uint64_
 			c->scope = scope;
 			c->samples = (uint32_t)(b.total[i] + 0.5);
 		} else if (c->kind == TRACE_IDLE && last && last_scope != DBFILE_NONE &&
-			   bin_start(&b, i) < last - 1 + m->hold[thread]) {
-			c->kind = TRACE_WORK; /* the last sample still stands */
+			   next[i] - (last - 1) <= m->hold[thread]) {
+			c->kind = TRACE_WORK; /* between two samples of a running thread */
 			c->scope = last_scope;
 		}
 		if (b.last[i]) {
@@ -354,6 +375,7 @@ int trace_model_row(struct trace_model *m, uint32_t thread, uint64_t t0, uint64_
 			last_scope = b.last_scope[i];
 		}
 	}
+	free(next);
 	bins_release(&b);
 	return rc;
 }

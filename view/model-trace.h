@@ -44,7 +44,7 @@ struct trace_model {
 	uint32_t depth;	    /* call-path depth: 0 the outermost function */
 	uint32_t max_depth; /* the deepest path seen so far */
 	uint32_t *scope_of; /* context -> its scope at DEPTH (or DBFILE_NONE), memo; NONE + 1 unset */
-	uint64_t *hold;	    /* per thread: how long a sample stands for its thread (ns) */
+	uint64_t *hold;	    /* per thread: the longest gap between samples while it runs (ns) */
 };
 
 /* Open the traces of DB (read from DIR): 0, 1 when it has none (M is then empty), or -1. */
@@ -66,8 +66,8 @@ int trace_model_summary(struct trace_model *m, uint64_t t0, uint64_t t1, uint32_
 /* The depth to open at: the shallowest at which some thread's row over [T0, T1) changes scope
  * (below the thread entry and main, where every thread looks the same). */
 uint32_t trace_model_default_depth(struct trace_model *m, uint64_t t0, uint64_t t1);
-/* The sample of THREAD nearest to time T (absolute ns) within its hold: its context and time;
- * 1 when there is none there. */
+/* The sample of THREAD that stands at time T (absolute ns): the last one at or before T, or the
+ * next, within the thread's running gap; its context and time; 1 when there is none. */
 int trace_model_sample_at(struct trace_model *m, uint32_t thread, uint64_t t, uint32_t *ctx,
 			  uint64_t *when);
 

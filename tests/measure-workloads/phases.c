@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * phases.c: four threads in known phases, for the trace timeline's tests: thread K runs
- * phase_a() for (K + 1) units of CPU time, then phase_b() for (4 - K) units, then sleeps 2
+ * phase_a() for (K + 1) units of CPU time, then phase_b() for (4 - K) units, then sleeps 8
  * units in phase_sleep(), and ends.  A unit is argv[1] milliseconds (default 100) of the
  * thread's own CPU time, so a busy machine stretches the phases but not their order.  Each
  * thread prints where its phases began and ended, in CLOCK_REALTIME nanoseconds (the clock
@@ -72,7 +72,7 @@ static void *worker(void *arg)
 	phase_b(4 - k);
 	t[3] = clock_ns(CLOCK_REALTIME);
 	t[4] = t[3];
-	phase_sleep(2);
+	phase_sleep(8);
 	t[5] = clock_ns(CLOCK_REALTIME);
 	pthread_mutex_lock(&print_lock);
 	printf("phases %ld %llu %llu %llu %llu %llu %llu\n", (long)syscall(SYS_gettid),
