@@ -421,22 +421,26 @@ struct ref_node {
 	double threshold;
 };
 
-static const struct ref_node icx_nodes[] = {
-	{ "Total Slots", "=slots", NULL, 0, -1 },
-	{ "Active", "=Retiring+Bad Speculation", "Total Slots", 0, -1 },
-	{ "Stall", "=Frontend Bound+Backend Bound", "Total Slots", 0, -1 },
-	{ "Retiring", "tma_retiring", "Active", 1, .7 },
-	{ "Bad Speculation", "tma_bad_speculation", "Active", 1, .15 },
-	{ "Frontend Bound", "tma_frontend_bound", "Stall", 1, .15 },
-	{ "Backend Bound", "tma_backend_bound", "Stall", 1, .2 },
-	{ "Heavy Operations", "tma_heavy_operations", "Retiring", 2, .1 },
-	{ "Light Operations", "tma_light_operations", "Retiring", 2, .6 },
-	{ "Misprediction", "tma_branch_mispredicts", "Bad Speculation", 2, .1 },
-	{ "Machine Clear", "tma_machine_clears", "Bad Speculation", 2, .1 },
-	{ "Fetch Latency", "tma_fetch_latency", "Frontend Bound", 2, .1 },
-	{ "Fetch Bandwidth", "tma_fetch_bandwidth", "Frontend Bound", 2, .2 },
-	{ "Memory Bound", "tma_memory_bound", "Backend Bound", 2, .2 },
+/* Levels 0 to 2, which perf's icx and spr metrics define alike. */
+#define INTEL_NODES_TO_LEVEL_2 \
+	{ "Total Slots", "=slots", NULL, 0, -1 }, \
+	{ "Active", "=Retiring+Bad Speculation", "Total Slots", 0, -1 }, \
+	{ "Stall", "=Frontend Bound+Backend Bound", "Total Slots", 0, -1 }, \
+	{ "Retiring", "tma_retiring", "Active", 1, .7 }, \
+	{ "Bad Speculation", "tma_bad_speculation", "Active", 1, .15 }, \
+	{ "Frontend Bound", "tma_frontend_bound", "Stall", 1, .15 }, \
+	{ "Backend Bound", "tma_backend_bound", "Stall", 1, .2 }, \
+	{ "Heavy Operations", "tma_heavy_operations", "Retiring", 2, .1 }, \
+	{ "Light Operations", "tma_light_operations", "Retiring", 2, .6 }, \
+	{ "Misprediction", "tma_branch_mispredicts", "Bad Speculation", 2, .1 }, \
+	{ "Machine Clear", "tma_machine_clears", "Bad Speculation", 2, .1 }, \
+	{ "Fetch Latency", "tma_fetch_latency", "Frontend Bound", 2, .1 }, \
+	{ "Fetch Bandwidth", "tma_fetch_bandwidth", "Frontend Bound", 2, .2 }, \
+	{ "Memory Bound", "tma_memory_bound", "Backend Bound", 2, .2 }, \
 	{ "Core Bound", "tma_core_bound", "Backend Bound", 2, .1 },
+
+static const struct ref_node icx_nodes[] = {
+	INTEL_NODES_TO_LEVEL_2
 	{ "Uops Sequencer", "tma_microcode_sequencer", "Heavy Operations", 3, .05 },
 	{ "Few Operations", "tma_few_uops_instructions", "Heavy Operations", 3, .05 },
 	{ "FP Arithmetic", "tma_fp_arith", "Light Operations", 3, .2 },
@@ -462,21 +466,7 @@ static const char *const icx_not_planned[] = { "Integer Operations", "L2 Bound",
 					       "Memory Bandwidth", "Memory Latency" };
 
 static const struct ref_node spr_nodes[] = {
-	{ "Total Slots", "=slots", NULL, 0, -1 },
-	{ "Active", "=Retiring+Bad Speculation", "Total Slots", 0, -1 },
-	{ "Stall", "=Frontend Bound+Backend Bound", "Total Slots", 0, -1 },
-	{ "Retiring", "tma_retiring", "Active", 1, .7 },
-	{ "Bad Speculation", "tma_bad_speculation", "Active", 1, .15 },
-	{ "Frontend Bound", "tma_frontend_bound", "Stall", 1, .15 },
-	{ "Backend Bound", "tma_backend_bound", "Stall", 1, .2 },
-	{ "Heavy Operations", "tma_heavy_operations", "Retiring", 2, .1 },
-	{ "Light Operations", "tma_light_operations", "Retiring", 2, .6 },
-	{ "Misprediction", "tma_branch_mispredicts", "Bad Speculation", 2, .1 },
-	{ "Machine Clear", "tma_machine_clears", "Bad Speculation", 2, .1 },
-	{ "Fetch Latency", "tma_fetch_latency", "Frontend Bound", 2, .1 },
-	{ "Fetch Bandwidth", "tma_fetch_bandwidth", "Frontend Bound", 2, .2 },
-	{ "Memory Bound", "tma_memory_bound", "Backend Bound", 2, .2 },
-	{ "Core Bound", "tma_core_bound", "Backend Bound", 2, .1 },
+	INTEL_NODES_TO_LEVEL_2
 	{ "Uops Sequencer", "tma_microcode_sequencer", "Heavy Operations", 3, .05 },
 	{ "Few Operations", "tma_few_uops_instructions", "Heavy Operations", 3, .05 },
 	{ "FP Arithmetic", "tma_fp_arith", "Light Operations", 3, .2 },
