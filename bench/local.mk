@@ -37,14 +37,19 @@ PHONY += \
 	bench-prof-perf \
 	bench-view
 
+# The clocks and the median of the C benchmarks.
+BENCH_STATS = \
+	bench/bench-stats.c \
+	bench/bench-stats.h
+
 # make bench: writing and reading a 1,000,000-node measurement file.
-bench_mfile_bench_SOURCES = bench/mfile-bench.c tests/helper/sample.c
+bench_mfile_bench_SOURCES = bench/mfile-bench.c $(BENCH_STATS) tests/helper/sample.c
 bench_mfile_bench_LDADD = lib/libfathom.la
 bench: bench/mfile-bench$(EXEEXT)
 	$(SHELL) $(top_srcdir)/bench/run-mfile-bench.sh
 
 # The unwind tables' build and step (measure/unwind/), against libdw's.
-bench_cfi_bench_SOURCES = bench/cfi-bench.c
+bench_cfi_bench_SOURCES = bench/cfi-bench.c $(BENCH_STATS) tests/helper/cfi-here.h
 bench_cfi_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/measure/unwind $(LIBDW_CFLAGS) \
 	$(ZSTD_CFLAGS)
 bench_cfi_bench_CFLAGS = $(AM_CFLAGS) -O2 -fomit-frame-pointer
@@ -71,7 +76,7 @@ bench-prof-perf: measure/measure$(EXEEXT) struct/struct$(EXEEXT) prof/prof$(EXEE
 
 # make bench-view: a 1,000,000-context database opened and browsed, against fathom-dump, and
 # printed whole by view --batch (each view).
-bench_view_bench_SOURCES = bench/view-bench.c $(VIEW_MODEL) $(VIEWDB)
+bench_view_bench_SOURCES = bench/view-bench.c $(BENCH_STATS) $(VIEW_MODEL) $(VIEWDB)
 bench_view_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/view
 bench_view_bench_LDADD = lib/libfathom.la $(DEMANGLE_LIBS) -lm
 bench-view: bench/view-bench$(EXEEXT) tools/fathom-dump$(EXEEXT) view/view$(EXEEXT)

@@ -56,6 +56,7 @@ tests_unit_t_arena_LDADD = $(LDADD) -lpthread
 tests_unit_t_mfile_SOURCES = tests/unit/t-mfile.c tests/helper/sample.c tests/helper/sample.h
 # measure/: the unwinding test runs -O2 without frame pointers, so that it needs the CFI;
 # -rdynamic for dladdr.
+tests_unit_t_cfi_SOURCES = tests/unit/t-cfi.c tests/helper/cfi-here.h
 tests_unit_t_cfi_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/measure/unwind
 tests_unit_t_cfi_CFLAGS = $(AM_CFLAGS) -O2 -fomit-frame-pointer
 tests_unit_t_cfi_LDFLAGS = -rdynamic
@@ -360,7 +361,8 @@ STRUCT_WORKLOADS += \
 	clones-O3
 STRUCT_WORKLOAD_BINARIES = $(STRUCT_WORKLOADS:%=tests/struct-workloads/%)
 struct_workload_source = $(firstword $(subst -O, ,$(1))).c
-STRUCT_WORKLOAD_C_FILES = $(sort $(foreach w,$(STRUCT_WORKLOADS),$(call struct_workload_source,$(w))))
+STRUCT_WORKLOAD_C_FILES = \
+	$(sort $(foreach w,$(STRUCT_WORKLOADS),$(call struct_workload_source,$(w))))
 check_SCRIPTS += $(STRUCT_WORKLOAD_BINARIES)
 $(STRUCT_WORKLOAD_BINARIES): $(STRUCT_WORKLOAD_C_FILES:%=$(top_srcdir)/tests/struct-workloads/%)
 	$(AM_V_CC)$(MKDIR_P) tests/struct-workloads && $(CC) -g -O$(lastword $(subst -O, ,$(@F))) \
