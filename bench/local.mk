@@ -19,6 +19,7 @@ EXTRA_DIST += \
 	bench/struct-bench.sh \
 	bench/run-prof-bench.sh \
 	bench/prof-vs-perf.sh \
+	bench/workloads-lib.sh \
 	bench/workloads/common.h \
 	bench/workloads/callheavy.c \
 	bench/workloads/deep.c \

@@ -165,6 +165,7 @@ EXTRA_DIST += \
 	tests/e2e/expected \
 	tests/e2e/prof-check.awk \
 	tests/e2e/processes-lib.sh \
+	tests/e2e/loop-marks-lib.sh \
 	tests/e2e/view-tui-lib.sh \
 	tests/e2e/tma-loops-lib.sh \
 	tests/e2e/tma-loops.py
@@ -290,7 +291,7 @@ EXTRA_DIST += \
 
 # ---- measure's workloads: tests/measure-workloads/NAME.c -------------------------------------
 # Built -O2 without frame pointers: call paths must come from the unwind tables.  The tests
-# check their function names.
+# check their function names.  burn.h: the spin loop most of them burn CPU time with.
 MEASURE_WORKLOADS += \
 	split \
 	threads \
@@ -305,7 +306,8 @@ MEASURE_WORKLOADS += \
 MEASURE_WORKLOAD_CFLAGS = -O2 -g -fomit-frame-pointer -pthread
 MEASURE_WORKLOAD_BINARIES = $(MEASURE_WORKLOADS:%=tests/measure-workloads/%)
 check_SCRIPTS += $(MEASURE_WORKLOAD_BINARIES)
-$(MEASURE_WORKLOAD_BINARIES): tests/measure-workloads/%: $(top_srcdir)/tests/measure-workloads/%.c
+$(MEASURE_WORKLOAD_BINARIES): tests/measure-workloads/%: $(top_srcdir)/tests/measure-workloads/%.c \
+	$(top_srcdir)/tests/measure-workloads/burn.h
 	$(AM_V_CCLD)$(MKDIR_P) tests/measure-workloads && $(CC) $(CPPFLAGS) \
 	  $(MEASURE_WORKLOAD_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< -ldl -lpthread
 CLEANFILES += $(MEASURE_WORKLOAD_BINARIES)
@@ -314,13 +316,16 @@ EXTRA_DIST += $(MEASURE_WORKLOADS:%=tests/measure-workloads/%.c)
 check_DATA += \
 	tests/measure-workloads/libplugina.so \
 	tests/measure-workloads/libpluginb.so
-tests/measure-workloads/libplugin%.so: $(top_srcdir)/tests/measure-workloads/plugin.c
+tests/measure-workloads/libplugin%.so: $(top_srcdir)/tests/measure-workloads/plugin.c \
+	$(top_srcdir)/tests/measure-workloads/burn.h
 	$(AM_V_CC)$(MKDIR_P) tests/measure-workloads && $(CC) -O2 -g -fomit-frame-pointer -fPIC \
 	  -shared -DPLUGIN_WORK=work_$* -o $@ $(top_srcdir)/tests/measure-workloads/plugin.c
 CLEANFILES += \
 	tests/measure-workloads/libplugina.so \
 	tests/measure-workloads/libpluginb.so
-EXTRA_DIST += tests/measure-workloads/plugin.c
+EXTRA_DIST += \
+	tests/measure-workloads/plugin.c \
+	tests/measure-workloads/burn.h
 # measure's unwinder against libunwind on the same contexts (unwind-ref.c), over C built eight
 # ways (-O0 to -O3, with and without frame pointers) and C++.  libgcc_s comes before
 # libunwind, so that the workload's C++ exceptions use the system's unwinder as usual.

@@ -6,16 +6,12 @@
 # caller's loop, the cases of a switch (a jump table) inside its loop, and the goto loop
 # reported as irreducible.
 . "$top_srcdir/tests/lib/test-lib.sh"
+. "$top_srcdir/tests/e2e/loop-marks-lib.sh"
 
 src="$top_srcdir/tests/struct-workloads/loops.c"
 bin="$top_builddir/tests/struct-workloads"
 
-# "LINE PARENT_LINE" for every marked loop, sorted.
-grep -n 'LOOP ' "$src" | sed -n 's/^\([0-9]*\):.*LOOP \([a-z-]*\) \([a-z-]*\) \*\/.*/\1 \2 \3/p' >marks
-awk 'NR == FNR { line[$2] = $1; next } { print $1, ($3 == "-" ? "-" : line[$3]) }' marks marks |
-	sort >expected
-irr_lo=$(grep -n 'IRREDUCIBLE \*/' "$src" | head -1 | cut -d: -f1)
-irr_hi=$(grep -n 'IRREDUCIBLE \*/' "$src" | tail -1 | cut -d: -f1)
+loop_marks "$src"
 
 # Loops of the dump as "FUNCTION LINE PARENT_LINE INLINE FLAGS" (INLINE: innermost inline
 # call site above the loop, or "-").

@@ -6,6 +6,7 @@
 # them, and every inline call site its call file and declaration.  The loop checks of t0201
 # and t0202 that do not depend on GCC's code layout are run on these builds too.
 . "$top_srcdir/tests/lib/test-lib.sh"
+. "$top_srcdir/tests/e2e/loop-marks-lib.sh"
 
 command -v clang >/dev/null 2>&1 || skip_all 'clang is not installed (optional in scripts/deps.sh)'
 dwarfdump=
@@ -95,13 +96,9 @@ for w in loops kernel clones; do
 	done
 done
 
-# t0201's marks: "LINE PARENT_LINE" for every marked loop of loops.c.
+# t0201's marks of loops.c.
 src="$wl/loops.c"
-grep -n 'LOOP ' "$src" | sed -n 's/^\([0-9]*\):.*LOOP \([a-z-]*\) \([a-z-]*\) \*\/.*/\1 \2 \3/p' >marks
-awk 'NR == FNR { line[$2] = $1; next } { print $1, ($3 == "-" ? "-" : line[$3]) }' marks marks |
-	sort >expected
-irr_lo=$(grep -n 'IRREDUCIBLE \*/' "$src" | head -1 | cut -d: -f1)
-irr_hi=$(grep -n 'IRREDUCIBLE \*/' "$src" | tail -1 | cut -d: -f1)
+loop_marks "$src"
 inl=$(awk '$2 == "inl" { print $1 }' marks)
 for o in 0 2; do
 	b=loops-clang-O$o
