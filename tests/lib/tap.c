@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int tests_run, tests_failed;
@@ -143,6 +144,27 @@ char *tap_path(const char *name)
 		exit(99);
 	snprintf(p, size, "%s/%s", tap_tmpdir(), name);
 	unlink(p);
+	return p;
+}
+
+char **tap_strdup_array(const char *const *strings, uint32_t n)
+{
+	char **copy = calloc(n ? n : 1, sizeof(*copy));
+	if (!copy)
+		exit(99);
+	for (uint32_t i = 0; i < n; i++)
+		if (!(copy[i] = strdup(strings[i])))
+			exit(99);
+	return copy;
+}
+
+char *tap_mkdir(const char *name)
+{
+	char *p = tap_path(name);
+	if (mkdir(p, 0755) < 0) {
+		perror(p);
+		exit(99);
+	}
 	return p;
 }
 

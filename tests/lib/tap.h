@@ -36,6 +36,10 @@ uint64_t tap_rng_value(uint64_t *state);
 const char *tap_tmpdir(void);
 /* The path of a new file NAME in tap_tmpdir() (malloc'ed; whatever was there is removed). */
 char *tap_path(const char *name);
+/* A copy of the N strings at STRINGS: the array and each string malloc'ed, as files free them. */
+char **tap_strdup_array(const char *const *strings, uint32_t n);
+/* A new directory NAME in tap_tmpdir() (its path, malloc'ed); exits 99 when it cannot. */
+char *tap_mkdir(const char *name);
 /* The whole of file PATH (malloc'ed, its size in *N), or NULL when it cannot be opened. */
 void *tap_read_file(const char *path, size_t *n);
 /* Replaces file PATH with the N bytes at DATA; exits 99 (a hard error) when it cannot. */

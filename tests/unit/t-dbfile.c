@@ -241,9 +241,7 @@ static void make_tree(struct dbfile *db, uint32_t block)
 	static const char *const str[] = { "main", "prog.c", "h.h", "g.c", "g", "h", "k", "k.c",
 					   "/bin/tree", "/lib/libk.so" };
 	db->nstrings = ARRAY_SIZE(str);
-	db->strings = xcalloc(db->nstrings, sizeof(char *));
-	for (uint32_t i = 0; i < db->nstrings; i++)
-		db->strings[i] = xstrdup(str[i]);
+	db->strings = tap_strdup_array(str, db->nstrings);
 	db->nmodules = 2;
 	db->modules = xcalloc(2, sizeof(*db->modules));
 	db->modules[0] = (struct dbfile_module){ 8, NULL, 0, DBFILE_MODULE_SAMPLED };

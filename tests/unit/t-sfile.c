@@ -34,9 +34,7 @@ static void sample(struct sfile *sf)
 	sf->text_bytes = 4096;
 	static const char *const strs[] = { "main", "/src/t.c", "k", "main.cold", "tab\there" };
 	sf->nstrings = ARRAY_SIZE(strs);
-	sf->strings = xcalloc(sf->nstrings, sizeof(char *));
-	for (uint32_t i = 0; i < sf->nstrings; i++)
-		sf->strings[i] = xstrdup(strs[i]);
+	sf->strings = tap_strdup_array(strs, sf->nstrings);
 	sf->nnodes = 4;
 	sf->nodes = xcalloc(4, sizeof(*sf->nodes));
 	sf->nodes[0] = (struct sfile_node){ SFILE_FUNCTION, SFILE_NONE, 0, 3, 1, 3, 0, 0, 0x1000,
