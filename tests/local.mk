@@ -166,6 +166,7 @@ EXTRA_DIST += \
 	tests/e2e/prof-check.awk \
 	tests/e2e/processes-lib.sh \
 	tests/e2e/loop-marks-lib.sh \
+	tests/e2e/loop-scopes.awk \
 	tests/e2e/view-tui-lib.sh \
 	tests/e2e/tma-loops-lib.sh \
 	tests/e2e/tma-loops.py

@@ -16,21 +16,7 @@ loop_marks "$src"
 # Loops of the dump as "FUNCTION LINE PARENT_LINE INLINE FLAGS" (INLINE: innermost inline
 # call site above the loop, or "-").
 loops_of() {
-	awk '
-	{ match($0, /^ */); ind = RLENGTH; kind = $1 }
-	kind == "function" { fn = $2; n = 0; next }
-	kind != "loop" && kind != "inline" { next }
-	{
-		while (n > 0 && sind[n] >= ind) n--
-		parent = "-"; inl = "-"
-		for (i = n; i > 0; i--) if (skind[i] == "loop") { parent = sline[i]; break }
-		for (i = n; i > 0; i--) if (skind[i] == "inline") { inl = sname[i]; break }
-		n++; sind[n] = ind; skind[n] = kind; sname[n] = $2
-		if (kind == "loop") {
-			split($3, w, ":"); sline[n] = w[2]
-			print fn, w[2], parent, inl, (/irreducible/ ? "irreducible" : "reducible")
-		}
-	}'
+	awk -f "$top_srcdir/tests/e2e/loop-scopes.awk" | awk '$1 == "loop" { print $2, $4, $5, $3, $6 }'
 }
 
 for o in 0 2 3; do

@@ -16,19 +16,9 @@ call=$(grep -n 'KERNEL-CALL' "$src" | cut -d: -f1)
 # "INLINE LINE PARENT_LINE" per loop, INLINE being the innermost inline call site above it,
 # and "inline NAME PARENT_LINE" per inline call site inside a loop.
 loops_of() {
-	awk '
-	{ match($0, /^ */); ind = RLENGTH; kind = $1 }
-	kind == "function" { n = 0; fn = $2; next }
-	kind != "loop" && kind != "inline" { next }
-	{
-		while (n > 0 && sind[n] >= ind) n--
-		parent = "-"; inl = fn
-		for (i = n; i > 0; i--) if (skind[i] == "loop") { parent = sline[i]; break }
-		for (i = n; i > 0; i--) if (skind[i] == "inline") { inl = sname[i]; break }
-		n++; sind[n] = ind; skind[n] = kind; sname[n] = $2
-		if (kind == "loop") { split($3, w, ":"); sline[n] = w[2]; print inl, w[2], parent }
-		else if (parent != "-") print "inline", $2, parent
-	}'
+	awk -f "$top_srcdir/tests/e2e/loop-scopes.awk" |
+		awk '$1 == "loop" { print ($3 == "-" ? $2 : $3), $4, $5 }
+		     $1 == "inline" && $4 != "-" { print "inline", $3, $4 }'
 }
 # The kernel's outer loop: under the call site, or main's with the call site in it.
 outer_ok() {

@@ -53,21 +53,8 @@ dwarf_functions_of() {
 
 # "INLINE LINE PARENT_LINE" per loop, as in t0201/t0202 (FUNCTION for INLINE outside any).
 loops_of() {
-	awk '
-	{ match($0, /^ */); ind = RLENGTH; kind = $1 }
-	kind == "function" { n = 0; fn = $2; next }
-	kind != "loop" && kind != "inline" { next }
-	{
-		while (n > 0 && sind[n] >= ind) n--
-		parent = "-"; inl = fn
-		for (i = n; i > 0; i--) if (skind[i] == "loop") { parent = sline[i]; break }
-		for (i = n; i > 0; i--) if (skind[i] == "inline") { inl = sname[i]; break }
-		n++; sind[n] = ind; skind[n] = kind; sname[n] = $2
-		if (kind == "loop") {
-			split($3, w, ":"); sline[n] = w[2]
-			print inl, w[2], parent, (/irreducible/ ? "irreducible" : "reducible")
-		}
-	}' "$1"
+	awk -f "$top_srcdir/tests/e2e/loop-scopes.awk" "$1" |
+		awk '$1 == "loop" { print ($3 == "-" ? $2 : $3), $4, $5, $6 }'
 }
 
 for w in loops kernel clones; do
