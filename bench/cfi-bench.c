@@ -17,7 +17,9 @@
  * Target: 5-10 ns per frame.
  */
 #include "compat.h"
+#include "bench-stats.h"
 #include "cfi.h"
+#include "cfi-here.h"
 #include "error.h"
 
 #include <elfutils/libdwfl.h>
@@ -58,25 +60,6 @@ static void *malloc_cb(void *ctx, size_t size, size_t align)
 
 static const struct cfi_allocator al = { malloc_cb, NULL };
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static int add_mod(struct dl_phdr_info *info, size_t size, void *data)
 {
 	if (nmods >= MAX_MODS)
@@ -102,19 +85,19 @@ static void bench_build(void)
 		for (int r = 0; r < runs; r++) {
 			struct cfi_table tab;
 			size_t before = alloc_bytes;
-			double t0 = now();
+			double t0 = bench_now();
 			if (cfi_build(&m->img, &tab, &al) < 0) {
 				fprintf(stderr, "cfi-bench: %s\n", fth_errmsg());
 				exit(1);
 			}
-			t[r] = now() - t0;
+			t[r] = bench_now() - t0;
 			m->build_bytes = alloc_bytes - before;
 			if (r + 1 < runs)
 				free((void *)tab.rows);
 			else
 				m->t = tab;
 		}
-		m->build_ms = median(t, runs) * 1e3;
+		m->build_ms = bench_median(t, runs) * 1e3;
 		m->lo = m->t.bias + m->t.text_lo;
 		m->hi = m->t.bias + m->t.text_hi;
 		total += m->build_ms;
@@ -196,25 +179,25 @@ static __attribute__((noinline)) void at_leaf(const struct cfi_regs *r)
 	if (rc != CFI_STEP_END)
 		exit(1);
 	for (int s = 0; s < runs; s++) {
-		double t0 = now();
+		double t0 = bench_now();
 		for (int k = 0; k < UNWINDS_PER_SAMPLE; k++)
 			frames = unwind(*r, pcs, &rc);
-		t[s] = (now() - t0) / ((double)UNWINDS_PER_SAMPLE * frames);
+		t[s] = (bench_now() - t0) / ((double)UNWINDS_PER_SAMPLE * frames);
 		/* the binary search alone, on the same pcs */
-		t0 = now();
+		t0 = bench_now();
 		uintptr_t acc = 0;
 		for (int k = 0; k < UNWINDS_PER_SAMPLE; k++)
 			for (int i = 0; i < frames; i++)
 				acc += (uintptr_t)cfi_lookup(&self->t, pcs[i] - self->t.bias - 1);
-		tl[s] = (now() - t0) / ((double)UNWINDS_PER_SAMPLE * frames);
+		tl[s] = (bench_now() - t0) / ((double)UNWINDS_PER_SAMPLE * frames);
 		sink += (int)acc;
 	}
 	printf("cfi_step (with module lookup): median %.2f ns/frame, %.2f us per %d-frame stack "
 	       "(%d samples x %d unwinds)\n",
-	       median(t, runs) * 1e9, median(t, runs) * 1e6 * frames, frames, runs,
+	       bench_median(t, runs) * 1e9, bench_median(t, runs) * 1e6 * frames, frames, runs,
 	       UNWINDS_PER_SAMPLE);
 	printf("cfi_lookup alone (%u rows):  median %.2f ns/frame\n", self->t.nrows,
-	       median(tl, runs) * 1e9);
+	       bench_median(tl, runs) * 1e9);
 
 	int cached_frames = unwind_cached(*r, pcs, &rc);
 	if (rc != CFI_STEP_END || cached_frames != frames) {
@@ -222,13 +205,13 @@ static __attribute__((noinline)) void at_leaf(const struct cfi_regs *r)
 		exit(1);
 	}
 	for (int s = 0; s < runs; s++) {
-		double t0 = now();
+		double t0 = bench_now();
 		for (int k = 0; k < UNWINDS_PER_SAMPLE; k++)
 			frames = unwind_cached(*r, pcs, &rc);
-		t[s] = (now() - t0) / ((double)UNWINDS_PER_SAMPLE * frames);
+		t[s] = (bench_now() - t0) / ((double)UNWINDS_PER_SAMPLE * frames);
 	}
 	printf("cfi_step_cached (warm %d-slot cache): median %.2f ns/frame, %.2f us per stack\n",
-	       CFI_CACHE_SLOTS, median(t, runs) * 1e9, median(t, runs) * 1e6 * frames);
+	       CFI_CACHE_SLOTS, bench_median(t, runs) * 1e9, bench_median(t, runs) * 1e6 * frames);
 
 	/* calibration: one dependent load per frame (what a frame-pointer walk costs) */
 	static uint64_t chain[MAX_FRAMES * 8];
@@ -236,16 +219,16 @@ static __attribute__((noinline)) void at_leaf(const struct cfi_regs *r)
 		chain[i * 8] = (uint64_t)(uintptr_t)&chain[(i + 1) * 8];
 	chain[frames * 8] = 0;
 	for (int s = 0; s < runs; s++) {
-		double t0 = now();
+		double t0 = bench_now();
 		for (int k = 0; k < UNWINDS_PER_SAMPLE; k++) {
 			const uint64_t *p = chain;
 			while (p)
 				p = (const uint64_t *)(uintptr_t)*(const volatile uint64_t *)p;
 		}
-		tl[s] = (now() - t0) / ((double)UNWINDS_PER_SAMPLE * frames);
+		tl[s] = (bench_now() - t0) / ((double)UNWINDS_PER_SAMPLE * frames);
 	}
 	printf("calibration, one dependent load per frame: median %.2f ns/frame\n",
-	       median(tl, runs) * 1e9);
+	       bench_median(tl, runs) * 1e9);
 }
 
 static __attribute__((noinline)) int recurse(int n)
@@ -254,13 +237,7 @@ static __attribute__((noinline)) int recurse(int n)
 	pad[n % 6] = n;
 	if (n == 0) {
 		struct cfi_regs r;
-		uint64_t rip, rsp, rbp;
-		__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
-				 : "=r"(rip), "=r"(rsp), "=r"(rbp));
-		r.rip = rip;
-		r.rsp = rsp;
-		r.rbp = rbp;
-		r.exact = true;
+		CFI_REGS_HERE(r);
 		at_leaf(&r);
 		return pad[0];
 	}

@@ -20,6 +20,7 @@
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/workloads-lib.sh"
 RUNS=${RUNS:-5}
 MEM_SECONDS=${MEM_SECONDS:-60}
 B=${1:-$(dirname "$HERE")/_build}
@@ -61,11 +62,7 @@ hr() { say ""; say "== $*"; }
 
 # --- build -------------------------------------------------------------------------------------
 W=$HERE/workloads
-CFLAGS="-O2 -g"
-for p in matmul callheavy deep forkexec fe_child; do
-	gcc $CFLAGS -o "$BIN/$p" "$W/$p.c" || { echo "measure-bench: cannot build $p" >&2; exit 2; }
-done
-gcc $CFLAGS -pthread -o "$BIN/threads" "$W/threads.c" -lm || { echo "measure-bench: cannot build threads" >&2; exit 2; }
+build_workloads measure-bench "$BIN" matmul callheavy deep forkexec fe_child threads
 gcc -O2 -shared -fPIC -o "$BIN/libsigfloor.so" "$W/sigfloor.c" || { echo "measure-bench: cannot build sigfloor" >&2; exit 2; }
 
 # name|command, run in the scratch bin directory
@@ -77,12 +74,7 @@ WORKLOADS=(
 	"forkexec|./forkexec 50"
 	"deep|./deep 5000"
 )
-if [ -n "${ONLY:-}" ]; then
-	sel=()
-	for w in "${WORKLOADS[@]}"; do case " $ONLY " in *" ${w%%|*} "*) sel+=("$w") ;; esac; done
-	WORKLOADS=("${sel[@]}")
-	[ ${#WORKLOADS[@]} -gt 0 ] || { echo "measure-bench: ONLY=$ONLY names no workload" >&2; exit 2; }
-fi
+select_workloads measure-bench
 CONFIGS="bare m300 m5000 m300t floor300 floor5000"
 [ $HAVE_PERF = 1 ] && CONFIGS="$CONFIGS fp300 dw300 fp5000 dw5000"
 

@@ -13,6 +13,7 @@
  * and within 4 times the uncompressed size of memory.
  */
 #include "compat.h"
+#include "bench-stats.h"
 #include "chunkfile.h"
 #include "error.h"
 #include "mfile.h"
@@ -43,25 +44,6 @@ struct level_result {
 	uint64_t file_size, raw_size;
 	uint64_t peak; /* median peak memory of a read, bytes */
 };
-
-static double now(clockid_t clock)
-{
-	struct timespec ts;
-	clock_gettime(clock, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* A "Name:   1234 kB" line of /proc/self/status, in bytes. */
 static uint64_t status_kb(const char *name)
@@ -118,10 +100,10 @@ static struct times time_write(const char *path, const struct mfile *m, int leve
 {
 	if (unlink(path) < 0 && errno != ENOENT)
 		die(1, "%s: %s", path, strerror(errno));
-	double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+	double w0 = bench_clock(CLOCK_MONOTONIC), c0 = bench_clock(CLOCK_PROCESS_CPUTIME_ID);
 	if (mfile_write(path, m, level) < 0)
 		die(1, "%s", fth_errmsg());
-	double c1 = now(CLOCK_PROCESS_CPUTIME_ID), w1 = now(CLOCK_MONOTONIC);
+	double c1 = bench_clock(CLOCK_PROCESS_CPUTIME_ID), w1 = bench_clock(CLOCK_MONOTONIC);
 	return (struct times){ w1 - w0, c1 - c0 };
 }
 
@@ -149,10 +131,10 @@ static struct read_report time_read(const char *path)
 		memset(&rep, 0, sizeof(rep));
 		reset_peak_rss();
 		rep.rss_before = status_kb("VmRSS");
-		double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+		double w0 = bench_clock(CLOCK_MONOTONIC), c0 = bench_clock(CLOCK_PROCESS_CPUTIME_ID);
 		struct mfile m;
 		int rc = mfile_read(path, &m);
-		double c1 = now(CLOCK_PROCESS_CPUTIME_ID), w1 = now(CLOCK_MONOTONIC);
+		double c1 = bench_clock(CLOCK_PROCESS_CPUTIME_ID), w1 = bench_clock(CLOCK_MONOTONIC);
 		rep.hwm = status_kb("VmHWM");
 		rep.peak = rep.hwm > rep.rss_before ? rep.hwm - rep.rss_before : 0;
 		rep.wall = w1 - w0;
@@ -231,11 +213,11 @@ int main(int argc, char **argv)
 	printf("mfile-bench: %lu calling-context nodes, median of %lu runs, files in %s\n", nnodes,
 	       runs, tmpl);
 	struct mfile m;
-	double g0 = now(CLOCK_MONOTONIC);
+	double g0 = bench_clock(CLOCK_MONOTONIC);
 	sample_mfile_large(&m, (uint32_t)nnodes, 42);
 	uint32_t want_nodes = m.cct.nnodes;
 	uint64_t want_values = m.cct.nvalues;
-	printf("  generated the tree in %.3f s: %u nodes, %llu values\n", now(CLOCK_MONOTONIC) - g0,
+	printf("  generated the tree in %.3f s: %u nodes, %llu values\n", bench_clock(CLOCK_MONOTONIC) - g0,
 	       want_nodes, (unsigned long long)want_values);
 	for (size_t l = 0; l < ARRAY_SIZE(levels); l++) {
 		res[l].level = levels[l];
@@ -245,8 +227,8 @@ int main(int argc, char **argv)
 			wall[r] = t.wall;
 			cpu[r] = t.cpu;
 		}
-		res[l].write.wall = median(wall, (int)runs);
-		res[l].write.cpu = median(cpu, (int)runs);
+		res[l].write.wall = bench_median(wall, (int)runs);
+		res[l].write.cpu = bench_median(cpu, (int)runs);
 		res[l].file_size = file_size(paths[l]);
 		res[l].raw_size = raw_size(paths[l]);
 	}
@@ -266,9 +248,9 @@ int main(int argc, char **argv)
 			peak[r] = (double)rep.peak;
 			rss_before = rep.rss_before;
 		}
-		res[l].read.wall = median(wall, (int)runs);
-		res[l].read.cpu = median(cpu, (int)runs);
-		res[l].peak = (uint64_t)median(peak, (int)runs);
+		res[l].read.wall = bench_median(wall, (int)runs);
+		res[l].read.cpu = bench_median(cpu, (int)runs);
+		res[l].peak = (uint64_t)bench_median(peak, (int)runs);
 	}
 	for (size_t l = 0; l < ARRAY_SIZE(levels); l++)
 		unlink(paths[l]);

@@ -18,6 +18,7 @@
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/workloads-lib.sh"
 RUNS=${RUNS:-5}
 RATES=${RATES:-"1000 5000"}
 B=${1:-$HERE/../_build}
@@ -37,23 +38,14 @@ trap 'rm -rf "$SCR"' EXIT
 trap 'exit 130' INT TERM
 BIN=$SCR/bin
 mkdir -p "$BIN"
-W=$HERE/workloads
-for p in matmul callheavy; do
-	gcc -O2 -g -o "$BIN/$p" "$W/$p.c" || { echo "prof-vs-perf: cannot build $p" >&2; exit 2; }
-done
-gcc -O2 -g -pthread -o "$BIN/threads" "$W/threads.c" -lm || { echo "prof-vs-perf: cannot build threads" >&2; exit 2; }
+build_workloads prof-vs-perf "$BIN" matmul callheavy threads
 
 WORKLOADS=(
 	"matmul|./matmul ijk 1024 1"
 	"callheavy|./callheavy"
 	"threads2|./threads 2"
 )
-if [ -n "${ONLY:-}" ]; then
-	sel=()
-	for w in "${WORKLOADS[@]}"; do case " $ONLY " in *" ${w%%|*} "*) sel+=("$w") ;; esac; done
-	WORKLOADS=("${sel[@]}")
-	[ ${#WORKLOADS[@]} -gt 0 ] || { echo "prof-vs-perf: ONLY=$ONLY names no workload" >&2; exit 2; }
-fi
+select_workloads prof-vs-perf
 
 # timed NAME COMMAND...: runs COMMAND with its output discarded, appends "NAME wall rss_kb"
 timed() {

@@ -27,6 +27,7 @@
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/workloads-lib.sh"
 RUNS=${RUNS:-5}
 CHURN=${CHURN:-10}
 DEPTH=${DEPTH:-16}
@@ -44,10 +45,7 @@ command -v gcc >/dev/null || { echo "sync-bench: gcc not found: apt-get install 
 SCR=$(mktemp -d "${TMPDIR:-/tmp}/sync-bench.XXXXXX") || exit 2
 trap 'rm -rf "$SCR"' EXIT
 trap 'exit 130' INT TERM
-W=$HERE/workloads
-for p in allocs smallwrites; do
-	gcc -O2 -g -o "$SCR/$p" "$W/$p.c" || { echo "sync-bench: cannot build $p" >&2; exit 2; }
-done
+build_workloads sync-bench "$SCR" allocs smallwrites
 CSV=$SCR/runs.csv
 : >"$CSV"
 

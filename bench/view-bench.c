@@ -18,6 +18,7 @@
  * runs of each against the targets: < 5 s and < 200 MB.
  */
 #include "compat.h"
+#include "bench-stats.h"
 #include "error.h"
 #include "model.h"
 #include "viewdb.h"
@@ -33,25 +34,6 @@
 #include <unistd.h>
 
 #define SCREEN 40
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* What a redraw needs: the rows, and two values of each of a screen of them. */
 static double screen(struct model *model, enum model_view view, uint32_t metric)
@@ -123,28 +105,28 @@ static double run_once(const char *dir, double *t)
 {
 	if (isnan(rss_start))
 		rss_start = rss_now();
-	double t0 = now();
+	double t0 = bench_now();
 	struct model *model = model_open(dir);
 	if (!model)
 		die(1, "%s", fth_errmsg());
 	uint32_t metric = model_default_metric(model);
 	model_expand(model, MODEL_TOPDOWN, model_root(model, MODEL_TOPDOWN), true);
 	double sink = screen(model, MODEL_TOPDOWN, metric);
-	t[OP_OPEN] = now() - t0;
+	t[OP_OPEN] = bench_now() - t0;
 	if (isnan(rss_open)) {
 		rss_open = rss_now();
 		note_memory(model_db(model));
 	}
 
-	t0 = now();
+	t0 = bench_now();
 	model_expand(model, MODEL_BOTTOMUP, model_root(model, MODEL_BOTTOMUP), true);
 	sink += screen(model, MODEL_BOTTOMUP, metric);
-	t[OP_BOTTOMUP] = now() - t0;
+	t[OP_BOTTOMUP] = bench_now() - t0;
 
-	t0 = now();
+	t0 = bench_now();
 	model_expand(model, MODEL_FLAT, model_root(model, MODEL_FLAT), true);
 	sink += screen(model, MODEL_FLAT, metric);
-	t[OP_FLAT] = now() - t0;
+	t[OP_FLAT] = bench_now() - t0;
 
 	/* The dispatcher: main's call site with 2,000 children, found from the root. */
 	model_node node = model_search(model, MODEL_TOPDOWN, MODEL_NONE, "dispatch", true);
@@ -155,61 +137,61 @@ static double run_once(const char *dir, double *t)
 		node = kids[0]; /* the call site: its callee is the dispatcher */
 	model_reveal(model, MODEL_TOPDOWN, node);
 	model_expand(model, MODEL_TOPDOWN, node, false);
-	t0 = now();
+	t0 = bench_now();
 	model_expand(model, MODEL_TOPDOWN, node, true);
 	sink += screen(model, MODEL_TOPDOWN, metric);
-	t[OP_EXPAND] = now() - t0;
+	t[OP_EXPAND] = bench_now() - t0;
 	const model_node *rows;
 	if (model_rows(model, MODEL_TOPDOWN, &rows) < 2000)
 		die(1, "the dispatcher did not show its 2,000 children");
 
-	t0 = now();
+	t0 = bench_now();
 	struct model_sort s = model_get_sort(model);
 	s.metric = (metric + 1) % model_nmetrics(model);
 	s.inclusive = false;
 	model_set_sort(model, &s);
 	sink += screen(model, MODEL_TOPDOWN, metric);
-	t[OP_SORT] = now() - t0;
+	t[OP_SORT] = bench_now() - t0;
 	s.metric = metric;
 	s.inclusive = true;
 	model_set_sort(model, &s);
 
-	t0 = now();
+	t0 = bench_now();
 	model_hot_path(model, MODEL_TOPDOWN, model_root(model, MODEL_TOPDOWN), metric, 0.5);
 	sink += screen(model, MODEL_TOPDOWN, metric);
-	t[OP_HOT] = now() - t0;
+	t[OP_HOT] = bench_now() - t0;
 
-	t0 = now();
+	t0 = bench_now();
 	model_node hit = model_search(model, MODEL_TOPDOWN, node, "kernel_7*", true);
 	if (hit != MODEL_NONE)
 		model_reveal(model, MODEL_TOPDOWN, hit);
 	sink += screen(model, MODEL_TOPDOWN, metric);
-	t[OP_SEARCH] = now() - t0;
+	t[OP_SEARCH] = bench_now() - t0;
 
 	/* The statistics over threads of the search hit (the TUI's statistics line). */
-	t0 = now();
+	t0 = bench_now();
 	struct dbfile_stat in, ex;
 	if (model_stats(model, MODEL_TOPDOWN, hit != MODEL_NONE ? hit : node, metric, &in, &ex) < 0)
 		die(1, "%s", fth_errmsg());
 	sink += in.count + in.max;
-	t[OP_STATS] = now() - t0;
+	t[OP_STATS] = bench_now() - t0;
 
 	bool first = isnan(rss_thread_before);
 	if (first)
 		rss_thread_before = rss_now();
-	t0 = now();
+	t0 = bench_now();
 	if (model_select_thread(model, 1) < 0)
 		die(1, "%s", fth_errmsg());
 	sink += screen(model, MODEL_TOPDOWN, metric);
-	t[OP_THREAD] = now() - t0;
+	t[OP_THREAD] = bench_now() - t0;
 	if (first)
 		rss_thread_after = rss_now();
 
-	t0 = now();
+	t0 = bench_now();
 	if (model_select_thread(model, 0) < 0)
 		die(1, "%s", fth_errmsg());
 	sink += screen(model, MODEL_TOPDOWN, metric);
-	t[OP_THREAD2] = now() - t0;
+	t[OP_THREAD2] = bench_now() - t0;
 	model_close(model);
 
 	/* Flat first, in a database just opened (nothing built for bottom-up before). */
@@ -218,10 +200,10 @@ static double run_once(const char *dir, double *t)
 		die(1, "%s", fth_errmsg());
 	model_expand(model, MODEL_TOPDOWN, model_root(model, MODEL_TOPDOWN), true);
 	sink += screen(model, MODEL_TOPDOWN, metric);
-	t0 = now();
+	t0 = bench_now();
 	model_expand(model, MODEL_FLAT, model_root(model, MODEL_FLAT), true);
 	sink += screen(model, MODEL_FLAT, metric);
-	t[OP_FLAT_COLD] = now() - t0;
+	t[OP_FLAT_COLD] = bench_now() - t0;
 	model_close(model);
 	return sink;
 }
@@ -229,7 +211,7 @@ static double run_once(const char *dir, double *t)
 /* One `VIEW --batch --view WHICH DIR` to /dev/null: its time, and its peak RSS into *MIB. */
 static double run_batch(const char *view, const char *which, const char *dir, double *mib)
 {
-	double t0 = now();
+	double t0 = bench_now();
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -244,12 +226,12 @@ static double run_batch(const char *view, const char *which, const char *dir, do
 	    WEXITSTATUS(status) != 0)
 		die(1, "%s --batch --view %s %s failed", view, which, dir);
 	*mib = (double)ru.ru_maxrss / 1024;
-	return now() - t0;
+	return bench_now() - t0;
 }
 
 static double run_peer(const char *peer, const char *dir)
 {
-	double t0 = now();
+	double t0 = bench_now();
 	if (peer) {
 		fflush(stdout);
 		pid_t pid = fork();
@@ -269,7 +251,7 @@ static double run_peer(const char *peer, const char *dir)
 			die(1, "%s", fth_errmsg());
 		dbfile_close(&db);
 	}
-	return now() - t0;
+	return bench_now() - t0;
 }
 
 int main(int argc, char **argv)
@@ -308,7 +290,7 @@ int main(int argc, char **argv)
 	}
 	char summary[4200];
 	snprintf(summary, sizeof(summary), "%s/summary.fdb", dir);
-	double t0 = now();
+	double t0 = bench_now();
 	/* Generated in a child, so that the peak RSS below is the viewer's alone. */
 	fflush(stdout);
 	if (access(summary, R_OK) != 0) {
@@ -326,7 +308,7 @@ int main(int argc, char **argv)
 			die(1, "could not generate the database");
 	}
 	printf("view-bench: %lu contexts, %lu threads, database %s (generated in %.1f s)\n",
-	       contexts, threads, dir, now() - t0);
+	       contexts, threads, dir, bench_now() - t0);
 	double *t = xcalloc((size_t)runs * NOPS, sizeof(double));
 	double sink = 0;
 	for (int r = 0; r < runs; r++) {
@@ -338,7 +320,7 @@ int main(int argc, char **argv)
 		double *v = xcalloc((size_t)runs, sizeof(double));
 		for (int r = 0; r < runs; r++)
 			v[r] = t[(size_t)r * NOPS + op];
-		med[op] = median(v, runs);
+		med[op] = bench_median(v, runs);
 		free(v);
 	}
 	bool pass = true;
@@ -375,7 +357,7 @@ int main(int argc, char **argv)
 			double *bm = xcalloc((size_t)runs, sizeof(double));
 			for (int r = 0; r < runs; r++)
 				bt[r] = run_batch(view, views[k], dir, &bm[r]);
-			double mt = median(bt, runs), mm = median(bm, runs);
+			double mt = bench_median(bt, runs), mm = bench_median(bm, runs);
 			bool ok = mt < 5.0 && mm * (1 << 20) < 200e6;
 			pass &= ok;
 			printf("  %-24s %10.1f %8.3f %9.1f < 5 s, < 200 MB: %s\n", views[k], mt * 1000,

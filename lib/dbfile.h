@@ -1,20 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dbfile.h: the metric database that prof writes and view reads (doc/formats.md, section 8).
- *
- * A database is a directory with two chunk-container files (magic FTHMDBSE):
- *   summary.fdb  strings, modules, functions, groups, metric descriptions, threads and the flat
- *                profiles of functions, groups and modules, read at open; the calling context
- *                tree (numbered breadth-first), the sums over threads and the other statistics
- *                in blocks of contexts, and the lists of contexts per function in blocks of
- *                functions, read one block at a time when they are wanted (a few kept);
- *   threads.fdb  per-thread values, sparse, one piece per (thread, block of contexts) and one
- *                for the thread's flat profiles, each compressed on its own and read alone.
- * The writer is given the tree in any parent-first order and derives the numbering and every
- * index (children ranges, outermost instances, groups, lists, flat profiles).
- * Values are doubles.  "Inclusive" is the whole subtree of a context, "exclusive" what was
- * measured at the context itself, so at every context exclusive + the children's inclusive =
- * inclusive.
+ * dbfile.h: the metric database that prof writes and view reads (doc/formats.md, section 8):
+ * a directory of two chunk containers, summary.fdb (read at open, the tree and the lists a
+ * block at a time) and threads.fdb (per-thread values, each piece read alone).  The writer
+ * derives the numbering and every index from a tree given in any parent-first order.  Values
+ * are doubles; at every context, exclusive + the children's inclusive = inclusive.
  */
 #ifndef FATHOM_DBFILE_H
 #define FATHOM_DBFILE_H

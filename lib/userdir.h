@@ -1,16 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * userdir.h: directories of this user, for the tools' main()s (not async-signal-safe): the
- * per-user cache directory, and directories that no other user can change under us, opened
- * once and then used through their descriptor.
- *
- * A directory is this user's (dir_check_owner()) when it belongs to this user or to root and
- * not every user can write to it, or it is sticky (like /tmp: others may add entries but not
- * rename or remove ours).  Another user's directory, or one that every user can write to,
- * could have its entries replaced by links to this user's files between a check and a use.
- * Group write is allowed there (project directories, a umask of 002): the tools create files
- * exclusively, never through links, and remove only their own.  A private directory (the
- * caches, dir_check_private()) is writable by its owner alone.
+ * per-user cache directory, and directories that no other user can change under us
+ * (dir_check_owner(), dir_check_private()), opened once and then used through their
+ * descriptor.  Which directories count as this user's, and why: doc/internals.md, 6.
  */
 #ifndef FATHOM_USERDIR_H
 #define FATHOM_USERDIR_H

@@ -4,7 +4,8 @@
 # --enable-werror) and compile.  Extra arguments go to configure.
 set -eu
 cd "$(dirname "$0")/.."
-if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt configure ]; then
+if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt configure ] ||
+	[ -n "$(find . -path ./_build -prune -o -name local.mk -newer configure -print)" ]; then
 	echo "build.sh: generating the build system (autoreconf)"
 	autoreconf -fi
 fi

@@ -8,8 +8,8 @@ set -eu
 packages="gcc g++ make autoconf automake libtool pkg-config binutils libzstd-dev libdw-dev zlib1g-dev
 libelf-dev libunwind-dev libpfm4-dev libzydis-dev libncurses-dev libiberty-dev"
 # Optional: clang builds the libFuzzer harness; tmux drives view's terminal tests; jemalloc and
-# tcmalloc are the other allocators MEMLEAK is tested over (t0210); gcc-multilib builds the
-# 32-bit child that t0219 expects measure to name.
+# tcmalloc are the other allocators MEMLEAK is tested over (t0110); gcc-multilib builds the
+# 32-bit child that t0119 expects measure to name.
 optional="clang tmux libjemalloc2 libtcmalloc-minimal4 gcc-multilib"
 
 missing=

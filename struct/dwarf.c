@@ -1,15 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dwarf.c: functions, inlined call sites and line rows from DWARF, through libdwfl (which
- * finds separate debug files by build-id and .gnu_debuglink, decompresses sections and
- * follows dwz's alternate file).  Every unit is walked once and every line table read once
- * per DW_AT_stmt_list.  With N threads, each has its own Dwarf handle (libdw handles are not
- * shared between threads), opened on the same Elf so that sections are decompressed once, and
- * claims units from a shared counter; the parts are merged in a canonical order, so the result
- * does not depend on N.  Compressed DWARF is not left to libelf (which decompresses every
- * section serially before the first unit can be read): dwimage.c rebuilds it uncompressed,
- * the threads decompress the sections between them, and the walk follows .debug_info as it
- * is decompressed.
+ * dwarf.c: functions, inlined call sites and line rows from DWARF, through libdwfl, each unit
+ * walked once and each line table read once, by N threads with a Dwarf handle each, merged in
+ * a canonical order so that the result does not depend on N; compressed DWARF comes through
+ * dwimage.c (doc/internals.md, 3, step 2).
  */
 #include "compat.h"
 #include "struct.h"

@@ -28,7 +28,7 @@ struct tui_options {
 int tui_run(struct model *model, const struct tui_options *opt);
 
 /* Print the keys the help screen shows, one a line after its section's title and a tab (view
- * --list-keys, which tests/e2e/t0611 compares with doc/view.1 KEYS). */
+ * --list-keys, which tests/e2e/t0411 compares with doc/view.1 KEYS). */
 void tui_list_keys(FILE *out);
 
 #endif

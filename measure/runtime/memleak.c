@@ -1,43 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * memleak.c: the MEMLEAK source.  malloc, calloc, realloc, reallocarray, free, memalign,
- * posix_memalign, aligned_alloc, valloc and pvalloc are wrapped; the real functions are the
- * next definitions in the search order (glibc's, or an allocator such as jemalloc or tcmalloc
- * that the program links).  Each allocation is tracked with probability P (--memleak-prob): its
- * bytes, scaled by 1/P so that totals estimate all allocations, are credited to the allocating
- * context as "MEMLEAK Bytes Allocated", and remembered: in a 16-byte header in front of the
- * block when the allocator is glibc's and the call is malloc, calloc or realloc (see "tracked
- * blocks that carry their entry" below), otherwise in a table keyed by the block's address.  A free credits
- * the same bytes to the same context as "MEMLEAK Bytes Freed" (in the freeing thread's tree,
- * under a copy of the allocating path when another thread allocated it).  At the end of the
- * process (or at exec), every block still remembered is credited as "MEMLEAK Bytes Leaked".
- * realloc is a free of the old block and an allocation of the new.
- *
- * The cost that matters is that of the calls not tracked (1 - P of them), so the wrappers keep
- * it to a few instructions.  An allocation decides with one decrement of a per-thread count:
- * the number of allocations up to the next tracked one is drawn from the geometric
- * distribution of parameter P (the waiting time of independent Bernoulli(P) trials, so each
- * allocation is tracked with probability P independently of the others, as with one draw per
- * call).  A free reads one bit of a 2 KiB filter that stays in the cache: per hash of the
- * address, whether tracked blocks may live there (behind it, counters of how many), so a
- * zero proves the block untracked and only the rest look further (the bitmap of blocks with a
- * header, then the table).
- *
- * The table is global, so that any thread can free what another allocated, and lock-free:
- * open-addressing arrays (mmap'ed, never resized), a small one by hash first, then a big
- * one indexed by the address itself (bits 4 and up, plus a hash of the bits above 32 MiB) so
- * that nearby blocks use nearby slots.  A slot holds an entry whose home is elsewhere only when
- * its home slot was taken; each slot counts the entries displaced from it, so that a lookup
- * probes further only when that count is not zero.  Slots are claimed and released by
- * compare-and-swap on the key; nothing waits.  Its slots are cache misses (a tracked block's
- * slot was last touched when it was allocated), which is why glibc's blocks carry their entry
- * instead; the table serves the memalign family and the other allocators, whose own calls on
- * a block (sdallocx, tc_free_sized...) must be given the block they made.
- *
- * dlsym may itself allocate (calloc for its error state): while the real functions are being
- * found, allocations come from a static buffer, and such blocks are never passed to the real
- * free or realloc.  Calls made while this thread is already inside measure (a wrapper, the
- * sample handler, the writer) are passed through untracked.
+ * memleak.c: the MEMLEAK source: wrappers of the malloc family that track each allocation
+ * with probability P (--memleak-prob) and credit its bytes allocated, freed and leaked to the
+ * allocating context.  How the untracked calls stay cheap (the geometric gap, the free filter),
+ * the 16-byte headers of glibc's blocks and the lock-free table of the others:
+ * doc/internals.md, 2.7, "MEMLEAK's bookkeeping".
  */
 #include "compat.h"
 #include "hmap.h"

@@ -1,27 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cfi-cache.c: unwind tables kept in files, so that the processes of one measurement (a build
- * driver's hundreds of compilers, a shell pipeline) build each module's table once and map it
- * afterwards.  A table is position-independent (offsets from the load bias), so its rows and
- * bucket index are written as they are, after a header that names the module by its build-id
- * and a CRC-32C.  A loaded table is checked as strictly as the handler needs (rows sorted and
- * closed, every index entry a row) before it is used.  No malloc and no stdio: this runs in
- * measure's preloaded library, under the loader's lock.
- *
- * Checking reads every page of a table (libc's is half a megabyte), which costs a short
- * process more than the rest of its measurement, so it is done once per file: the process
- * that checks a file appends a stamp to DIR/verified (build-id, inode, size, modification and
- * change times), and a later process that finds the same file unchanged (fstat) checks only
- * its header; its rows are then read only as the handler uses them.  Any write, truncation or
- * replacement of the file changes its change time, which no program can set back: a stamp is
- * only written when the file's change time is older than the check by more than the file
- * system's timestamps can blur (10 ms; 2 s where they have whole seconds), so that a change
- * after the check cannot keep the stamped time.
- *
- * The launcher keeps these directories between runs (a per-user cache), and bounds them with
- * cfi_cache_tidy() once a run has ended; that function alone allocates memory.  The launcher
- * checked the directory (tables.c); even so no file here is opened through a link, created
- * other than exclusively, or read unless it is a regular file.
+ * cfi-cache.c: unwind tables kept in files, so that the processes of one measurement build
+ * each module's table once and map it afterwards; the check of a mapped table, done once per
+ * file and stamped in DIR/verified, and cfi_cache_tidy(), which bounds the directory.  No
+ * malloc and no stdio outside cfi_cache_tidy().  The file format and why a stamp can be
+ * trusted: doc/internals.md, 2.3, "The table files".
  */
 #include "compat.h"
 #include "cfi.h"

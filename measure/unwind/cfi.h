@@ -1,29 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cfi.h: per-module unwind "recipe" tables built from .eh_frame CFI, and the async-signal-safe
- * lookup and one-frame step that measure's sample handler runs on them (x86-64 only).
- *
- * Outside the handler, cfi_build() turns a loaded module's .eh_frame_hdr/.eh_frame into a sorted
- * array of rows.  A row covers the pcs from its start up to the next row's start and says how
- * to find the caller: CFA = RSP or RBP + offset, return address at CFA + 8*ra, RBP restored
- * from CFA + 8*rbp or unchanged.  What this model cannot express gets a special kind: the
- * standard .plt CFA expression (CFI_PLT), CFA = *(RBP + offset) of stack-realigning functions
- * (CFI_RBP_DEREF), signal trampolines (CFI_SIGNAL) and everything else (CFI_UNKNOWN, for the
- * caller's fallback).  Gaps between FDEs are rows of kind CFI_NONE.
- *
- * Inside the handler, cfi_lookup() and cfi_step() use no malloc, no stdio, no locks and no libc
- * call: a bucket index and a short binary search, register arithmetic and bounded stack reads.
- *
- * Signal frames.  The return address of a handler's frame is the sa_restorer trampoline (glibc's
- * __restore_rt, "mov $15,%rax; syscall" = 48 c7 c0 0f 00 00 00 0f 05), and the handler's CFA is
- * the address of the kernel's ucontext in its rt_sigframe (just above the pushed return
- * address).  glibc describes the trampoline with an FDE of a "zRS" CIE whose rules are DWARF
- * expressions; the builder gives such FDEs the kind CFI_SIGNAL without evaluating them.  When a
- * trampoline has no usable row (no CFI, or an expression row), cfi_step() recognises it by its
- * code bytes.  Either way the caller's RIP, RSP and RBP are read from the ucontext at RSP:
- * uc_mcontext.gregs starts at byte 40, in the kernel's sigcontext order (RBP is gregs[10], RSP
- * gregs[15], RIP gregs[16]).  The caller is marked exact: its pc is the interrupted instruction,
- * looked up without the pc-1 adjustment used for return addresses.
+ * cfi.h: per-module unwind "recipe" tables built from .eh_frame CFI (cfi_build(), outside the
+ * handler), and the async-signal-safe lookup and one-frame step that measure's sample handler
+ * runs on them (x86-64 only).  The rows, their special kinds and how signal frames are stepped:
+ * doc/internals.md, 2.3, "The rows" and "Signal frames".
  */
 #ifndef FATHOM_CFI_H
 #define FATHOM_CFI_H

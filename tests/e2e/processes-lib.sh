@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# processes-lib.sh: the programs of the tests on processes (t0609, t0656), sourced after
+# processes-lib.sh: the programs of the tests on processes (t0409, t0456), sourced after
 # test-lib.sh: a shell pipeline `./producer first | ./consumer`, the producer forking a child
 # that does not exec, the consumer reading in a named thread.  processes_setup builds and
 # measures it into m, prof writes db and fathom-dump its dump; pid_of PROGRAM [N] is the pid of

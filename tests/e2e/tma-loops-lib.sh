@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# tma-loops-lib.sh: the per-loop top-down database of t0604 and t0653 (sourced after
+# tma-loops-lib.sh: the per-loop top-down database of t0404 and t0453 (sourced after
 # test-lib.sh).  tests/struct-workloads/tma-loops.c is built at -O2 -g; tma-loops.py reads
 # struct --dump and objdump -d of it and places samples in each loop, in each function outside
 # its loops and under main's calls (tma-loops.place); make-tma-mfile -s writes the synthetic

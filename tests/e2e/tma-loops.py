@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""tma-loops.py: the checks of the per-loop top-down tests (t0604, t0653), independent of prof
+"""tma-loops.py: the checks of the per-loop top-down tests (t0404, t0453), independent of prof
 and view: where to put samples in tests/struct-workloads/tma-loops.c's binary, and what each
 loop, inline call site and function must show.
 

@@ -3,7 +3,7 @@
  * cache-cleanup.c: measure's launcher-side handling of the unwind-table cache, alone and
  * repeated: run_tables_open() and run_tables_close() (measure/tables.c) on a cache base, as
  * measure does around every run; the close bounds the cache and removes the directories of
- * other builds unused for 30 days.  For tests/e2e/t0217-measure-file-safety.sh, which races
+ * other builds unused for 30 days.  For tests/e2e/t0117-measure-file-safety.sh, which races
  * it against another user renaming entries of the base.
  *   cache-cleanup BASE LIBRARY ITERATIONS [WATCH]
  * With WATCH, it stops after the first iteration at whose end WATCH is gone.  Prints

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rename-exchange.c: the attacker of tests/e2e/t0217-measure-file-safety.sh: swaps two names
+ * rename-exchange.c: the attacker of tests/e2e/t0117-measure-file-safety.sh: swaps two names
  * of one directory with renameat2(RENAME_EXCHANGE) in a loop, so that a process that checks
  * one name and then uses it by path may find the other.
  *   rename-exchange A B READY STOP

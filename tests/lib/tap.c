@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* tap.c: the TAP output and temporary-directory helpers of tap.h. */
+/* tap.c: the TAP output, temporary-directory and whole-file helpers of tap.h. */
 #include "tap.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int tests_run, tests_failed;
@@ -133,6 +134,78 @@ const char *tap_tmpdir(void)
 		}
 	}
 	return tmpdir;
+}
+
+char *tap_path(const char *name)
+{
+	size_t size = strlen(tap_tmpdir()) + strlen(name) + 2;
+	char *p = malloc(size);
+	if (!p)
+		exit(99);
+	snprintf(p, size, "%s/%s", tap_tmpdir(), name);
+	unlink(p);
+	return p;
+}
+
+char **tap_strdup_array(const char *const *strings, uint32_t n)
+{
+	char **copy = calloc(n ? n : 1, sizeof(*copy));
+	if (!copy)
+		exit(99);
+	for (uint32_t i = 0; i < n; i++)
+		if (!(copy[i] = strdup(strings[i])))
+			exit(99);
+	return copy;
+}
+
+char *tap_mkdir(const char *name)
+{
+	char *p = tap_path(name);
+	if (mkdir(p, 0755) < 0) {
+		perror(p);
+		exit(99);
+	}
+	return p;
+}
+
+void *tap_read_file(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t size = 0, cap = 4096;
+	char *data = malloc(cap);
+	size_t got;
+	while (data && (got = fread(data + size, 1, cap - size, f)) > 0) {
+		size += got;
+		if (size == cap)
+			data = realloc(data, cap *= 2);
+	}
+	fclose(f);
+	if (!data)
+		exit(99);
+	*n = size;
+	return data;
+}
+
+void tap_write_file(const char *path, const void *data, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0) {
+		perror(path);
+		exit(99);
+	}
+}
+
+void tap_write_flipped(const char *path, const void *data, size_t n, size_t at, unsigned mask)
+{
+	unsigned char *copy = malloc(n ? n : 1);
+	if (!copy)
+		exit(99);
+	memcpy(copy, data, n);
+	copy[at] ^= (unsigned char)mask;
+	tap_write_file(path, copy, n);
+	free(copy);
 }
 
 int done_testing(void)

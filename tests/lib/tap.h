@@ -8,6 +8,7 @@
 #define FATHOM_TAP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 bool ok_(bool pass, const char *file, int line, const char *fmt, ...)
@@ -33,6 +34,18 @@ uint64_t tap_rng(uint64_t *state);
 uint64_t tap_rng_value(uint64_t *state);
 /* A fresh temporary directory for this test (removed by done_testing unless KEEP_TMP is set). */
 const char *tap_tmpdir(void);
+/* The path of a new file NAME in tap_tmpdir() (malloc'ed; whatever was there is removed). */
+char *tap_path(const char *name);
+/* A copy of the N strings at STRINGS: the array and each string malloc'ed, as files free them. */
+char **tap_strdup_array(const char *const *strings, uint32_t n);
+/* A new directory NAME in tap_tmpdir() (its path, malloc'ed); exits 99 when it cannot. */
+char *tap_mkdir(const char *name);
+/* The whole of file PATH (malloc'ed, its size in *N), or NULL when it cannot be opened. */
+void *tap_read_file(const char *path, size_t *n);
+/* Replaces file PATH with the N bytes at DATA; exits 99 (a hard error) when it cannot. */
+void tap_write_file(const char *path, const void *data, size_t n);
+/* tap_write_file() of a copy of DATA whose byte AT is xored with MASK. */
+void tap_write_flipped(const char *path, const void *data, size_t n, size_t at, unsigned mask);
 
 #define ok(pass, ...) ok_(!!(pass), __FILE__, __LINE__, __VA_ARGS__)
 #define is_int(got, want, ...) is_int_((got), (want), __FILE__, __LINE__, __VA_ARGS__)

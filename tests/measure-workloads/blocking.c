@@ -7,6 +7,8 @@
  * calls took in all (wall time, ns) and how many times a call was interrupted (EINTR), which
  * measuring must never cause.
  */
+#include "burn.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -65,18 +67,7 @@ __attribute__((noinline)) void read_pipe(void)
 /* At least 50 ms of CPU time, however fast the machine: most of the run's CPU time. */
 __attribute__((noinline)) void burn(void)
 {
-	double x = 1;
-	struct timespec ts;
-	long long end = 0, cpu;
-	do {
-		for (int i = 0; i < 100000; i++)
-			x = x * 1.0000001 + 1e-9;
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-		cpu = ts.tv_sec * 1000000000LL + ts.tv_nsec;
-		if (!end)
-			end = cpu + 50000000;
-	} while (cpu < end);
-	sink = x;
+	sink = burn_cpu(CLOCK_THREAD_CPUTIME_ID, 0.050, 100000);
 	__asm__ volatile("" ::: "memory");
 }
 

@@ -88,30 +88,18 @@ static inline __attribute__((always_inline)) long spin(void)
 	return x;
 }
 
-__attribute__((noinline)) long leaf0(void)
-{
-	long r = spin();
-	__asm__ volatile("" ::: "memory");
-	return r + 0;
-}
-__attribute__((noinline)) long leaf1(void)
-{
-	long r = spin();
-	__asm__ volatile("" ::: "memory");
-	return r + 1;
-}
-__attribute__((noinline)) long leaf2(void)
-{
-	long r = spin();
-	__asm__ volatile("" ::: "memory");
-	return r + 2;
-}
-__attribute__((noinline)) long leaf3(void)
-{
-	long r = spin();
-	__asm__ volatile("" ::: "memory");
-	return r + 3;
-}
+/* leaf0..leaf3: the same work, in four functions the tests tell apart. */
+#define LEAF(k)                                            \
+	__attribute__((noinline)) long leaf##k(void)       \
+	{                                                  \
+		long r = spin();                           \
+		__asm__ volatile("" ::: "memory");         \
+		return r + k;                              \
+	}
+LEAF(0)
+LEAF(1)
+LEAF(2)
+LEAF(3)
 
 __attribute__((noinline)) long rec_b(int depth, int shape)
 {

@@ -6,6 +6,8 @@
  * some 50 samples in each touch_pages() and 20 in each compute(), so the faults counted
  * between a round's last sample in touch_pages() and its end are a small part of its faults.
  */
+#include "burn.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -15,9 +17,7 @@ static volatile double sink;
 
 static double cpu_seconds(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return clock_seconds(CLOCK_THREAD_CPUTIME_ID);
 }
 
 __attribute__((noinline)) void touch_pages(void)
@@ -39,12 +39,7 @@ __attribute__((noinline)) void touch_pages(void)
 
 __attribute__((noinline)) void compute(void)
 {
-	double x = 1, end = cpu_seconds() + 0.010;
-	do
-		for (int i = 0; i < 100000; i++)
-			x = x * 1.0000001 + 1e-9;
-	while (cpu_seconds() < end);
-	sink = x;
+	sink = burn_cpu(CLOCK_THREAD_CPUTIME_ID, 0.010, 100000);
 	__asm__ volatile("" ::: "memory");
 }
 

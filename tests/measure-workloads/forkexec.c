@@ -7,6 +7,8 @@
  * in parent_work().  "forkexec failexec N": N execs that fail, while another thread works; the
  * descriptors open after the first and after the last, which must not differ.
  */
+#include "burn.h"
+
 #include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
@@ -21,16 +23,7 @@ static volatile double sink;
 
 __attribute__((noinline)) void child_work(double seconds)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	double end = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + seconds, now, x = 1;
-	do {
-		for (int i = 0; i < 10000; i++)
-			x = x * 1.0000001 + 1e-9;
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-		now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-	} while (now < end);
-	sink = x;
+	sink = burn_cpu(CLOCK_PROCESS_CPUTIME_ID, seconds, 10000);
 	__asm__ volatile("" ::: "memory");
 }
 

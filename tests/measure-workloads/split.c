@@ -5,26 +5,17 @@
  * run it came from: "split: wall W3 W1" (ns of wall-clock time in each function, which a busy
  * machine stretches unevenly) after "split: done".
  */
+#include "burn.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 static volatile double sink;
 
-static double clock_s(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 __attribute__((noinline)) static void spin(double seconds)
 {
-	double end = clock_s(CLOCK_THREAD_CPUTIME_ID) + seconds, x = 1.0;
-	while (clock_s(CLOCK_THREAD_CPUTIME_ID) < end)
-		for (int i = 0; i < 2000; i++)
-			x = x * 1.0000001 + 1e-9;
-	sink = x;
+	sink = burn_cpu(CLOCK_THREAD_CPUTIME_ID, seconds, 2000);
 }
 
 __attribute__((noinline)) void work_three(double seconds)
@@ -44,12 +35,12 @@ int main(int argc, char **argv)
 	double total = argc > 1 ? atof(argv[1]) : 1.0, wall[2] = { 0, 0 };
 	/* Interleave in slices so that both functions see the same conditions. */
 	for (int i = 0; i < 20; i++) {
-		double t0 = clock_s(CLOCK_MONOTONIC);
+		double t0 = clock_seconds(CLOCK_MONOTONIC);
 		work_three(total * 0.75 / 20);
-		double t1 = clock_s(CLOCK_MONOTONIC);
+		double t1 = clock_seconds(CLOCK_MONOTONIC);
 		work_one(total * 0.25 / 20);
 		wall[0] += t1 - t0;
-		wall[1] += clock_s(CLOCK_MONOTONIC) - t1;
+		wall[1] += clock_seconds(CLOCK_MONOTONIC) - t1;
 	}
 	printf("split: done\nsplit: wall %.0f %.0f\n", wall[0] * 1e9, wall[1] * 1e9);
 	return 0;

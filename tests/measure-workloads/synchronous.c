@@ -222,50 +222,28 @@ static int run_threads(int n)
 	return 0;
 }
 
-__attribute__((noinline)) void parent_write(int fd)
-{
-	if (write(fd, buf, 700) != 700)
-		exit(3);
-	KEEP();
-}
-
-__attribute__((noinline)) void parent_leak(void)
-{
-	for (int i = 0; i < 3; i++) {
-		sink = malloc(16);
-		KEEP();
+/*
+ * The parent's, the child's and the exec'ed program's own calls, each function named for who
+ * makes it (the tests look for them): NAME_write writes BYTES of buf to fd, NAME_leak
+ * allocates COUNT blocks of SIZE bytes and never frees them.
+ */
+#define WRITE_AND_LEAK(name, bytes, count, size)                         \
+	__attribute__((noinline)) void name##_write(int fd)              \
+	{                                                                \
+		if (write(fd, buf, bytes) != bytes)                      \
+			exit(3);                                         \
+		KEEP();                                                  \
+	}                                                                \
+	__attribute__((noinline)) void name##_leak(void)                 \
+	{                                                                \
+		for (int i = 0; i < count; i++) {                        \
+			sink = malloc(size);                             \
+			KEEP();                                          \
+		}                                                        \
 	}
-}
-
-__attribute__((noinline)) void child_write(int fd)
-{
-	if (write(fd, buf, 900) != 900)
-		exit(3);
-	KEEP();
-}
-
-__attribute__((noinline)) void child_leak(void)
-{
-	for (int i = 0; i < 10; i++) {
-		sink = malloc(64);
-		KEEP();
-	}
-}
-
-__attribute__((noinline)) void exec_write(int fd)
-{
-	if (write(fd, buf, 1100) != 1100)
-		exit(3);
-	KEEP();
-}
-
-__attribute__((noinline)) void exec_leak(void)
-{
-	for (int i = 0; i < 5; i++) {
-		sink = malloc(32);
-		KEEP();
-	}
-}
+WRITE_AND_LEAK(parent, 700, 3, 16)
+WRITE_AND_LEAK(child, 900, 10, 64)
+WRITE_AND_LEAK(exec, 1100, 5, 32)
 
 static int run_fork(const char *self)
 {

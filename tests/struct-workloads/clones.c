@@ -2,7 +2,7 @@
 /*
  * clones.c: functions that GCC emits as clones at -O2 and -O3: work() has its unlikely branch
  * split into work.cold, and scaled() is specialised for its constant argument as
- * scaled.constprop.0.  t0108 checks that struct links both to their parent function.
+ * scaled.constprop.0.  t0208 checks that struct links both to their parent function.
  */
 #include <stdio.h>
 #include <stdlib.h>

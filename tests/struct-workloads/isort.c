@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * isort.c: insertion sort whose inner loop's condition is an inlined comparator, for
- * tests/e2e/t0114-struct-loop-scopes.sh (built there with -O2 -g -fPIC -shared).  The
+ * tests/e2e/t0214-struct-loop-scopes.sh (built there with -O2 -g -fPIC -shared).  The
  * comparator compares two keys, so its branches stay in its own inline scope: the loop's
  * controlling branch is inside "less", while its body is "move" and the caller's code.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * loop-lines.c: loops whose statement is far from their latch, for
- * tests/e2e/t0115-struct-loop-lines.sh (built there at -O0 and -O2, with -fopenmp).  Each loop
+ * tests/e2e/t0215-struct-loop-lines.sh (built there at -O0 and -O2, with -fopenmp).  Each loop
  * statement carries a marker comment "LINE NAME" with the line struct must label the loop
  * with; bodies are several lines long so that at -O2 the rotated loop's latch lies at their
  * bottom.  Bounds come from the caller so that nothing is unrolled away.

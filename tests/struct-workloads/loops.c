@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * loops.c: a program with known loop nests for struct's tests.  Every loop header line carries
- * a marker comment "LOOP NAME PARENT" that tests/e2e/t0101-struct-loops.sh reads: PARENT is
+ * a marker comment "LOOP NAME PARENT" that tests/e2e/t0201-struct-loops.sh reads: PARENT is
  * the enclosing loop ("-" for none); the loop of the always_inline function sits in the loop
  * of its caller.  The irreducible loop lies between the two IRREDUCIBLE markers.  Bounds come
  * from the command line so that no compiler can unroll a loop away.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * noreturn-lib.c: a shared library for t0112 whose loops call functions that never return
+ * noreturn-lib.c: a shared library for t0212 whose loops call functions that never return
  * through the PLT (or, built with -fno-plt, through the GOT): abort() from the C library and
  * lib_die(), exported from this library.  Each loop is marked LOOP.
  */

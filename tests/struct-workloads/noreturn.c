@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * noreturn.c: loops whose bodies have error paths that never return, for t0112: abort() and
+ * noreturn.c: loops whose bodies have error paths that never return, for t0212: abort() and
  * exit() from the C library, a local noreturn function, one the compiler finds never returns
  * (no attribute: struct must find it too), an endless one, and an inlined noreturn function
  * that ends in a call to one that returns (as glibc's malloc_printerr ends in

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tma-loops.c: known loops in known functions for the top-down pipeline tests
- * (tests/e2e/t0604-tma-loops.sh, t0653-view-tui-tma-loops.sh), built there at -O2 -g: stream
+ * (tests/e2e/t0404-tma-loops.sh, t0453-view-tui-tma-loops.sh), built there at -O2 -g: stream
  * has one loop, branchy a nest (outer and inner), norm2 is always inlined into main's loop and
  * brings its own loop under the inline call site.  Loop header lines carry "LOOP NAME PARENT"
  * as in loops.c.  Bounds come from the command line so that no loop can be unrolled away.

@@ -7,6 +7,7 @@
 #include "compat.h"
 #include "arena.h"
 #include "cfi.h"
+#include "cfi-here.h"
 #include "error.h"
 #include "tap.h"
 
@@ -534,14 +535,7 @@ __attribute__((noinline)) void cfi_chain_handler(int sig, siginfo_t *si, void *u
 {
 	const ucontext_t *uc = ucv;
 	struct cfi_regs r;
-	uint64_t rip, rsp, rbp;
-	/* the address of the next instruction, and RSP/RBP, which it does not change */
-	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
-			 : "=r"(rip), "=r"(rsp), "=r"(rbp));
-	r.rip = rip;
-	r.rsp = rsp;
-	r.rbp = rbp;
-	r.exact = true;
+	CFI_REGS_HERE(r);
 	unwind(r, &from_handler);
 
 	r.rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];

@@ -20,13 +20,6 @@
 #define MAGIC "FTHMTEST"
 #define BIG (3u << 20) /* larger than every internal window, so streaming is exercised */
 
-static char *path_in_tmp(const char *name)
-{
-	char *p = xmalloc(512);
-	snprintf(p, 512, "%s/%s", tap_tmpdir(), name);
-	return p;
-}
-
 static uint8_t pattern_byte(size_t i)
 {
 	return (uint8_t)((i * 2654435761u) >> 13);
@@ -80,7 +73,7 @@ static void test_round_trip(int level)
 {
 	char name[32];
 	snprintf(name, sizeof(name), "rt-%d", level);
-	char *path = path_in_tmp(name);
+	char *path = tap_path(name);
 	ok(write_test_file(path, level, 1) == 0, "level %d: write (%s)", level, fth_errmsg());
 	struct cf_reader r;
 	if (!ok(cf_open(&r, path, MAGIC, "test file", 1) == 0, "level %d: open (%s)", level,
@@ -233,30 +226,6 @@ static void test_stored_writes(void)
 	free(ws);
 }
 
-static void write_bytes(const char *path, const uint8_t *p, size_t n)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || write(fd, p, n) != (ssize_t)n) {
-		perror(path);
-		exit(99);
-	}
-	close(fd);
-}
-
-static uint8_t *read_bytes(const char *path, size_t *n)
-{
-	struct stat st;
-	if (stat(path, &st) < 0)
-		exit(99);
-	uint8_t *d = xmalloc((size_t)st.st_size);
-	int fd = open(path, O_RDONLY);
-	if (fd < 0 || read(fd, d, (size_t)st.st_size) != st.st_size)
-		exit(99);
-	close(fd);
-	*n = (size_t)st.st_size;
-	return d;
-}
-
 /* Open and read every chunk; returns 0 only if all of it validates. */
 static int read_everything(const char *path)
 {
@@ -278,7 +247,7 @@ static int read_everything(const char *path)
 static void test_bad_input(void)
 {
 	struct cf_reader r;
-	char *missing = path_in_tmp("missing");
+	char *missing = tap_path("missing");
 	ok(cf_open(&r, missing, MAGIC, "test file", 1) < 0, "missing file refused");
 	like(fth_errmsg(), "No such file or directory", "message says it is missing");
 	like(fth_errmsg(), missing, "message names the file");
@@ -286,8 +255,8 @@ static void test_bad_input(void)
 	ok(cf_open(&r, tap_tmpdir(), MAGIC, "test file", 1) < 0, "directory refused");
 	like(fth_errmsg(), "is a directory", "message says directory");
 
-	char *path = path_in_tmp("small");
-	char *bad = path_in_tmp("bad");
+	char *path = tap_path("small");
+	char *bad = tap_path("bad");
 	/* A small file, so that every truncation and every byte flip can be tried. */
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	size_t ws_size = cf_writer_workspace_size(3);
@@ -307,32 +276,34 @@ static void test_bad_input(void)
 	free(ws);
 	ok(rc == 0 && read_everything(path) == 0, "small file written and read");
 	size_t n;
-	uint8_t *orig = read_bytes(path, &n);
+	uint8_t *orig = tap_read_file(path, &n);
+	if (!orig)
+		exit(99);
 
-	write_bytes(bad, (const uint8_t *)"", 0);
+	tap_write_file(bad, (const uint8_t *)"", 0);
 	ok(cf_open(&r, bad, MAGIC, "test file", 1) < 0, "empty file refused");
 	like(fth_errmsg(), "not a test file", "empty file: says what it is not");
-	write_bytes(bad, (const uint8_t *)"\177ELF\2\1\1\0\0\0\0\0\0\0\0\0", 16);
+	tap_write_file(bad, (const uint8_t *)"\177ELF\2\1\1\0\0\0\0\0\0\0\0\0", 16);
 	ok(cf_open(&r, bad, MAGIC, "test file", 1) < 0, "ELF file refused");
 	like(fth_errmsg(), "wrong magic", "ELF: wrong magic");
 	uint8_t *other = xmalloc(n);
 	memcpy(other, orig, n);
 	memcpy(other, "FTHMDBSE", 8);
-	write_bytes(bad, other, n);
+	tap_write_file(bad, other, n);
 	ok(cf_open(&r, bad, MAGIC, "test file", 1) < 0, "other fathom file refused");
 	like(fth_errmsg(), "it is a fathom 'FTHMDBSE' file", "says which kind it is");
 	/* A newer major version with a valid header checksum. */
 	memcpy(other, orig, n);
 	le_put16(other + 8, 2);
 	le_put32(other + 28, crc32c(0, other, 28));
-	write_bytes(bad, other, n);
+	tap_write_file(bad, other, n);
 	ok(cf_open(&r, bad, MAGIC, "test file", 1) < 0, "major version 2 refused");
 	like(fth_errmsg(), "format version 2.0 is not supported", "says which version");
 	free(other);
 
 	size_t truncations_refused = 0;
 	for (size_t len = 0; len < n; len++) {
-		write_bytes(bad, orig, len);
+		tap_write_file(bad, orig, len);
 		if (read_everything(bad) < 0 && strstr(fth_errmsg(), bad))
 			truncations_refused++;
 	}
@@ -340,12 +311,9 @@ static void test_bad_input(void)
 		n - 1);
 
 	size_t flips_refused = 0;
-	uint8_t *flip = xmalloc(n);
 	for (size_t i = 0; i < n; i++) {
 		for (unsigned bit = 0; bit < 8; bit += 3) {
-			memcpy(flip, orig, n);
-			flip[i] ^= (uint8_t)(1u << bit);
-			write_bytes(bad, flip, n);
+			tap_write_flipped(bad, orig, n, i, 1u << bit);
 			if (read_everything(bad) < 0 && strstr(fth_errmsg(), bad))
 				flips_refused++;
 			else
@@ -353,7 +321,6 @@ static void test_bad_input(void)
 		}
 	}
 	is_uint(flips_refused, n * 3, "every bit flip detected (%zu flips)", n * 3);
-	free(flip);
 	free(orig);
 	free(path);
 	free(bad);

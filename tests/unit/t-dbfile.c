@@ -125,29 +125,6 @@ static int write_db(const char *dir, struct dbfile *db, int level)
 	return dbfile_write_summary(dir, db, level);
 }
 
-static char *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	struct buf b = BUF_INIT;
-	char tmp[4096];
-	size_t k;
-	while ((k = fread(tmp, 1, sizeof(tmp), f)) > 0)
-		buf_add(&b, tmp, k);
-	fclose(f);
-	return buf_detach(&b, n);
-}
-
-static void spit(const char *path, const char *data, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	if (f) {
-		fwrite(data, 1, n, f);
-		fclose(f);
-	}
-}
-
 /* The dump of DIR, or NULL. */
 static char *dump_dir(const char *dir)
 {
@@ -264,9 +241,7 @@ static void make_tree(struct dbfile *db, uint32_t block)
 	static const char *const str[] = { "main", "prog.c", "h.h", "g.c", "g", "h", "k", "k.c",
 					   "/bin/tree", "/lib/libk.so" };
 	db->nstrings = ARRAY_SIZE(str);
-	db->strings = xcalloc(db->nstrings, sizeof(char *));
-	for (uint32_t i = 0; i < db->nstrings; i++)
-		db->strings[i] = xstrdup(str[i]);
+	db->strings = tap_strdup_array(str, db->nstrings);
 	db->nmodules = 2;
 	db->modules = xcalloc(2, sizeof(*db->modules));
 	db->modules[0] = (struct dbfile_module){ 8, NULL, 0, DBFILE_MODULE_SAMPLED };
@@ -583,16 +558,12 @@ static void test_corrupt_threads(void)
 	dbfile_close(&db);
 	snprintf(path, sizeof(path), "%s/%s", dir, DBFILE_THREADS);
 	size_t n;
-	char *orig = slurp(path, &n);
+	char *orig = tap_read_file(path, &n);
 	if (!ok(orig != NULL, "read threads.fdb"))
 		return;
 	int refused = 0, total = 0;
 	for (size_t i = 32; i + 32 < n; i += 3) {
-		char *c = xmalloc(n);
-		memcpy(c, orig, n);
-		c[i] ^= 0x21;
-		spit(path, c, n);
-		free(c);
+		tap_write_flipped(path, orig, n, i, 0x21);
 		total++;
 		if (dbfile_open(dir, &back) < 0) {
 			diag("summary refused: %s", fth_errmsg());
@@ -605,7 +576,7 @@ static void test_corrupt_threads(void)
 		dbfile_close(&back);
 	}
 	is_int(refused, total, "every changed byte of threads.fdb is refused, naming the file");
-	spit(path, orig, n / 2);
+	tap_write_file(path, orig, n / 2);
 	ok(dbfile_open(dir, &back) == 0, "truncated threads.fdb: the summary opens");
 	struct dbfile_row row;
 	ok(dbfile_thread_row(&back, 0, 0, &row) < 0, "truncated threads.fdb: refused: %s",
@@ -624,23 +595,19 @@ static void test_corrupt(void)
 	dbfile_close(&db);
 	snprintf(path, sizeof(path), "%s/%s", dir, DBFILE_SUMMARY);
 	size_t n;
-	char *orig = slurp(path, &n);
+	char *orig = tap_read_file(path, &n);
 	ok(orig != NULL, "read the summary's bytes");
 	if (!orig)
 		return;
 	/* Truncated. */
-	spit(path, orig, n / 2);
+	tap_write_file(path, orig, n / 2);
 	ok(dbfile_open(dir, &back) < 0, "truncated: refused");
 	like(fth_errmsg(), "summary.fdb", "truncated: the message names the file: %s",
 	     fth_errmsg());
 	/* Every single-byte change in the payload is refused at open (checksums), never a crash. */
 	int refused = 0, total = 0;
 	for (size_t i = 32; i + 32 < n; i += 7) {
-		char *c = xmalloc(n);
-		memcpy(c, orig, n);
-		c[i] ^= 0x5a;
-		spit(path, c, n);
-		free(c);
+		tap_write_flipped(path, orig, n, i, 0x5a);
 		total++;
 		if (dbfile_open(dir, &back) < 0)
 			refused++;
@@ -654,23 +621,15 @@ static void test_corrupt(void)
 	   "found the STAT and CTXT chunks at %llu, %llu", (unsigned long long)stat_off,
 	   (unsigned long long)ctxt_off);
 	if (stat_off > 0 && stat_off < n) {
-		char *c = xmalloc(n);
-		memcpy(c, orig, n);
-		c[stat_off] ^= 0x40;
-		spit(path, c, n);
-		free(c);
+		tap_write_flipped(path, orig, n, stat_off, 0x40);
 		ok(dbfile_open(dir, &back) < 0, "damaged STAT: refused: %s", fth_errmsg());
 		like(fth_errmsg(),
 		     "summary.fdb: chunk STAT: ", "the message names the file and chunk");
 	}
 	/* Changed after the open: the block read later is checked again. */
-	spit(path, orig, n);
+	tap_write_file(path, orig, n);
 	if (ctxt_off > 0 && ctxt_off < n && dbfile_open(dir, &back) == 0) {
-		char *c = xmalloc(n);
-		memcpy(c, orig, n);
-		c[ctxt_off + 1] ^= 0x01;
-		spit(path, c, n);
-		free(c);
+		tap_write_flipped(path, orig, n, ctxt_off + 1, 0x01);
 		struct dbfile_context x;
 		ok(dbfile_context(&back, 1, &x) < 0, "changed after open: context refused: %s",
 		   fth_errmsg());
@@ -686,7 +645,7 @@ static void test_corrupt(void)
 		memcpy(c, orig, n);
 		le_put16((uint8_t *)c + 8, version);
 		le_put32((uint8_t *)c + 28, crc32c(0, c, 28));
-		spit(path, c, n);
+		tap_write_file(path, c, n);
 		free(c);
 		char want[64];
 		snprintf(want, sizeof(want), "version %u.%u was written by an older prof", version, DBFILE_MINOR);
@@ -697,11 +656,11 @@ static void test_corrupt(void)
 	char *c = xmalloc(n);
 	memcpy(c, orig, n);
 	c[8] = 9;
-	spit(path, c, n);
+	tap_write_file(path, c, n);
 	ok(dbfile_open(dir, &back) < 0, "another major version: refused: %s", fth_errmsg());
 	free(c);
 	/* A measurement file is not a database. */
-	spit(path, "FTHMMEAS", 8);
+	tap_write_file(path, "FTHMMEAS", 8);
 	ok(dbfile_open(dir, &back) < 0, "a measurement file: refused: %s", fth_errmsg());
 	/* threads.fdb is not a summary. */
 	snprintf(path, sizeof(path), "%s/%s", dir, DBFILE_THREADS);

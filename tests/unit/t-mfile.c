@@ -21,14 +21,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static char *tmp_path(const char *name)
-{
-	char *p = xmalloc(512);
-	snprintf(p, 512, "%s/%s", tap_tmpdir(), name);
-	unlink(p);
-	return p;
-}
-
 static char *dump_text(const struct mfile *m)
 {
 	struct buf b = BUF_INIT;
@@ -42,7 +34,7 @@ static void test_round_trip(int level)
 	sample_mfile(&m);
 	char name[32];
 	snprintf(name, sizeof(name), "sample-%d.mf", level);
-	char *path = tmp_path(name);
+	char *path = tap_path(name);
 	ok(mfile_write(path, &m, level) == 0, "level %d: write sample (%s)", level, fth_errmsg());
 	ok(mfile_read(path, &back) == 0, "level %d: read it back (%s)", level, fth_errmsg());
 	char *want = dump_text(&m), *got = dump_text(&back);
@@ -71,7 +63,7 @@ static void test_large(void)
 	struct mfile m, back;
 	const uint32_t n = 200000;
 	sample_mfile_large(&m, n, 7);
-	char *path = tmp_path("large.mf");
+	char *path = tap_path("large.mf");
 	ok(mfile_write(path, &m, 1) == 0, "write %u nodes (%s)", n, fth_errmsg());
 	ok(mfile_read(path, &back) == 0, "read %u nodes (%s)", n, fth_errmsg());
 	const struct mfile_cct *a = &m.cct, *b = &back.cct;
@@ -93,7 +85,7 @@ static void test_large(void)
 /* The measure path: workspace from mmap, file written with no malloc by the writer. */
 static void test_lean_writer(void)
 {
-	char *path = tmp_path("lean.mf");
+	char *path = tap_path("lean.mf");
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	size_t size = mfile_writer_workspace_size(1);
 	void *ws = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -266,7 +258,7 @@ static void test_defects(void)
 		{ D_TRAILING_BYTES, "unexpected bytes after the data" },
 		{ D_UNNAMED_METRIC, "metric without a name" },
 	};
-	char *path = tmp_path("defect.mf");
+	char *path = tap_path("defect.mf");
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		if (!ok(write_defective(path, cases[i].d) == 0, "defect %zu written", i))
 			continue;

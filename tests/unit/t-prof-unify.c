@@ -39,9 +39,7 @@ static void make_sfile(const char *path)
 	sf.machine = 62;
 	sf.flags = 7; /* dwarf, lines, loops */
 	sf.nstrings = 5;
-	sf.strings = xcalloc(5, sizeof(char *));
-	for (int i = 0; i < 5; i++)
-		sf.strings[i] = xstrdup(strs[i]);
+	sf.strings = tap_strdup_array(strs, 5);
 	sf.nnodes = 5;
 	sf.nodes = xcalloc(5, sizeof(*sf.nodes));
 	sf.nodes[0] = (struct sfile_node){ SFILE_FUNCTION, SFILE_NONE, 1, SFILE_NONE, 2, 39, 0, 0,
@@ -374,10 +372,7 @@ static void build(const char *dir, struct mfile *threads, int n, struct structs 
 
 static void test_split(struct structs *ss)
 {
-	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s/split-db", tap_tmpdir());
-	if (mkdir(dir, 0755) < 0)
-		diag("mkdir %s failed", dir);
+	char *dir = tap_mkdir("split-db");
 	struct mfile t[4];
 	static const uint64_t k[4] = { 1, 2, 3, 6 };
 	for (int i = 0; i < 4; i++)
@@ -495,14 +490,12 @@ static void test_split(struct structs *ss)
 	dbfile_close(&db);
 	for (int i = 0; i < 4; i++)
 		mfile_release(&t[i]);
+	free(dir);
 }
 
 static void test_recursion(struct structs *ss)
 {
-	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s/rec-db", tap_tmpdir());
-	if (mkdir(dir, 0755) < 0)
-		diag("mkdir %s failed", dir);
+	char *dir = tap_mkdir("rec-db");
 	/* work_one calls itself at 0x310 (line 30) twice, then a sample: recursion as measured. */
 	const struct node nodes[] = {
 		{ MFILE_NO_PARENT, MFILE_NODE_ROOT, 0, 0 }, { 0, MFILE_NODE_FRAME, 0x119, 0 },
@@ -523,6 +516,7 @@ static void test_recursion(struct structs *ss)
 	ok(additive(&db), "additive with recursion");
 	dbfile_close(&db);
 	mfile_release(&m);
+	free(dir);
 }
 
 static void test_deterministic(struct structs *ss)
@@ -551,10 +545,7 @@ static void test_deterministic(struct structs *ss)
 
 static void test_no_structure(void)
 {
-	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s/nostruct", tap_tmpdir());
-	if (mkdir(dir, 0755) < 0)
-		diag("mkdir %s failed", dir);
+	char *dir = tap_mkdir("nostruct");
 	struct structs *none = structs_new(true);
 	struct mfile t;
 	split_thread(&t, 1, 100);
@@ -566,14 +557,12 @@ static void test_no_structure(void)
 	dbfile_close(&db);
 	mfile_release(&t);
 	structs_free(none);
+	free(dir);
 }
 
 static void test_multiplexing(struct structs *ss)
 {
-	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s/mux", tap_tmpdir());
-	if (mkdir(dir, 0755) < 0)
-		diag("mkdir %s failed", dir);
+	char *dir = tap_mkdir("mux");
 	struct mfile t[2];
 	split_thread(&t[0], 1, 100);
 	split_thread(&t[1], 1, 101);
@@ -597,14 +586,12 @@ static void test_multiplexing(struct structs *ss)
 	dbfile_close(&db);
 	mfile_release(&t[0]);
 	mfile_release(&t[1]);
+	free(dir);
 }
 
 static void test_tma_formulas(struct structs *ss)
 {
-	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s/tma", tap_tmpdir());
-	if (mkdir(dir, 0755) < 0)
-		diag("mkdir %s failed", dir);
+	char *dir = tap_mkdir("tma");
 	struct mfile t[2];
 	split_thread(&t[0], 1, 100);
 	split_thread(&t[1], 1, 101);
@@ -633,6 +620,7 @@ static void test_tma_formulas(struct structs *ss)
 	dbfile_close(&db);
 	mfile_release(&t[0]);
 	mfile_release(&t[1]);
+	free(dir);
 }
 
 int main(void)

@@ -17,14 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static char *tmp_path(const char *name)
-{
-	char *p = xmalloc(512);
-	snprintf(p, 512, "%s/%s", tap_tmpdir(), name);
-	unlink(p);
-	return p;
-}
-
 /*
  * main [0x1000,0x1100): loop at t.c:5 (latch at line 9) [0x1010,0x1040) holding inline k
  * [0x1020,0x1030).
@@ -42,9 +34,7 @@ static void sample(struct sfile *sf)
 	sf->text_bytes = 4096;
 	static const char *const strs[] = { "main", "/src/t.c", "k", "main.cold", "tab\there" };
 	sf->nstrings = ARRAY_SIZE(strs);
-	sf->strings = xcalloc(sf->nstrings, sizeof(char *));
-	for (uint32_t i = 0; i < sf->nstrings; i++)
-		sf->strings[i] = xstrdup(strs[i]);
+	sf->strings = tap_strdup_array(strs, sf->nstrings);
 	sf->nnodes = 4;
 	sf->nodes = xcalloc(4, sizeof(*sf->nodes));
 	sf->nodes[0] = (struct sfile_node){ SFILE_FUNCTION, SFILE_NONE, 0, 3, 1, 3, 0, 0, 0x1000,
@@ -84,7 +74,7 @@ static void test_round_trip(int level)
 	sample(&sf);
 	char name[32];
 	snprintf(name, sizeof(name), "rt-%d.fthst", level);
-	char *path = tmp_path(name);
+	char *path = tap_path(name);
 	ok(sfile_write(path, &sf, level) == 0, "level %d: write (%s)", level, fth_errmsg());
 	ok(sfile_read(path, &back) == 0, "level %d: read back (%s)", level, fth_errmsg());
 	sf.major = back.major;
@@ -140,7 +130,7 @@ static void expect_refused(const char *what, void (*breaker)(struct sfile *), co
 	struct sfile sf, back;
 	sample(&sf);
 	breaker(&sf);
-	char *path = tmp_path("bad.fthst");
+	char *path = tap_path("bad.fthst");
 	int wrote = sfile_write(path, &sf, 1);
 	if (wrote < 0) {
 		like(fth_errmsg(), want, "%s: refused by the writer", what);
@@ -178,7 +168,7 @@ static void test_truncated_and_wrong_kind(void)
 {
 	struct sfile sf, back;
 	sample(&sf);
-	char *path = tmp_path("trunc.fthst");
+	char *path = tap_path("trunc.fthst");
 	ok(sfile_write(path, &sf, 0) == 0, "write");
 	int fd = open(path, O_RDWR);
 	off_t size = lseek(fd, 0, SEEK_END);
@@ -186,7 +176,7 @@ static void test_truncated_and_wrong_kind(void)
 	close(fd);
 	ok(sfile_read(path, &back) < 0, "truncated file refused");
 	like(fth_errmsg(), path, "message names it");
-	char *other = tmp_path("text.fthst");
+	char *other = tap_path("text.fthst");
 	FILE *f = fopen(other, "w");
 	fputs("not a structure file at all, just text\n", f);
 	fclose(f);

@@ -421,86 +421,58 @@ struct ref_node {
 	double threshold;
 };
 
-static const struct ref_node icx_nodes[] = {
-	{ "Total Slots", "=slots", NULL, 0, -1 },
-	{ "Active", "=Retiring+Bad Speculation", "Total Slots", 0, -1 },
-	{ "Stall", "=Frontend Bound+Backend Bound", "Total Slots", 0, -1 },
-	{ "Retiring", "tma_retiring", "Active", 1, .7 },
-	{ "Bad Speculation", "tma_bad_speculation", "Active", 1, .15 },
-	{ "Frontend Bound", "tma_frontend_bound", "Stall", 1, .15 },
-	{ "Backend Bound", "tma_backend_bound", "Stall", 1, .2 },
-	{ "Heavy Operations", "tma_heavy_operations", "Retiring", 2, .1 },
-	{ "Light Operations", "tma_light_operations", "Retiring", 2, .6 },
-	{ "Misprediction", "tma_branch_mispredicts", "Bad Speculation", 2, .1 },
-	{ "Machine Clear", "tma_machine_clears", "Bad Speculation", 2, .1 },
-	{ "Fetch Latency", "tma_fetch_latency", "Frontend Bound", 2, .1 },
-	{ "Fetch Bandwidth", "tma_fetch_bandwidth", "Frontend Bound", 2, .2 },
-	{ "Memory Bound", "tma_memory_bound", "Backend Bound", 2, .2 },
-	{ "Core Bound", "tma_core_bound", "Backend Bound", 2, .1 },
-	{ "Uops Sequencer", "tma_microcode_sequencer", "Heavy Operations", 3, .05 },
-	{ "Few Operations", "tma_few_uops_instructions", "Heavy Operations", 3, .05 },
-	{ "FP Arithmetic", "tma_fp_arith", "Light Operations", 3, .2 },
-	{ "Memory Operations", "tma_memory_operations", "Light Operations", 3, .1 },
-	{ "X87 Use", "tma_x87_use", "FP Arithmetic", 4, .1 },
-	{ "FP Scalar", "tma_fp_scalar", "FP Arithmetic", 4, .1 },
-	{ "FP Vector", "tma_fp_vector", "FP Arithmetic", 4, .1 },
-	{ "ICache Misses", "tma_icache_misses", "Fetch Latency", 3, .05 },
-	{ "ITLB Misses", "tma_itlb_misses", "Fetch Latency", 3, .05 },
-	{ "LCP", "tma_lcp", "Fetch Latency", 3, .05 },
-	{ "DSB Switches", "tma_dsb_switches", "Fetch Latency", 3, .05 },
-	{ "Branch Resteers", "tma_branch_resteers", "Fetch Latency", 3, .05 },
-	{ "MS Switches", "tma_ms_switches", "Fetch Latency", 3, .05 },
-	{ "L1 Bound", "tma_l1_bound", "Memory Bound", 3, .1 },
-	{ "L3 Bound", "tma_l3_bound", "Memory Bound", 3, .05 },
-	{ "Store Bound", "tma_store_bound", "Memory Bound", 3, .2 },
-	{ "Divider", "tma_divider", "Core Bound", 3, .2 },
-	{ "Port Utilization", "tma_ports_utilization", "Core Bound", 3, .15 },
+/* The nodes of perf's icx metrics, which its spr metrics (SPR, EMR, GNR) have too. */
+#define INTEL_ICX_NODES \
+	{ "Total Slots", "=slots", NULL, 0, -1 }, \
+	{ "Active", "=Retiring+Bad Speculation", "Total Slots", 0, -1 }, \
+	{ "Stall", "=Frontend Bound+Backend Bound", "Total Slots", 0, -1 }, \
+	{ "Retiring", "tma_retiring", "Active", 1, .7 }, \
+	{ "Bad Speculation", "tma_bad_speculation", "Active", 1, .15 }, \
+	{ "Frontend Bound", "tma_frontend_bound", "Stall", 1, .15 }, \
+	{ "Backend Bound", "tma_backend_bound", "Stall", 1, .2 }, \
+	{ "Heavy Operations", "tma_heavy_operations", "Retiring", 2, .1 }, \
+	{ "Light Operations", "tma_light_operations", "Retiring", 2, .6 }, \
+	{ "Misprediction", "tma_branch_mispredicts", "Bad Speculation", 2, .1 }, \
+	{ "Machine Clear", "tma_machine_clears", "Bad Speculation", 2, .1 }, \
+	{ "Fetch Latency", "tma_fetch_latency", "Frontend Bound", 2, .1 }, \
+	{ "Fetch Bandwidth", "tma_fetch_bandwidth", "Frontend Bound", 2, .2 }, \
+	{ "Memory Bound", "tma_memory_bound", "Backend Bound", 2, .2 }, \
+	{ "Core Bound", "tma_core_bound", "Backend Bound", 2, .1 }, \
+	{ "Uops Sequencer", "tma_microcode_sequencer", "Heavy Operations", 3, .05 }, \
+	{ "Few Operations", "tma_few_uops_instructions", "Heavy Operations", 3, .05 }, \
+	{ "FP Arithmetic", "tma_fp_arith", "Light Operations", 3, .2 }, \
+	{ "Memory Operations", "tma_memory_operations", "Light Operations", 3, .1 }, \
+	{ "X87 Use", "tma_x87_use", "FP Arithmetic", 4, .1 }, \
+	{ "FP Scalar", "tma_fp_scalar", "FP Arithmetic", 4, .1 }, \
+	{ "FP Vector", "tma_fp_vector", "FP Arithmetic", 4, .1 }, \
+	{ "ICache Misses", "tma_icache_misses", "Fetch Latency", 3, .05 }, \
+	{ "ITLB Misses", "tma_itlb_misses", "Fetch Latency", 3, .05 }, \
+	{ "LCP", "tma_lcp", "Fetch Latency", 3, .05 }, \
+	{ "DSB Switches", "tma_dsb_switches", "Fetch Latency", 3, .05 }, \
+	{ "Branch Resteers", "tma_branch_resteers", "Fetch Latency", 3, .05 }, \
+	{ "MS Switches", "tma_ms_switches", "Fetch Latency", 3, .05 }, \
+	{ "L1 Bound", "tma_l1_bound", "Memory Bound", 3, .1 }, \
+	{ "L3 Bound", "tma_l3_bound", "Memory Bound", 3, .05 }, \
+	{ "Store Bound", "tma_store_bound", "Memory Bound", 3, .2 }, \
+	{ "Divider", "tma_divider", "Core Bound", 3, .2 }, \
+	{ "Port Utilization", "tma_ports_utilization", "Core Bound", 3, .15 }, \
 	{ "Serialization", "tma_serializing_operation", "Core Bound", 3, .1 },
+
+static const struct ref_node icx_nodes[] = {
+	INTEL_ICX_NODES
 };
 /* Reference nodes the planner leaves out on ICX (it says why in the plan's notes). */
 static const char *const icx_not_planned[] = { "Integer Operations", "L2 Bound", "DRAM Bound",
 					       "Memory Bandwidth", "Memory Latency" };
 
 static const struct ref_node spr_nodes[] = {
-	{ "Total Slots", "=slots", NULL, 0, -1 },
-	{ "Active", "=Retiring+Bad Speculation", "Total Slots", 0, -1 },
-	{ "Stall", "=Frontend Bound+Backend Bound", "Total Slots", 0, -1 },
-	{ "Retiring", "tma_retiring", "Active", 1, .7 },
-	{ "Bad Speculation", "tma_bad_speculation", "Active", 1, .15 },
-	{ "Frontend Bound", "tma_frontend_bound", "Stall", 1, .15 },
-	{ "Backend Bound", "tma_backend_bound", "Stall", 1, .2 },
-	{ "Heavy Operations", "tma_heavy_operations", "Retiring", 2, .1 },
-	{ "Light Operations", "tma_light_operations", "Retiring", 2, .6 },
-	{ "Misprediction", "tma_branch_mispredicts", "Bad Speculation", 2, .1 },
-	{ "Machine Clear", "tma_machine_clears", "Bad Speculation", 2, .1 },
-	{ "Fetch Latency", "tma_fetch_latency", "Frontend Bound", 2, .1 },
-	{ "Fetch Bandwidth", "tma_fetch_bandwidth", "Frontend Bound", 2, .2 },
-	{ "Memory Bound", "tma_memory_bound", "Backend Bound", 2, .2 },
-	{ "Core Bound", "tma_core_bound", "Backend Bound", 2, .1 },
-	{ "Uops Sequencer", "tma_microcode_sequencer", "Heavy Operations", 3, .05 },
-	{ "Few Operations", "tma_few_uops_instructions", "Heavy Operations", 3, .05 },
-	{ "FP Arithmetic", "tma_fp_arith", "Light Operations", 3, .2 },
+	INTEL_ICX_NODES
+	/* The five more of spr. */
 	{ "Integer Operations", "tma_int_operations", "Light Operations", 3, .1 },
-	{ "Memory Operations", "tma_memory_operations", "Light Operations", 3, .1 },
-	{ "X87 Use", "tma_x87_use", "FP Arithmetic", 4, .1 },
-	{ "FP Scalar", "tma_fp_scalar", "FP Arithmetic", 4, .1 },
-	{ "FP Vector", "tma_fp_vector", "FP Arithmetic", 4, .1 },
-	{ "ICache Misses", "tma_icache_misses", "Fetch Latency", 3, .05 },
-	{ "ITLB Misses", "tma_itlb_misses", "Fetch Latency", 3, .05 },
-	{ "LCP", "tma_lcp", "Fetch Latency", 3, .05 },
-	{ "DSB Switches", "tma_dsb_switches", "Fetch Latency", 3, .05 },
-	{ "Branch Resteers", "tma_branch_resteers", "Fetch Latency", 3, .05 },
-	{ "MS Switches", "tma_ms_switches", "Fetch Latency", 3, .05 },
-	{ "L1 Bound", "tma_l1_bound", "Memory Bound", 3, .1 },
 	{ "L2 Bound", "tma_l2_bound", "Memory Bound", 3, .05 },
-	{ "L3 Bound", "tma_l3_bound", "Memory Bound", 3, .05 },
 	{ "L3 Miss Bound", "tma_l3_miss_bound", "Memory Bound", 3, .1 },
 	{ "Memory Bandwidth", "tma_mem_bandwidth", "L3 Miss Bound", 4, .2 },
 	{ "Memory Latency", "tma_mem_latency", "L3 Miss Bound", 4, .1 },
-	{ "Store Bound", "tma_store_bound", "Memory Bound", 3, .2 },
-	{ "Divider", "tma_divider", "Core Bound", 3, .2 },
-	{ "Port Utilization", "tma_ports_utilization", "Core Bound", 3, .15 },
-	{ "Serialization", "tma_serializing_operation", "Core Bound", 3, .1 },
 };
 
 static const struct ref_node amd_nodes[] = {

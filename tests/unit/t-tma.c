@@ -751,6 +751,30 @@ static double node(const double *nodes, const char *name)
 	return j < 0 ? -1 : nodes[j];
 }
 
+/* A counter's value in a test's reads, and a node's expected value. */
+struct counter_value {
+	const char *key;
+	uint64_t v;
+};
+struct node_value {
+	const char *name;
+	double want;
+};
+
+/* set() of each of the N counters at IN. */
+static void set_all(struct tma_group_read *cur, const struct counter_value *in, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		set(cur, in[i].key, in[i].v);
+}
+
+/* Each of the N nodes at OUT has its value in NODES, to 1e-9. */
+static void near_all(const double *nodes, const struct node_value *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		near(node(nodes, out[i].name), out[i].want, 1e-9, out[i].name);
+}
+
 /* The kernel-read delta path. */
 static void test_delta_path(void)
 {
@@ -836,10 +860,7 @@ static void test_level34(void)
 	double deltas[TMA_MAX_EVENTS], nodes[TMA_MAX_NODES];
 	ok(make_plan("spr", TMA_SUB_ALL, 0, false) == 0, "spr topdown:all");
 	start_reads(prev, cur, true);
-	static const struct {
-		const char *key;
-		uint64_t v;
-	} in[] = {
+	static const struct counter_value in[] = {
 		{ "slots", 6000000 }, { "ret", 1500000 },  { "bad", 300000 },	{ "fe", 1200000 },
 		{ "be", 3000000 },    { "heavy", 300000 }, { "brm", 240000 },	{ "fl", 900000 },
 		{ "mb", 2100000 },    { "clks", 1000000 }, { "ms", 60000 },	{ "x87", 10000 },
@@ -852,13 +873,9 @@ static void test_level34(void)
 		{ "sb", 30000 },      { "c02", 5000 },	   { "eb0", 40000 },	{ "rse", 50000 },
 		{ "stt", 500000 },    { "p1", 80000 },	   { "p23", 60000 },
 	};
-	for (size_t i = 0; i < ARRAY_SIZE(in); i++)
-		set(cur, in[i].key, in[i].v);
+	set_all(cur, in, ARRAY_SIZE(in));
 	is_int(tma_decode(&plan, prev, cur, deltas, nodes), 7, "seven groups ran");
-	static const struct {
-		const char *name;
-		double want;
-	} out[] = {
+	static const struct node_value out[] = {
 		{ "Retiring", .25 },	       { "Heavy Operations", .05 }, { "Light Operations", .20 },
 		{ "ICache Misses", .05 },      { "ITLB Misses", .02 },	    { "LCP", .005 },
 		{ "DSB Switches", .03 },       { "Branch Resteers", .05 },  { "MS Switches", .0066 },
@@ -870,8 +887,7 @@ static void test_level34(void)
 		{ "FP Arithmetic", .15125 },   { "Integer Operations", .03 },
 		{ "Memory Operations", .06 },
 	};
-	for (size_t i = 0; i < ARRAY_SIZE(out); i++)
-		near(node(nodes, out[i].name), out[i].want, 1e-9, out[i].name);
+	near_all(nodes, out, ARRAY_SIZE(out));
 	near(node(nodes, "Total Slots"), 7 * 6000000.0, 0, "Total Slots sums the seven groups");
 	set(cur, "div", 250000);
 	tma_decode(&plan, prev, cur, deltas, nodes);
@@ -981,10 +997,7 @@ static void test_icx_level34(void)
 	double deltas[TMA_MAX_EVENTS], nodes[TMA_MAX_NODES];
 	ok(make_plan("icx", TMA_SUB_ALL, 0, false) == 0, "icx topdown:all");
 	start_reads(prev, cur, true);
-	static const struct {
-		const char *key;
-		uint64_t v;
-	} in[] = {
+	static const struct counter_value in[] = {
 		{ "slots", 5000000 }, { "ret", 1250000 },  { "bad", 250000 },	 { "fe", 1000000 },
 		{ "be", 2500000 },    { "clks", 1000000 }, { "uslots", 1100000 }, { "uissued", 1375000 },
 		{ "msu", 125000 },    { "dec0", 400000 },  { "dec0c1", 300000 }, { "mite", 500000 },
@@ -997,13 +1010,9 @@ static void test_icx_level34(void)
 		{ "l2m", 200000 },    { "l3m", 150000 },   { "div", 10000 },	 { "eb0", 40000 },
 		{ "sb", 30000 },
 	};
-	for (size_t i = 0; i < ARRAY_SIZE(in); i++)
-		set(cur, in[i].key, in[i].v);
+	set_all(cur, in, ARRAY_SIZE(in));
 	is_int(tma_decode(&plan, prev, cur, deltas, nodes), plan.ngroups, "every group ran");
-	static const struct {
-		const char *name;
-		double want;
-	} out[] = {
+	static const struct node_value out[] = {
 		{ "Heavy Operations", .07 },	{ "Uops Sequencer", .02 },  { "Few Operations", .05 },
 		{ "Light Operations", .18 },	{ "X87 Use", .00125 },	    { "FP Scalar", .12 },
 		{ "FP Vector", .06 },		{ "FP Arithmetic", .18125 }, { "Memory Operations", .036 },
@@ -1013,8 +1022,7 @@ static void test_icx_level34(void)
 		{ "Divider", .01 },		{ "Port Utilization", .16 }, { "Serialization", .03 },
 		{ "Fetch Latency", .11 },	{ "Memory Bound", .52 * 350000 / 770000 },
 	};
-	for (size_t i = 0; i < ARRAY_SIZE(out); i++)
-		near(node(nodes, out[i].name), out[i].want, 1e-9, out[i].name);
+	near_all(nodes, out, ARRAY_SIZE(out));
 	set(cur, "div", 400000);
 	tma_decode(&plan, prev, cur, deltas, nodes);
 	near(node(nodes, "Port Utilization"), .12, 1e-9, "icx Port Utilization, the else branch");
@@ -1030,23 +1038,16 @@ static void test_amd(void)
 {
 	static struct tma_group_read prev[TMA_MAX_GROUPS], cur[TMA_MAX_GROUPS];
 	double deltas[TMA_MAX_EVENTS], nodes[TMA_MAX_NODES];
-	static const struct {
-		const char *key;
-		uint64_t v;
-	} in[] = {
+	static const struct counter_value in[] = {
 		{ "cyc", 1000000 }, { "fe", 1200000 }, { "be", 2400000 },  { "smt", 300000 },
 		{ "disp", 2100000 }, { "ret", 1800000 }, { "fec", 150000 }, { "misp", 9000 },
 		{ "rsy", 1000 },     { "lnc", 600000 },	 { "nc", 800000 },  { "ucode", 180000 },
 	};
 	ok(make_plan("zen4", TMA_SUB_BASE, 0, false) == 0, "zen4 topdown");
 	start_reads(prev, cur, true);
-	for (size_t i = 0; i < ARRAY_SIZE(in); i++)
-		set(cur, in[i].key, in[i].v);
+	set_all(cur, in, ARRAY_SIZE(in));
 	tma_decode(&plan, prev, cur, deltas, nodes);
-	static const struct {
-		const char *name;
-		double want;
-	} out[] = {
+	static const struct node_value out[] = {
 		{ "Frontend Bound", .20 }, { "Backend Bound", .40 },	{ "SMT Contention", .05 },
 		{ "Retiring", .30 },	   { "Bad Speculation", .05 },	{ "Fetch Latency", .15 },
 		{ "Fetch Bandwidth", .05 }, { "Misprediction", .045 }, { "Machine Clear", .005 },
@@ -1054,8 +1055,7 @@ static void test_amd(void)
 		{ "Light Operations", .27 }, { "Total Slots", 6000000 }, { "Active", .35 },
 		{ "Stall", .65 },
 	};
-	for (size_t i = 0; i < ARRAY_SIZE(out); i++)
-		near(node(nodes, out[i].name), out[i].want, 1e-9, out[i].name);
+	near_all(nodes, out, ARRAY_SIZE(out));
 	double sum = node(nodes, "Frontend Bound") + node(nodes, "Backend Bound") +
 		     node(nodes, "SMT Contention") + node(nodes, "Retiring") +
 		     node(nodes, "Bad Speculation");
@@ -1063,8 +1063,7 @@ static void test_amd(void)
 
 	ok(make_plan("zen5", TMA_SUB_BASE, 0, false) == 0, "zen5 topdown");
 	start_reads(prev, cur, true);
-	for (size_t i = 0; i < ARRAY_SIZE(in); i++)
-		set(cur, in[i].key, in[i].v);
+	set_all(cur, in, ARRAY_SIZE(in));
 	tma_decode(&plan, prev, cur, deltas, nodes);
 	near(node(nodes, "Total Slots"), 8000000, 0, "zen5: slots = 8 x cycles");
 	near(node(nodes, "Frontend Bound"), .15, 1e-9, "zen5: Frontend Bound");

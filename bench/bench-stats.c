@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* bench-stats.c: the clocks and the median of bench-stats.h. */
+#include "compat.h"
+#include "bench-stats.h"
+
+#include <stdlib.h>
+
+double bench_clock(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double bench_now(void)
+{
+	return bench_clock(CLOCK_MONOTONIC);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double bench_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}

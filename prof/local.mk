@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: MIT
+# prof/local.mk: prof(1) (included by Makefile.am); the database format is in lib/
+# (lib/dbfile*, doc/formats.md section 8).  PROF_CORE is everything but main.c, which the
+# unit test of the unification links too.
+bin_PROGRAMS += prof/prof
+PROF_CORE = \
+	prof/prof.h \
+	prof/unify.c \
+	prof/structure.c
+prof_prof_SOURCES = prof/main.c $(PROF_CORE)
+prof_prof_CPPFLAGS = $(AM_CPPFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
+prof_prof_LDADD = lib/libfathom.la $(LIBDW_LIBS) $(LIBELF_LIBS) -lpthread -lm
