@@ -482,15 +482,6 @@ void dbfile_thread_release(struct dbfile_thread *t)
 	memset(t, 0, sizeof(*t));
 }
 
-void dbfile_flat_release(struct dbfile_flat *f)
-{
-	free(f->start);
-	free(f->metric);
-	free(f->incl);
-	free(f->excl);
-	memset(f, 0, sizeof(*f));
-}
-
 /* A flat profile of ROWS rows (FLAT, GFLT, MFLT). */
 static int read_flat(struct cf_reader *r, uint32_t id, uint32_t rows, uint32_t nmetrics,
 		     struct dbfile_flat *fl)
