@@ -71,6 +71,8 @@ int cf_put_u64(struct cf_writer *w, uint64_t v);
 /* A length-prefixed byte string (varint length, then the bytes); NULL is the empty string. */
 int cf_put_bytes(struct cf_writer *w, const void *p, size_t n);
 int cf_put_str(struct cf_writer *w, const char *s);
+/* Chunk ID holding a table of N strings: the count, then each (cf_read_string_table reads it). */
+int cf_put_string_table(struct cf_writer *w, uint32_t id, char *const *strings, uint32_t n);
 int cf_chunk_end(struct cf_writer *w);
 /* Write the table of contents and the footer.  Does not close FD. */
 int cf_writer_finish(struct cf_writer *w);

@@ -51,16 +51,6 @@ static int open_file(const char *dir, const char *name, char **path, int *fd, vo
 	return 0;
 }
 
-static int write_strings(struct cf_writer *w, const struct dbfile *db)
-{
-	if (cf_chunk_begin(w, DBFILE_CHUNK_STRINGS) < 0 || cf_put_varint(w, db->nstrings) < 0)
-		return -1;
-	for (uint32_t i = 0; i < db->nstrings; i++)
-		if (cf_put_str(w, db->strings[i]) < 0)
-			return -1;
-	return cf_chunk_end(w);
-}
-
 static int write_modules(struct cf_writer *w, const struct dbfile *db)
 {
 	if (cf_chunk_begin(w, DBFILE_CHUNK_MODULES) < 0 || cf_put_varint(w, db->nmodules) < 0)
@@ -301,8 +291,9 @@ static int write_flat(struct cf_writer *w, uint32_t id, const struct dbfile_flat
 static int write_summary_file(struct cf_writer *w, const struct dbfile *db,
 			      const struct dbfile_index *d)
 {
-	if (write_info(w, db, d) < 0 || write_strings(w, db) < 0 || write_modules(w, db) < 0 ||
-	    write_functions(w, db, d) < 0 || write_groups(w, d) < 0 || write_metrics(w, db) < 0 ||
+	if (write_info(w, db, d) < 0 ||
+	    cf_put_string_table(w, DBFILE_CHUNK_STRINGS, db->strings, db->nstrings) < 0 ||
+	    write_modules(w, db) < 0 || write_functions(w, db, d) < 0 || write_groups(w, d) < 0 || write_metrics(w, db) < 0 ||
 	    write_threads(w, db) < 0 || write_flat(w, DBFILE_CHUNK_FLAT, &d->flat) < 0 ||
 	    write_flat(w, DBFILE_CHUNK_GROUP_FLAT, &d->group_flat) < 0 ||
 	    write_flat(w, DBFILE_CHUNK_MODULE_FLAT, &d->module_flat) < 0)

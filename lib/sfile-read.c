@@ -9,6 +9,7 @@
 #include "error.h"
 #include "xalloc.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -318,34 +319,41 @@ void sfile_release(struct sfile *sf)
 	memset(sf, 0, sizeof(*sf));
 }
 
-uint32_t sfile_lookup(const struct sfile *sf, uint64_t addr)
+/*
+ * The row of ROWS (N sorted, disjoint [lo, hi) rows of STRIDE bytes, each starting with its
+ * uint64_t lo and hi, as sfile_range and sfile_line do) that holds ADDR, or N.
+ */
+static uint64_t row_holding(const void *rows, uint64_t n, size_t stride, uint64_t addr)
 {
-	uint64_t lo = 0, hi = sf->nranges;
+	const char *base = rows;
+	uint64_t lo = 0, hi = n;
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		if (sf->ranges[mid].hi <= addr)
+		const uint64_t *bounds = (const uint64_t *)(base + mid * stride);
+		if (bounds[1] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < sf->nranges && sf->ranges[lo].lo <= addr)
-		return sf->ranges[lo].node;
-	return SFILE_NONE;
+	if (lo < n && ((const uint64_t *)(base + lo * stride))[0] <= addr)
+		return lo;
+	return n;
+}
+
+_Static_assert(offsetof(struct sfile_range, lo) == 0 && offsetof(struct sfile_range, hi) == 8 &&
+		       offsetof(struct sfile_line, lo) == 0 && offsetof(struct sfile_line, hi) == 8,
+	       "row_holding reads lo and hi at the start of a row");
+
+uint32_t sfile_lookup(const struct sfile *sf, uint64_t addr)
+{
+	uint64_t i = row_holding(sf->ranges, sf->nranges, sizeof(*sf->ranges), addr);
+	return i < sf->nranges ? sf->ranges[i].node : SFILE_NONE;
 }
 
 const struct sfile_line *sfile_line_at(const struct sfile *sf, uint64_t addr)
 {
-	uint64_t lo = 0, hi = sf->nlines;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (sf->lines[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < sf->nlines && sf->lines[lo].lo <= addr)
-		return &sf->lines[lo];
-	return NULL;
+	uint64_t i = row_holding(sf->lines, sf->nlines, sizeof(*sf->lines), addr);
+	return i < sf->nlines ? &sf->lines[i] : NULL;
 }
 
 const char *sfile_str(const struct sfile *sf, uint32_t index)

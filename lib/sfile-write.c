@@ -34,16 +34,6 @@ static int write_module(struct cf_writer *w, const struct sfile *sf)
 	return cf_chunk_end(w);
 }
 
-static int write_strings(struct cf_writer *w, const struct sfile *sf)
-{
-	if (cf_chunk_begin(w, SFILE_CHUNK_STRINGS) < 0 || cf_put_varint(w, sf->nstrings) < 0)
-		return -1;
-	for (uint32_t i = 0; i < sf->nstrings; i++)
-		if (cf_put_str(w, sf->strings[i]) < 0)
-			return -1;
-	return cf_chunk_end(w);
-}
-
 static int write_nodes(struct cf_writer *w, const struct sfile *sf)
 {
 	if (cf_chunk_begin(w, SFILE_CHUNK_NODES) < 0 || cf_put_varint(w, sf->nnodes) < 0)
@@ -154,13 +144,14 @@ int sfile_write_at(int dirfd, const char *name, const char *path, const struct s
 	int rc = cf_writer_open(&w, fd, path, SFILE_MAGIC, SFILE_MAJOR, SFILE_MINOR, level, ws,
 				ws_size);
 	if (rc == 0)
-		rc = write_module(&w, sf) < 0 || write_strings(&w, sf) < 0 ||
-				     write_nodes(&w, sf) < 0 || write_decls(&w, sf) < 0 ||
-				     write_latches(&w, sf) < 0 ||
-				     write_ranges(&w, sf) < 0 ||
-				     write_lines(&w, sf) < 0 || cf_writer_finish(&w) < 0
-			     ? -1
-			     : 0;
+		rc = write_module(&w, sf) < 0 ||
+			     cf_put_string_table(&w, SFILE_CHUNK_STRINGS, sf->strings,
+						 sf->nstrings) < 0 ||
+			     write_nodes(&w, sf) < 0 || write_decls(&w, sf) < 0 ||
+			     write_latches(&w, sf) < 0 || write_ranges(&w, sf) < 0 ||
+			     write_lines(&w, sf) < 0 || cf_writer_finish(&w) < 0
+			? -1
+			: 0;
 	free(ws);
 	if (close(fd) < 0 && rc == 0)
 		rc = fth_error_errno(errno, "%s: close failed", path);
