@@ -2,8 +2,9 @@
 /*
  * dbfile-index.c: what a database holds beside the caller's tree, derived in memory: the
  * breadth-first numbering, children ranges, outermost instances, groups, per-function lists and
- * flat profiles (for the writer, which then only encodes them), and the containers of values
- * both the reader and the writer fill (dbfile_values, dbfile_flat).  No file is read or written.
+ * flat profiles (for the writer, which then only encodes them); and the containers the reader,
+ * the writer and prof fill and free (dbfile_values, dbfile_flat, a thread's and a metric's
+ * strings).  No file is read or written here.
  */
 #include "compat.h"
 #include "dbfile.h"
@@ -418,4 +419,25 @@ void dbfile_values_release(struct dbfile_values *v)
 	free(v->incl);
 	free(v->excl);
 	memset(v, 0, sizeof(*v));
+}
+
+void dbfile_thread_release(struct dbfile_thread *t)
+{
+	free(t->file);
+	free(t->host);
+	free(t->program);
+	free(t->name);
+	free(t->entry);
+	for (uint32_t a = 0; a < t->argc; a++)
+		free(t->argv[a]);
+	free(t->argv);
+	memset(t, 0, sizeof(*t));
+}
+
+void dbfile_metric_release(struct dbfile_metric *m)
+{
+	free(m->name);
+	free(m->description);
+	free(m->formula);
+	memset(m, 0, sizeof(*m));
 }

@@ -469,19 +469,6 @@ static inline int get_metric(struct cf_stream *s, uint64_t j, uint64_t start,
 	return 0;
 }
 
-void dbfile_thread_release(struct dbfile_thread *t)
-{
-	free(t->file);
-	free(t->host);
-	free(t->program);
-	free(t->name);
-	free(t->entry);
-	for (uint32_t a = 0; a < t->argc; a++)
-		free(t->argv[a]);
-	free(t->argv);
-	memset(t, 0, sizeof(*t));
-}
-
 /* A flat profile of ROWS rows (FLAT, GFLT, MFLT). */
 static int read_flat(struct cf_reader *r, uint32_t id, uint32_t rows, uint32_t nmetrics,
 		     struct dbfile_flat *fl)
@@ -1706,11 +1693,8 @@ void dbfile_close(struct dbfile *db)
 	free(db->modules);
 	free(db->functions);
 	free(db->groups);
-	for (uint32_t i = 0; i < db->nmetrics; i++) {
-		free(db->metrics[i].name);
-		free(db->metrics[i].description);
-		free(db->metrics[i].formula);
-	}
+	for (uint32_t i = 0; i < db->nmetrics; i++)
+		dbfile_metric_release(&db->metrics[i]);
 	free(db->metrics);
 	for (uint32_t i = 0; i < db->nthreads; i++)
 		dbfile_thread_release(&db->threads[i]);

@@ -328,6 +328,8 @@ int dbfile_function_contexts(struct dbfile *db, uint32_t f, uint32_t **list, uin
 int dbfile_inlined_contexts(struct dbfile *db, uint32_t f, uint32_t **list, uint32_t *n);
 /* Free what thread T owns (its strings and command line). */
 void dbfile_thread_release(struct dbfile_thread *t);
+/* Free what metric M owns (its name, description and formula). */
+void dbfile_metric_release(struct dbfile_metric *m);
 void dbfile_flat_release(struct dbfile_flat *f);
 /*
  * Thread T's profiles of functions, groups and modules (same shapes as db->flat,

@@ -7,9 +7,9 @@
 #include "compat.h"
 #include "sfile.h"
 #include "error.h"
+#include "search.h"
 #include "xalloc.h"
 
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -319,41 +319,16 @@ void sfile_release(struct sfile *sf)
 	memset(sf, 0, sizeof(*sf));
 }
 
-/*
- * The row of ROWS (N sorted, disjoint [lo, hi) rows of STRIDE bytes, each starting with its
- * uint64_t lo and hi, as sfile_range and sfile_line do) that holds ADDR, or N.
- */
-static uint64_t row_holding(const void *rows, uint64_t n, size_t stride, uint64_t addr)
-{
-	const char *base = rows;
-	uint64_t lo = 0, hi = n;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		const uint64_t *bounds = (const uint64_t *)(base + mid * stride);
-		if (bounds[1] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < n && ((const uint64_t *)(base + lo * stride))[0] <= addr)
-		return lo;
-	return n;
-}
-
-_Static_assert(offsetof(struct sfile_range, lo) == 0 && offsetof(struct sfile_range, hi) == 8 &&
-		       offsetof(struct sfile_line, lo) == 0 && offsetof(struct sfile_line, hi) == 8,
-	       "row_holding reads lo and hi at the start of a row");
-
 uint32_t sfile_lookup(const struct sfile *sf, uint64_t addr)
 {
-	uint64_t i = row_holding(sf->ranges, sf->nranges, sizeof(*sf->ranges), addr);
-	return i < sf->nranges ? sf->ranges[i].node : SFILE_NONE;
+	uint64_t i = FTH_UPPER_BOUND(sf->ranges, sf->nranges, hi, addr);
+	return i < sf->nranges && sf->ranges[i].lo <= addr ? sf->ranges[i].node : SFILE_NONE;
 }
 
 const struct sfile_line *sfile_line_at(const struct sfile *sf, uint64_t addr)
 {
-	uint64_t i = row_holding(sf->lines, sf->nlines, sizeof(*sf->lines), addr);
-	return i < sf->nlines ? &sf->lines[i] : NULL;
+	uint64_t i = FTH_UPPER_BOUND(sf->lines, sf->nlines, hi, addr);
+	return i < sf->nlines && sf->lines[i].lo <= addr ? &sf->lines[i] : NULL;
 }
 
 const char *sfile_str(const struct sfile *sf, uint32_t index)

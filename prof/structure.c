@@ -12,6 +12,7 @@
 #include "hmap.h"
 #include "input.h"
 #include "ksyms.h"
+#include "search.h"
 #include "sfile.h"
 #include "srcpath.h"
 #include "xalloc.h"
@@ -403,17 +404,10 @@ void structs_release_module(struct module_info *m)
 
 static const struct symbol *find_symbol(const struct elfinfo *ei, uint64_t a)
 {
-	size_t lo = 0, hi = ei->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ei->syms[mid].lo <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	size_t after = FTH_UPPER_BOUND(ei->syms, ei->nsyms, lo, a);
+	if (!after)
 		return NULL;
-	const struct symbol *s = &ei->syms[lo - 1];
+	const struct symbol *s = &ei->syms[after - 1];
 	if (s->hi > s->lo && a >= s->hi)
 		return NULL;
 	return s;

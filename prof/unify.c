@@ -250,9 +250,7 @@ void unifier_free(struct unifier *u)
 	hmap_release(&u->ctx_map);
 	free(u->edges);
 	for (uint32_t m = 0; m < u->nmetrics; m++) {
-		free(u->metrics[m].d.name);
-		free(u->metrics[m].d.description);
-		free(u->metrics[m].d.formula);
+		dbfile_metric_release(&u->metrics[m].d);
 		free(u->metrics[m].incl);
 		free(u->metrics[m].excl);
 	}

@@ -11,6 +11,7 @@
 #include "elfsyms.h"
 #include "error.h"
 #include "input.h"
+#include "search.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -74,15 +75,8 @@ const uint8_t *image_code(const struct image *img, uint64_t addr, size_t *avail)
 bool image_read(const struct image *img, uint64_t addr, void *out, size_t size)
 {
 	/* The last section starting at or before ADDR, then any before it (they may overlap). */
-	uint32_t lo = 0, hi = img->nloaded;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (img->loaded[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (uint32_t i = lo; i-- > 0;) {
+	size_t last = FTH_UPPER_BOUND(img->loaded, img->nloaded, addr, addr);
+	for (size_t i = last; i-- > 0;) {
 		const struct text_section *t = &img->loaded[i];
 		if (addr - t->addr <= t->size && size <= t->size - (addr - t->addr)) {
 			memcpy(out, t->bytes + (addr - t->addr), size);
