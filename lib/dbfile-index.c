@@ -42,6 +42,11 @@ uint32_t dbfile_block_size(uint32_t ncontexts)
 	return least > DBFILE_BLOCK ? least : DBFILE_BLOCK;
 }
 
+uint32_t dbfile_block_end(uint32_t first, uint32_t block, uint32_t n)
+{
+	return n - first < block ? n : first + block;
+}
+
 static uint32_t list_block_size(uint32_t nfunctions)
 {
 	uint32_t least = (uint32_t)(((uint64_t)nfunctions + DBFILE_MAX_LIST_CHUNKS - 1) /

@@ -565,8 +565,7 @@ struct dbfile_cache {
 
 static uint32_t block_end(const struct dbfile *db, uint32_t b)
 {
-	uint32_t first = b * db->block;
-	return db->ncontexts - first < db->block ? db->ncontexts : first + db->block;
+	return dbfile_block_end(b * db->block, db->block, db->ncontexts);
 }
 
 static void cache_free(struct dbfile_cache *c)
@@ -844,8 +843,7 @@ static int decode_list_block(struct dbfile *db, uint32_t b, struct list_slot *l)
 	if (open_block(db, DBFILE_CHUNK_FUNCTION_LISTS, b, &s) < 0)
 		return -1;
 	uint32_t first = b * c->list_block;
-	uint32_t end =
-		db->nfunctions - first < c->list_block ? db->nfunctions : first + c->list_block;
+	uint32_t end = dbfile_block_end(first, c->list_block, db->nfunctions);
 	if (!l->start)
 		l->start = xcalloc(2 * (size_t)FTH_MIN(c->list_block, db->nfunctions) + 1,
 				   sizeof(uint32_t));

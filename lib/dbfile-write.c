@@ -167,8 +167,8 @@ static int write_groups(struct cf_writer *w, const struct dbfile_index *d)
 }
 
 /* CTXT: one block of contexts. */
-static int write_context_block(struct cf_writer *w, const struct dbfile_index *d, uint32_t first,
-			       uint32_t end)
+static int write_context_block(struct cf_writer *w, const struct dbfile *db,
+			       const struct dbfile_index *d, uint32_t first, uint32_t end)
 {
 	if (cf_chunk_begin(w, DBFILE_CHUNK_CONTEXTS) < 0 ||
 	    cf_put_varint(w, d->ctx[first].first_child) < 0)
@@ -260,8 +260,8 @@ static int put_list(struct cf_writer *w, const uint32_t *list, uint32_t a, uint3
 }
 
 /* FLST: the two lists of contexts of every function of one block of functions. */
-static int write_list_block(struct cf_writer *w, const struct dbfile_index *d, uint32_t first,
-			    uint32_t end)
+static int write_list_block(struct cf_writer *w, const struct dbfile *db,
+			    const struct dbfile_index *d, uint32_t first, uint32_t end)
 {
 	if (cf_chunk_begin(w, DBFILE_CHUNK_FUNCTION_LISTS) < 0)
 		return -1;
@@ -293,30 +293,22 @@ static int write_summary_file(struct cf_writer *w, const struct dbfile *db,
 {
 	if (write_info(w, db, d) < 0 ||
 	    cf_put_string_table(w, DBFILE_CHUNK_STRINGS, db->strings, db->nstrings) < 0 ||
-	    write_modules(w, db) < 0 || write_functions(w, db, d) < 0 || write_groups(w, d) < 0 || write_metrics(w, db) < 0 ||
-	    write_threads(w, db) < 0 || write_flat(w, DBFILE_CHUNK_FLAT, &d->flat) < 0 ||
+	    write_modules(w, db) < 0 || write_functions(w, db, d) < 0 || write_groups(w, d) < 0 ||
+	    write_metrics(w, db) < 0 || write_threads(w, db) < 0 || write_flat(w, DBFILE_CHUNK_FLAT, &d->flat) < 0 ||
 	    write_flat(w, DBFILE_CHUNK_GROUP_FLAT, &d->group_flat) < 0 ||
 	    write_flat(w, DBFILE_CHUNK_MODULE_FLAT, &d->module_flat) < 0)
 		return -1;
-	for (uint32_t first = 0; first < d->n; first += d->block) {
-		uint32_t end = d->n - first < d->block ? d->n : first + d->block;
-		if (write_context_block(w, d, first, end) < 0)
-			return -1;
-	}
-	for (uint32_t first = 0; first < d->n; first += d->block) {
-		uint32_t end = d->n - first < d->block ? d->n : first + d->block;
-		if (write_summary_block(w, db, d, first, end) < 0)
-			return -1;
-	}
-	for (uint32_t first = 0; first < d->n; first += d->block) {
-		uint32_t end = d->n - first < d->block ? d->n : first + d->block;
-		if (write_stat_block(w, db, d, first, end) < 0)
-			return -1;
-	}
-	for (uint32_t first = 0; first < d->nf; first += d->list_block) {
-		uint32_t end = d->nf - first < d->list_block ? d->nf : first + d->list_block;
-		if (write_list_block(w, d, first, end) < 0)
-			return -1;
+	/* The blocked chunks, each kind in turn: contexts, sums, statistics, function lists. */
+	static int (*const write_block[])(struct cf_writer *, const struct dbfile *,
+					  const struct dbfile_index *, uint32_t, uint32_t) = {
+		write_context_block, write_summary_block, write_stat_block, write_list_block
+	};
+	for (size_t k = 0; k < sizeof(write_block) / sizeof(write_block[0]); k++) {
+		bool functions = write_block[k] == write_list_block;
+		uint32_t n = functions ? d->nf : d->n, block = functions ? d->list_block : d->block;
+		for (uint32_t first = 0; first < n; first += block)
+			if (write_block[k](w, db, d, first, dbfile_block_end(first, block, n)) < 0)
+				return -1;
 	}
 	return 0;
 }
@@ -464,8 +456,7 @@ static int encode_thread(struct converter *cv, const struct tvalue *v, uint64_t 
 	uint64_t i = 0;
 	for (uint32_t b = 0; b < d->nblocks; b++) {
 		off[b] = out->len;
-		uint32_t first = b * d->block,
-			 end = d->n - first < d->block ? d->n : first + d->block;
+		uint32_t first = b * d->block, end = dbfile_block_end(first, d->block, d->n);
 		uint64_t k = i;
 		while (k < nvalues && KEY_CTX(v[k].key, cv->mbits) < end)
 			k++;

@@ -360,6 +360,8 @@ int dbfile_cache_blocks(struct dbfile *db, uint32_t contexts, uint32_t rows, uin
 int dbfile_load_blocks(struct dbfile *db, uint32_t thread);
 /* Contexts per block for NCONTEXTS (what prof writes). */
 uint32_t dbfile_block_size(uint32_t ncontexts);
+/* The end of the block of BLOCK items (contexts, functions) that starts at item FIRST of N. */
+uint32_t dbfile_block_end(uint32_t first, uint32_t block, uint32_t n);
 /* Read one thread's values (sparse, contexts ascending) from threads.fdb, for dumps. */
 int dbfile_read_thread(struct dbfile *db, uint32_t thread, struct dbfile_values *out);
 void dbfile_close(struct dbfile *db);
