@@ -119,21 +119,25 @@ static int read_nodes(struct cf_reader *r, struct sfile *sf)
 {
 	struct cf_stream s;
 	uint64_t n;
-	if (cf_open_table(r, SFILE_CHUNK_NODES, UINT32_MAX - 1, NODE_MIN_BYTES, "nodes", &s, &n) < 0)
+	if (cf_open_table(r, SFILE_CHUNK_NODES, UINT32_MAX - 1, NODE_MIN_BYTES, "nodes", &s,
+			  &n) < 0)
 		return -1;
 	sf->nodes = xcalloc(n ? n : 1, sizeof(*sf->nodes));
 	for (uint32_t i = 0; i < n; i++) {
 		struct sfile_node *x = &sf->nodes[i];
 		uint32_t ns = sf->nstrings;
-		if (cf_get_u8(&s, &x->kind) < 0 || get_index(&s, &x->parent, (uint32_t)n, "parent") < 0 ||
+		if (cf_get_u8(&s, &x->kind) < 0 ||
+		    get_index(&s, &x->parent, (uint32_t)n, "parent") < 0 ||
 		    get_index(&s, &x->name, ns, "name") < 0 ||
 		    get_index(&s, &x->symbol, ns, "symbol") < 0 ||
 		    get_index(&s, &x->file, ns, "file") < 0 ||
 		    cf_get_u32_max(&s, &x->line, UINT32_MAX, "line") < 0 ||
 		    cf_get_u32_max(&s, &x->column, UINT32_MAX, "column") < 0 ||
-		    cf_get_u32_max(&s, &x->flags, UINT32_MAX, "flags") < 0 || cf_get_varint(&s, &x->addr) < 0 ||
+		    cf_get_u32_max(&s, &x->flags, UINT32_MAX, "flags") < 0 ||
+		    cf_get_varint(&s, &x->addr) < 0 ||
 		    get_index(&s, &x->origin, (uint32_t)n, "origin") < 0 ||
-		    cf_get_u32_max(&s, &x->entries, UINT32_MAX, "entries") < 0 || check_node(&s, sf, i) < 0)
+		    cf_get_u32_max(&s, &x->entries, UINT32_MAX, "entries") < 0 ||
+		    check_node(&s, sf, i) < 0)
 			goto fail;
 		sf->nnodes = i + 1;
 	}
@@ -166,20 +170,48 @@ static int get_interval(struct cf_stream *s, uint64_t *prev, uint64_t *lo, uint6
 	return 0;
 }
 
+/*
+ * Open table ID of records about nodes, one per node at most and MIN bytes each at least: a
+ * chunk that a minor version added, absent in older files (where no node has such a record).
+ * Returns 1 when opened, with its count in *N; 0 when absent; -1 with a message.
+ */
+static int open_node_records(struct cf_reader *r, const struct sfile *sf, uint32_t id,
+			     unsigned min, const char *what, struct cf_stream *s, uint64_t *n)
+{
+	if (!cf_find(r, id, 0))
+		return 0;
+	return cf_open_table(r, id, sf->nnodes, min, what, s, n) < 0 ? -1 : 1;
+}
+
+/* The node a record is about. */
+static int get_node(struct cf_stream *s, const struct sfile *sf, uint32_t *node)
+{
+	return cf_get_u32_max(s, node, sf->nnodes ? sf->nnodes - 1 : 0, "node");
+}
+
+/* Whether NODE, of which record K (a RECORD) tells, is of KIND (named A_KIND). */
+static int check_node_kind(struct cf_stream *s, const struct sfile *sf, uint32_t node,
+			   unsigned kind, const char *record, uint64_t k, const char *a_kind)
+{
+	if (sf->nodes[node].kind == kind)
+		return 0;
+	return cf_stream_error(s, "%s %llu: node %u is not %s", record, (unsigned long long)k, node,
+			       a_kind);
+}
+
 /* The declarations of inlined functions: a chunk since 1.1, absent before (none known). */
 static int read_decls(struct cf_reader *r, struct sfile *sf)
 {
 	for (uint32_t i = 0; i < sf->nnodes; i++)
 		sf->nodes[i].decl_file = SFILE_NONE;
-	if (!cf_find(r, SFILE_CHUNK_DECLS, 0))
-		return 0;
 	struct cf_stream s;
 	uint64_t n;
-	if (cf_open_table(r, SFILE_CHUNK_DECLS, sf->nnodes, 3, "declarations", &s, &n) < 0)
-		return -1;
+	int opened = open_node_records(r, sf, SFILE_CHUNK_DECLS, 3, "declarations", &s, &n);
+	if (opened <= 0)
+		return opened;
 	for (uint64_t k = 0; k < n; k++) {
 		uint32_t node = 0, file = 0, line = 0;
-		if (cf_get_u32_max(&s, &node, sf->nnodes ? sf->nnodes - 1 : 0, "node") < 0 ||
+		if (get_node(&s, sf, &node) < 0 ||
 		    cf_get_u32_max(&s, &file, UINT32_MAX, "file") < 0 ||
 		    cf_get_u32_max(&s, &line, UINT32_MAX, "line") < 0)
 			goto fail;
@@ -188,11 +220,9 @@ static int read_decls(struct cf_reader *r, struct sfile *sf)
 					(unsigned long long)k, file);
 			goto fail;
 		}
-		if (sf->nodes[node].kind != SFILE_INLINE) {
-			cf_stream_error(&s, "declaration %llu: node %u is not an inlined call",
-					(unsigned long long)k, node);
+		if (check_node_kind(&s, sf, node, SFILE_INLINE, "declaration", k,
+				    "an inlined call") < 0)
 			goto fail;
-		}
 		sf->nodes[node].decl_file = file;
 		sf->nodes[node].decl_line = line;
 	}
@@ -209,24 +239,20 @@ static int read_latches(struct cf_reader *r, struct sfile *sf)
 		sf->nodes[i].latch_file = SFILE_NONE;
 		sf->nodes[i].latch_line = sf->nodes[i].latch_column = 0;
 	}
-	if (!cf_find(r, SFILE_CHUNK_LATCHES, 0))
-		return 0;
 	struct cf_stream s;
 	uint64_t n;
-	if (cf_open_table(r, SFILE_CHUNK_LATCHES, sf->nnodes, 4, "latches", &s, &n) < 0)
-		return -1;
+	int opened = open_node_records(r, sf, SFILE_CHUNK_LATCHES, 4, "latches", &s, &n);
+	if (opened <= 0)
+		return opened;
 	for (uint64_t k = 0; k < n; k++) {
 		uint32_t node = 0, file = SFILE_NONE, line = 0, column = 0;
-		if (cf_get_u32_max(&s, &node, sf->nnodes ? sf->nnodes - 1 : 0, "node") < 0 ||
+		if (get_node(&s, sf, &node) < 0 ||
 		    get_index(&s, &file, sf->nstrings, "file") < 0 ||
 		    cf_get_u32_max(&s, &line, UINT32_MAX, "line") < 0 ||
 		    cf_get_u32_max(&s, &column, UINT32_MAX, "column") < 0)
 			goto fail;
-		if (sf->nodes[node].kind != SFILE_LOOP) {
-			cf_stream_error(&s, "latch %llu: node %u is not a loop", (unsigned long long)k,
-					node);
+		if (check_node_kind(&s, sf, node, SFILE_LOOP, "latch", k, "a loop") < 0)
 			goto fail;
-		}
 		sf->nodes[node].latch_file = file;
 		sf->nodes[node].latch_line = line;
 		sf->nodes[node].latch_column = column;
@@ -297,7 +323,8 @@ int sfile_read(const char *path, struct sfile *sf)
 	sf->minor = r.minor;
 	int rc = 0;
 	if (read_module(&r, sf) < 0 || read_strings(&r, sf) < 0 || read_nodes(&r, sf) < 0 ||
-	    read_decls(&r, sf) < 0 || read_latches(&r, sf) < 0 || read_ranges(&r, sf) < 0 || read_lines(&r, sf) < 0)
+	    read_decls(&r, sf) < 0 || read_latches(&r, sf) < 0 || read_ranges(&r, sf) < 0 ||
+	    read_lines(&r, sf) < 0)
 		rc = -1;
 	cf_close(&r);
 	if (rc < 0)
