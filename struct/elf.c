@@ -2,8 +2,9 @@
 /*
  * elf.c: the binary as struct sees it: checks that a file is an ELF executable or shared
  * library it can analyse, and reads its build-id, executable sections, function symbols
- * (.symtab and .dynsym, through lib/elfsyms.c; those in the text), PLT entries (labelled "name@plt" from the relocations) and the GOT
- * slots that the dynamic relocations bind to a symbol or to code.
+ * (those of .symtab and .dynsym in the text, through lib/elfsyms.c), PLT entries (labelled
+ * "name@plt" from the relocations) and the GOT slots that the dynamic relocations bind to a
+ * symbol or to code.
  */
 #include "compat.h"
 #include "struct.h"
