@@ -512,3 +512,85 @@ int cf_read_chunk(struct cf_reader *r, const struct cf_entry *e, uint8_t **data,
 	*len = done;
 	return 0;
 }
+
+int cf_open_unique(struct cf_reader *r, uint32_t id, struct cf_stream *s)
+{
+	char name[5];
+	const struct cf_entry *e = cf_find(r, id, 0);
+	if (!e)
+		return fth_error("%s: no %s chunk", r->path, cf_id_name(id, name));
+	if (cf_find(r, id, 1))
+		return fth_error("%s: more than one %s chunk", r->path, cf_id_name(id, name));
+	return cf_stream_open(r, e, s);
+}
+
+int cf_check_count(struct cf_stream *s, uint64_t n, uint64_t limit, unsigned min,
+		   const char *what)
+{
+	if (n > limit || (min && n > s->e->raw / min))
+		return cf_stream_error(s, "%llu %s cannot fit", (unsigned long long)n, what);
+	return 0;
+}
+
+int cf_get_count(struct cf_stream *s, uint64_t limit, unsigned min, const char *what,
+		 uint64_t *n)
+{
+	if (cf_next_varint(s, n) < 0)
+		return -1;
+	return cf_check_count(s, *n, limit, min, what);
+}
+
+int cf_open_table(struct cf_reader *r, uint32_t id, uint64_t limit, unsigned min,
+		  const char *what, struct cf_stream *s, uint64_t *n)
+{
+	if (cf_open_unique(r, id, s) < 0)
+		return -1;
+	if (cf_get_count(s, limit, min, what, n) < 0) {
+		cf_stream_free(s);
+		return -1;
+	}
+	return 0;
+}
+
+int cf_read_string_table(struct cf_reader *r, uint32_t id, size_t max, char ***strings,
+			 uint32_t *count)
+{
+	struct cf_stream s;
+	uint64_t n;
+	if (cf_open_table(r, id, UINT32_MAX - 1, 1, "strings", &s, &n) < 0)
+		return -1;
+	*strings = xcalloc(n ? n : 1, sizeof(char *));
+	for (uint64_t i = 0; i < n; i++) {
+		if (cf_get_bytes(&s, max, &(*strings)[i], NULL) < 0) {
+			cf_stream_free(&s);
+			return -1;
+		}
+		*count = (uint32_t)i + 1;
+	}
+	return cf_stream_finish(&s);
+}
+
+int cf_get_bytes_field(struct cf_stream *s, unsigned wire, const char *what, size_t max,
+		       char **out, size_t *len)
+{
+	if (wire != CF_WIRE_BYTES)
+		return cf_stream_error(s, "%s field has type %u", what, wire);
+	return cf_get_bytes(s, max, out, len);
+}
+
+int cf_get_str_field(struct cf_stream *s, unsigned wire, size_t max, char **dst)
+{
+	char *str;
+	if (cf_get_bytes_field(s, wire, "string", max, &str, NULL) < 0)
+		return -1;
+	free(*dst);
+	*dst = str;
+	return 0;
+}
+
+int cf_get_fixed_field(struct cf_stream *s, unsigned wire, uint64_t *v)
+{
+	if (wire != CF_WIRE_FIXED64)
+		return cf_stream_error(s, "fixed field has type %u", wire);
+	return cf_get_u64(s, v);
+}

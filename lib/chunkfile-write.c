@@ -250,6 +250,16 @@ int cf_put_str(struct cf_writer *w, const char *s)
 	return cf_put_bytes(w, s, s ? strlen(s) : 0);
 }
 
+int cf_put_string_table(struct cf_writer *w, uint32_t id, char *const *strings, uint32_t n)
+{
+	if (cf_chunk_begin(w, id) < 0 || cf_put_varint(w, n) < 0)
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		if (cf_put_str(w, strings[i]) < 0)
+			return -1;
+	return cf_chunk_end(w);
+}
+
 int cf_chunk_end(struct cf_writer *w)
 {
 	if (w->failed)

@@ -71,6 +71,8 @@ int cf_put_u64(struct cf_writer *w, uint64_t v);
 /* A length-prefixed byte string (varint length, then the bytes); NULL is the empty string. */
 int cf_put_bytes(struct cf_writer *w, const void *p, size_t n);
 int cf_put_str(struct cf_writer *w, const char *s);
+/* Chunk ID holding a table of N strings: the count, then each (cf_read_string_table reads it). */
+int cf_put_string_table(struct cf_writer *w, uint32_t id, char *const *strings, uint32_t n);
 int cf_chunk_end(struct cf_writer *w);
 /* Write the table of contents and the footer.  Does not close FD. */
 int cf_writer_finish(struct cf_writer *w);
@@ -168,6 +170,54 @@ static inline int cf_next_varint(struct cf_stream *s, uint64_t *v)
 }
 /* Read a whole (small) chunk into a new allocation; *LEN gets its size. */
 int cf_read_chunk(struct cf_reader *r, const struct cf_entry *e, uint8_t **data, size_t *len);
+
+/*
+ * What the format readers (sfile, mfile, dbfile) share on top of the stream: chunks that must
+ * appear once, record counts bounded by the chunk's size, typed fields of tagged records, and
+ * string tables.  Each returns 0 or -1 with a message naming the file and the chunk.
+ */
+/* Open the only chunk ID: "no ID chunk" or "more than one ID chunk" otherwise. */
+int cf_open_unique(struct cf_reader *r, uint32_t id, struct cf_stream *s);
+/* Whether N records of at least MIN bytes each (MIN 0: no bound) fit the chunk, and N <= LIMIT:
+ * "N WHAT cannot fit" otherwise. */
+int cf_check_count(struct cf_stream *s, uint64_t n, uint64_t limit, unsigned min,
+		   const char *what);
+/* A table's record count: a varint that cf_check_count accepts. */
+int cf_get_count(struct cf_stream *s, uint64_t limit, unsigned min, const char *what,
+		 uint64_t *n);
+/* cf_open_unique, then the table's count (cf_get_count); the stream is freed on failure. */
+int cf_open_table(struct cf_reader *r, uint32_t id, uint64_t limit, unsigned min,
+		  const char *what, struct cf_stream *s, uint64_t *n);
+/* A table of N strings of at most MAX bytes each, in the only chunk ID: *STRINGS and *COUNT
+ * grow as strings are read, so that the caller frees what was read when it fails. */
+int cf_read_string_table(struct cf_reader *r, uint32_t id, size_t max, char ***strings,
+			 uint32_t *count);
+/* A byte-string field (WIRE must be CF_WIRE_BYTES: "WHAT field has type W"), as cf_get_bytes. */
+int cf_get_bytes_field(struct cf_stream *s, unsigned wire, const char *what, size_t max,
+		       char **out, size_t *len);
+/* A string field of at most MAX bytes; replaces (and frees) *DST. */
+int cf_get_str_field(struct cf_stream *s, unsigned wire, size_t max, char **dst);
+/* A fixed 64-bit field ("fixed field has type W" for another type). */
+int cf_get_fixed_field(struct cf_stream *s, unsigned wire, uint64_t *v);
+/* A number field ("number field has type W" for another type). */
+static inline int cf_get_varint_field(struct cf_stream *s, unsigned wire, uint64_t *v)
+{
+	if (wire != CF_WIRE_VARINT)
+		return cf_stream_error(s, "number field has type %u", wire);
+	return cf_next_varint(s, v);
+}
+/* A varint of at most LIMIT (<= UINT32_MAX): "WHAT N out of range" otherwise. */
+static inline int cf_get_u32_max(struct cf_stream *s, uint32_t *v, uint64_t limit,
+				 const char *what)
+{
+	uint64_t x;
+	if (cf_next_varint(s, &x) < 0)
+		return -1;
+	if (x > limit)
+		return cf_stream_error(s, "%s %llu out of range", what, (unsigned long long)x);
+	*v = (uint32_t)x;
+	return 0;
+}
 
 /* Checksums are skipped when fuzzing, so that mutations reach the parsers behind them. */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION

@@ -26,8 +26,7 @@
 
 /* Notes in INFO at most (what prof could not do: a handful). */
 #define MAX_NOTES 4096
-
-
+/* Bytes of a string at most. */
 #define MAX_STRING (16u << 20)
 /* Arguments of a thread's command line at most. */
 #define MAX_ARGS (1u << 20)
@@ -42,43 +41,6 @@ static inline int next_u8(struct cf_stream *s, uint8_t *v)
 	return cf_get_u8(s, v);
 }
 
-static int check_count(struct cf_stream *s, uint64_t n, uint64_t limit, unsigned min,
-		       const char *what)
-{
-	if (n > limit || (min && n > s->e->raw / min))
-		return cf_stream_error(s, "%llu %s cannot fit", (unsigned long long)n, what);
-	return 0;
-}
-
-static int open_chunk(struct cf_reader *r, uint32_t id, struct cf_stream *s)
-{
-	char name[5];
-	const struct cf_entry *e = cf_find(r, id, 0);
-	if (!e)
-		return fth_error("%s: no %s chunk", r->path, cf_id_name(id, name));
-	if (cf_find(r, id, 1))
-		return fth_error("%s: more than one %s chunk", r->path, cf_id_name(id, name));
-	return cf_stream_open(r, e, s);
-}
-
-static int get_varint(struct cf_stream *s, unsigned wire, uint64_t *v)
-{
-	if (wire != CF_WIRE_VARINT)
-		return cf_stream_error(s, "number field has type %u", wire);
-	return cf_next_varint(s, v);
-}
-
-static inline int get_u32(struct cf_stream *s, uint32_t *v, uint64_t limit, const char *what)
-{
-	uint64_t x;
-	if (cf_next_varint(s, &x) < 0)
-		return -1;
-	if (x > limit)
-		return cf_stream_error(s, "%s %llu out of range", what, (unsigned long long)x);
-	*v = (uint32_t)x;
-	return 0;
-}
-
 /* A reference to an entry of a table of N: 0 = none, else index + 1. */
 static inline int get_ref(struct cf_stream *s, uint32_t *v, uint32_t n, const char *what)
 {
@@ -88,18 +50,6 @@ static inline int get_ref(struct cf_stream *s, uint32_t *v, uint32_t n, const ch
 	if (x > n)
 		return cf_stream_error(s, "%s %llu out of range", what, (unsigned long long)x);
 	*v = x ? (uint32_t)(x - 1) : DBFILE_NONE;
-	return 0;
-}
-
-static int get_str(struct cf_stream *s, unsigned wire, char **dst)
-{
-	if (wire != CF_WIRE_BYTES)
-		return cf_stream_error(s, "string field has type %u", wire);
-	char *str;
-	if (cf_get_bytes(s, MAX_STRING, &str, NULL) < 0)
-		return -1;
-	free(*dst);
-	*dst = str;
 	return 0;
 }
 
@@ -117,15 +67,10 @@ static inline int get_f64(struct cf_stream *s, double *d)
 	return 0;
 }
 
-static int finish(struct cf_stream *s)
-{
-	return cf_stream_finish(s);
-}
-
 static int read_info(struct cf_reader *r, struct dbfile *db, uint32_t *list_block)
 {
 	struct cf_stream s;
-	if (open_chunk(r, DBFILE_CHUNK_INFO, &s) < 0)
+	if (cf_open_unique(r, DBFILE_CHUNK_INFO, &s) < 0)
 		return -1;
 	db->thread_group = 1;
 	bool seen[INFO_LIST_BLOCK + 1] = { false };
@@ -137,10 +82,10 @@ static int read_info(struct cf_reader *r, struct dbfile *db, uint32_t *list_bloc
 		if (f == 0)
 			break;
 		if (f == INFO_PROGRAM) {
-			if (get_str(&s, wire, &db->program) < 0)
+			if (cf_get_str_field(&s, wire, MAX_STRING, &db->program) < 0)
 				goto fail;
 		} else if (f <= INFO_LIST_BLOCK) {
-			if (get_varint(&s, wire, &v) < 0)
+			if (cf_get_varint_field(&s, wire, &v) < 0)
 				goto fail;
 			uint64_t max = f == INFO_NSUM ? UINT32_MAX - 1
 				       : f == INFO_NCONTEXTS ? UINT32_MAX - 2
@@ -169,7 +114,7 @@ static int read_info(struct cf_reader *r, struct dbfile *db, uint32_t *list_bloc
 				cf_stream_error(&s, "more than %u notes", MAX_NOTES);
 				goto fail;
 			}
-			if (get_str(&s, wire, &note) < 0)
+			if (cf_get_str_field(&s, wire, MAX_STRING, &note) < 0)
 				goto fail;
 			db->notes = xreallocarray(db->notes, db->nnotes + 1, sizeof(char *));
 			db->notes[db->nnotes++] = note;
@@ -184,7 +129,7 @@ static int read_info(struct cf_reader *r, struct dbfile *db, uint32_t *list_bloc
 	}
 	if (!db->program)
 		db->program = xstrdup("");
-	return finish(&s);
+	return cf_stream_finish(&s);
 fail:
 	cf_stream_free(&s);
 	return -1;
@@ -192,32 +137,16 @@ fail:
 
 static int read_strings(struct cf_reader *r, struct dbfile *db)
 {
-	struct cf_stream s;
-	uint64_t n;
-	if (open_chunk(r, DBFILE_CHUNK_STRINGS, &s) < 0)
-		return -1;
-	if (cf_next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "strings") < 0)
-		goto fail;
-	db->strings = xcalloc(n ? n : 1, sizeof(char *));
-	for (uint64_t i = 0; i < n; i++) {
-		if (cf_get_bytes(&s, MAX_STRING, &db->strings[i], NULL) < 0)
-			goto fail;
-		db->nstrings = (uint32_t)i + 1;
-	}
-	return finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	return cf_read_string_table(r, DBFILE_CHUNK_STRINGS, MAX_STRING, &db->strings,
+				    &db->nstrings);
 }
 
 static int read_modules(struct cf_reader *r, struct dbfile *db)
 {
 	struct cf_stream s;
 	uint64_t n;
-	if (open_chunk(r, DBFILE_CHUNK_MODULES, &s) < 0)
+	if (cf_open_table(r, DBFILE_CHUNK_MODULES, UINT32_MAX - 1, 1, "modules", &s, &n) < 0)
 		return -1;
-	if (cf_next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "modules") < 0)
-		goto fail;
 	db->modules = xcalloc(n ? n : 1, sizeof(*db->modules));
 	for (uint64_t i = 0; i < n; i++) {
 		struct dbfile_module *m = &db->modules[i];
@@ -233,11 +162,7 @@ static int read_modules(struct cf_reader *r, struct dbfile *db)
 			if (f == MODS_BUILD_ID) {
 				char *b = NULL;
 				size_t len;
-				if (wire != CF_WIRE_BYTES) {
-					cf_stream_error(&s, "build-id field has type %u", wire);
-					goto fail;
-				}
-				if (cf_get_bytes(&s, MAX_BUILD_ID, &b, &len) < 0)
+				if (cf_get_bytes_field(&s, wire, "build-id", MAX_BUILD_ID, &b, &len) < 0)
 					goto fail;
 				free(m->build_id);
 				m->build_id = len ? (uint8_t *)b : NULL;
@@ -245,7 +170,7 @@ static int read_modules(struct cf_reader *r, struct dbfile *db)
 				if (!len)
 					free(b);
 			} else if (f == MODS_PATH || f == MODS_FLAGS) {
-				if (get_varint(&s, wire, &v) < 0)
+				if (cf_get_varint_field(&s, wire, &v) < 0)
 					goto fail;
 				if (f == MODS_PATH) {
 					if (v > db->nstrings) {
@@ -262,7 +187,7 @@ static int read_modules(struct cf_reader *r, struct dbfile *db)
 			}
 		}
 	}
-	return finish(&s);
+	return cf_stream_finish(&s);
 fail:
 	cf_stream_free(&s);
 	return -1;
@@ -272,19 +197,17 @@ static int read_functions(struct cf_reader *r, struct dbfile *db)
 {
 	struct cf_stream s;
 	uint64_t n;
-	if (open_chunk(r, DBFILE_CHUNK_FUNCTIONS, &s) < 0)
+	if (cf_open_table(r, DBFILE_CHUNK_FUNCTIONS, UINT32_MAX - 1, 6, "functions", &s, &n) < 0)
 		return -1;
-	if (cf_next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 6, "functions") < 0)
-		goto fail;
 	db->functions = xcalloc(n ? n : 1, sizeof(*db->functions));
 	for (uint64_t i = 0; i < n; i++) {
 		struct dbfile_function *f = &db->functions[i];
 		if (get_ref(&s, &f->name, db->nstrings, "function name") < 0 ||
 		    get_ref(&s, &f->module, db->nmodules, "function module") < 0 ||
 		    get_ref(&s, &f->file, db->nstrings, "function file") < 0 ||
-		    get_u32(&s, &f->line, UINT32_MAX, "function line") < 0 ||
+		    cf_get_u32_max(&s, &f->line, UINT32_MAX, "function line") < 0 ||
 		    cf_next_varint(&s, &f->addr) < 0 ||
-		    get_u32(&s, &f->group, UINT32_MAX - 1, "function group") < 0)
+		    cf_get_u32_max(&s, &f->group, UINT32_MAX - 1, "function group") < 0)
 			goto fail;
 		if (f->name == DBFILE_NONE) {
 			cf_stream_error(&s, "function %llu has no name", (unsigned long long)i);
@@ -292,7 +215,7 @@ static int read_functions(struct cf_reader *r, struct dbfile *db)
 		}
 		db->nfunctions = (uint32_t)i + 1;
 	}
-	return finish(&s);
+	return cf_stream_finish(&s);
 fail:
 	cf_stream_free(&s);
 	return -1;
@@ -302,9 +225,9 @@ static int metric_field(struct cf_stream *s, struct dbfile_metric *m, unsigned f
 {
 	uint64_t v;
 	switch (f) {
-	case METR_NAME: return get_str(s, wire, &m->name);
-	case METR_DESCRIPTION: return get_str(s, wire, &m->description);
-	case METR_FORMULA: return get_str(s, wire, &m->formula);
+	case METR_NAME: return cf_get_str_field(s, wire, MAX_STRING, &m->name);
+	case METR_DESCRIPTION: return cf_get_str_field(s, wire, MAX_STRING, &m->description);
+	case METR_FORMULA: return cf_get_str_field(s, wire, MAX_STRING, &m->formula);
 	case METR_THRESHOLD:
 	case METR_SCALE:
 		if (wire != CF_WIRE_FIXED64)
@@ -320,7 +243,7 @@ static int metric_field(struct cf_stream *s, struct dbfile_metric *m, unsigned f
 	}
 	if (f > METR_LEVEL)
 		return cf_skip_field(s, wire);
-	if (get_varint(s, wire, &v) < 0)
+	if (cf_get_varint_field(s, wire, &v) < 0)
 		return -1;
 	switch (f) {
 	case METR_UNIT:
@@ -373,10 +296,8 @@ static int read_metrics(struct cf_reader *r, struct dbfile *db)
 {
 	struct cf_stream s;
 	uint64_t n;
-	if (open_chunk(r, DBFILE_CHUNK_METRICS, &s) < 0)
+	if (cf_open_table(r, DBFILE_CHUNK_METRICS, MFILE_MAX_METRICS, 1, "metrics", &s, &n) < 0)
 		return -1;
-	if (cf_next_varint(&s, &n) < 0 || check_count(&s, n, MFILE_MAX_METRICS, 1, "metrics") < 0)
-		goto fail;
 	db->metrics = xcalloc(n ? n : 1, sizeof(*db->metrics));
 	for (uint64_t i = 0; i < n; i++) {
 		struct dbfile_metric *m = &db->metrics[i];
@@ -414,7 +335,7 @@ static int read_metrics(struct cf_reader *r, struct dbfile *db)
 			p = db->metrics[p].parent;
 		}
 	}
-	return finish(&s);
+	return cf_stream_finish(&s);
 fail:
 	cf_stream_free(&s);
 	return -1;
@@ -424,16 +345,16 @@ static int thread_field(struct cf_stream *s, struct dbfile_thread *t, unsigned f
 {
 	uint64_t v;
 	switch (f) {
-	case THRD_FILE: return get_str(s, wire, &t->file);
-	case THRD_HOST: return get_str(s, wire, &t->host);
-	case THRD_PROGRAM: return get_str(s, wire, &t->program);
-	case THRD_NAME: return get_str(s, wire, &t->name);
-	case THRD_ENTRY: return get_str(s, wire, &t->entry);
+	case THRD_FILE: return cf_get_str_field(s, wire, MAX_STRING, &t->file);
+	case THRD_HOST: return cf_get_str_field(s, wire, MAX_STRING, &t->host);
+	case THRD_PROGRAM: return cf_get_str_field(s, wire, MAX_STRING, &t->program);
+	case THRD_NAME: return cf_get_str_field(s, wire, MAX_STRING, &t->name);
+	case THRD_ENTRY: return cf_get_str_field(s, wire, MAX_STRING, &t->entry);
 	case THRD_ARG: {
 		char *arg = NULL;
 		if (t->argc >= MAX_ARGS)
 			return cf_stream_error(s, "more than %u arguments", MAX_ARGS);
-		if (get_str(s, wire, &arg) < 0)
+		if (cf_get_str_field(s, wire, MAX_STRING, &arg) < 0)
 			return -1;
 		t->argv = xreallocarray(t->argv, t->argc + 1, sizeof(*t->argv));
 		t->argv[t->argc++] = arg;
@@ -443,7 +364,7 @@ static int thread_field(struct cf_stream *s, struct dbfile_thread *t, unsigned f
 	}
 	if (f > THRD_PPID)
 		return cf_skip_field(s, wire);
-	if (get_varint(s, wire, &v) < 0)
+	if (cf_get_varint_field(s, wire, &v) < 0)
 		return -1;
 	switch (f) {
 	case THRD_PID:
@@ -476,10 +397,8 @@ static int read_threads(struct cf_reader *r, struct dbfile *db)
 {
 	struct cf_stream s;
 	uint64_t n;
-	if (open_chunk(r, DBFILE_CHUNK_THREADS, &s) < 0)
+	if (cf_open_table(r, DBFILE_CHUNK_THREADS, UINT32_MAX - 1, 1, "threads", &s, &n) < 0)
 		return -1;
-	if (cf_next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "threads") < 0)
-		goto fail;
 	db->threads = xcalloc(n ? n : 1, sizeof(*db->threads));
 	for (uint64_t i = 0; i < n; i++) {
 		struct dbfile_thread *t = &db->threads[i];
@@ -505,7 +424,7 @@ static int read_threads(struct cf_reader *r, struct dbfile *db)
 		if (!t->entry)
 			t->entry = xstrdup("");
 	}
-	return finish(&s);
+	return cf_stream_finish(&s);
 fail:
 	cf_stream_free(&s);
 	return -1;
@@ -515,10 +434,8 @@ static int read_groups(struct cf_reader *r, struct dbfile *db)
 {
 	struct cf_stream s;
 	uint64_t n;
-	if (open_chunk(r, DBFILE_CHUNK_GROUPS, &s) < 0)
+	if (cf_open_table(r, DBFILE_CHUNK_GROUPS, UINT32_MAX - 1, 2, "groups", &s, &n) < 0)
 		return -1;
-	if (cf_next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 2, "groups") < 0)
-		goto fail;
 	db->groups = xcalloc(n ? n : 1, sizeof(*db->groups));
 	for (uint64_t i = 0; i < n; i++) {
 		struct dbfile_group *g = &db->groups[i];
@@ -533,7 +450,7 @@ static int read_groups(struct cf_reader *r, struct dbfile *db)
 			cf_stream_error(&s, "function %u: bad group %u", f, db->functions[f].group);
 			goto fail;
 		}
-	return finish(&s);
+	return cf_stream_finish(&s);
 fail:
 	cf_stream_free(&s);
 	return -1;
@@ -552,38 +469,14 @@ static inline int get_metric(struct cf_stream *s, uint64_t j, uint64_t start,
 	return 0;
 }
 
-void dbfile_thread_release(struct dbfile_thread *t)
-{
-	free(t->file);
-	free(t->host);
-	free(t->program);
-	free(t->name);
-	free(t->entry);
-	for (uint32_t a = 0; a < t->argc; a++)
-		free(t->argv[a]);
-	free(t->argv);
-	memset(t, 0, sizeof(*t));
-}
-
-void dbfile_flat_release(struct dbfile_flat *f)
-{
-	free(f->start);
-	free(f->metric);
-	free(f->incl);
-	free(f->excl);
-	memset(f, 0, sizeof(*f));
-}
-
 /* A flat profile of ROWS rows (FLAT, GFLT, MFLT). */
 static int read_flat(struct cf_reader *r, uint32_t id, uint32_t rows, uint32_t nmetrics,
 		     struct dbfile_flat *fl)
 {
 	struct cf_stream s;
 	uint64_t n;
-	if (open_chunk(r, id, &s) < 0)
+	if (cf_open_table(r, id, UINT32_MAX - 1, 17, "flat values", &s, &n) < 0)
 		return -1;
-	if (cf_next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 17, "flat values") < 0)
-		goto fail;
 	fl->nrows = rows;
 	fl->start = xcalloc((size_t)rows + 1, sizeof(*fl->start));
 	fl->metric = xcalloc(n ? n : 1, sizeof(*fl->metric));
@@ -613,7 +506,7 @@ static int read_flat(struct cf_reader *r, uint32_t id, uint32_t rows, uint32_t n
 	}
 	fl->start[rows] = (uint32_t)j;
 	fl->nvalues = n;
-	return finish(&s);
+	return cf_stream_finish(&s);
 fail:
 	cf_stream_free(&s);
 	return -1;
@@ -672,8 +565,7 @@ struct dbfile_cache {
 
 static uint32_t block_end(const struct dbfile *db, uint32_t b)
 {
-	uint32_t first = b * db->block;
-	return db->ncontexts - first < db->block ? db->ncontexts : first + db->block;
+	return dbfile_block_end(b * db->block, db->block, db->ncontexts);
 }
 
 static void cache_free(struct dbfile_cache *c)
@@ -779,7 +671,7 @@ static int decode_context_block(struct dbfile *db, uint32_t b, struct dbfile_con
 		fc += nch;
 		if (get_ref(&s, &c->function, db->nfunctions, "context function") < 0 ||
 		    get_ref(&s, &c->file, db->nstrings, "context file") < 0 ||
-		    get_u32(&s, &c->line, UINT32_MAX, "context line") < 0 ||
+		    cf_get_u32_max(&s, &c->line, UINT32_MAX, "context line") < 0 ||
 		    get_ref(&s, &c->module, db->nmodules, "context module") < 0 ||
 		    cf_next_varint(&s, &c->addr) < 0 || cf_next_varint(&s, &outer) < 0)
 			goto fail;
@@ -833,7 +725,7 @@ static int decode_summary_block(struct dbfile *db, uint32_t b, struct row_slot *
 		return -1;
 	uint32_t first = b * db->block, end = block_end(db, b);
 	uint64_t n;
-	if (cf_next_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 17, "summary values") < 0)
+	if (cf_get_count(&s, UINT32_MAX - 1, 17, "summary values", &n) < 0)
 		goto fail;
 	if (expect != UINT64_MAX && n != expect) {
 		cf_stream_error(&s, "block %u: %llu entries where %llu were counted", b,
@@ -951,8 +843,7 @@ static int decode_list_block(struct dbfile *db, uint32_t b, struct list_slot *l)
 	if (open_block(db, DBFILE_CHUNK_FUNCTION_LISTS, b, &s) < 0)
 		return -1;
 	uint32_t first = b * c->list_block;
-	uint32_t end =
-		db->nfunctions - first < c->list_block ? db->nfunctions : first + c->list_block;
+	uint32_t end = dbfile_block_end(first, c->list_block, db->nfunctions);
 	if (!l->start)
 		l->start = xcalloc(2 * (size_t)FTH_MIN(c->list_block, db->nfunctions) + 1,
 				   sizeof(uint32_t));
@@ -1375,7 +1266,7 @@ static int open_threads_file(struct dbfile *db)
 			  DBFILE_MAJOR);
 		goto fail_close;
 	}
-	if (open_chunk(r, DBFILE_CHUNK_THREAD_INFO, &s) < 0)
+	if (cf_open_unique(r, DBFILE_CHUNK_THREAD_INFO, &s) < 0)
 		goto fail_close;
 	for (;;) {
 		unsigned f, wire;
@@ -1389,7 +1280,7 @@ static int open_threads_file(struct dbfile *db)
 				goto fail;
 			continue;
 		}
-		if (get_varint(&s, wire, &v) < 0)
+		if (cf_get_varint_field(&s, wire, &v) < 0)
 			goto fail;
 		if (v != want[f]) {
 			cf_stream_error(&s, "field %u: %llu where the summary has %llu", f,
@@ -1800,11 +1691,8 @@ void dbfile_close(struct dbfile *db)
 	free(db->modules);
 	free(db->functions);
 	free(db->groups);
-	for (uint32_t i = 0; i < db->nmetrics; i++) {
-		free(db->metrics[i].name);
-		free(db->metrics[i].description);
-		free(db->metrics[i].formula);
-	}
+	for (uint32_t i = 0; i < db->nmetrics; i++)
+		dbfile_metric_release(&db->metrics[i]);
 	free(db->metrics);
 	for (uint32_t i = 0; i < db->nthreads; i++)
 		dbfile_thread_release(&db->threads[i]);

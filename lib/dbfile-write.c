@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dbfile-write.c: writes a database: derives the breadth-first numbering and the indices
- * (children, outermost instances, groups, per-function lists, flat profiles) from the tree the
- * caller gives, writes summary.fdb, and threads.fdb from the values spooled while the caller
- * merged (doc/formats.md section 8).
+ * dbfile-write.c: writes a database: summary.fdb from the caller's tree and the indices
+ * dbfile-index.c derives from it, and threads.fdb from the values spooled while the caller
+ * merged (doc/formats.md section 8).  It only encodes: nothing here derives an index or
+ * calls the reader.
  */
 #include "compat.h"
 #include "buf.h"
@@ -11,6 +11,7 @@
 #include "dbfile.h"
 #include "dbtrace.h"
 #include "dbfile-fields.h"
+#include "dbfile-index.h"
 #include "error.h"
 #include "le.h"
 #include "mfile.h"
@@ -49,24 +50,6 @@ static int open_file(const char *dir, const char *name, char **path, int *fd, vo
 	size_t size = cf_writer_workspace_size(level);
 	*ws = xmalloc(size);
 	return 0;
-}
-
-static int cmp_pair(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-	if (x[0] != y[0])
-		return x[0] < y[0] ? -1 : 1;
-	return (x[1] > y[1]) - (x[1] < y[1]);
-}
-
-static int write_strings(struct cf_writer *w, const struct dbfile *db)
-{
-	if (cf_chunk_begin(w, DBFILE_CHUNK_STRINGS) < 0 || cf_put_varint(w, db->nstrings) < 0)
-		return -1;
-	for (uint32_t i = 0; i < db->nstrings; i++)
-		if (cf_put_str(w, db->strings[i]) < 0)
-			return -1;
-	return cf_chunk_end(w);
 }
 
 static int write_modules(struct cf_writer *w, const struct dbfile *db)
@@ -138,386 +121,9 @@ static int write_threads(struct cf_writer *w, const struct dbfile *db)
 	}
 	return cf_chunk_end(w);
 }
-/* ---- derived data: numbering, children, outermost instances, groups, lists ---- */
-
-/* What the writer derives from the caller's tree (contexts in the new, breadth-first order). */
-struct derived {
-	uint32_t n, nf, nm;
-	uint32_t *order; /* new -> given */
-	uint32_t *newid; /* given -> new */
-	struct dbfile_context *ctx;
-	uint32_t *fn_group;
-	uint32_t ngroups;
-	struct dbfile_group *groups;
-	uint32_t *fl_start, *fl_list;	/* contexts by function */
-	uint32_t *inl_start, *inl_list; /* INLINE contexts by the function they are inlined in */
-	uint32_t block, nblocks, list_block, nlists;
-	uint64_t nsum;
-	struct dbfile_flat flat, group_flat, module_flat;
-};
-
-static bool is_instance(uint8_t kind)
-{
-	return kind == DBFILE_FUNCTION || kind == DBFILE_INLINE;
-}
-
-/* The module slot of function F: its module, or nmodules for none. */
-static uint32_t module_slot(const struct dbfile *db, uint32_t f)
-{
-	uint32_t m = db->functions[f].module;
-	return m == DBFILE_NONE ? db->nmodules : m;
-}
-
-uint32_t dbfile_block_size(uint32_t ncontexts)
-{
-	uint32_t least =
-		(uint32_t)(((uint64_t)ncontexts + DBFILE_MAX_BLOCKS - 1) / DBFILE_MAX_BLOCKS);
-	return least > DBFILE_BLOCK ? least : DBFILE_BLOCK;
-}
-
-static uint32_t list_block_size(uint32_t nfunctions)
-{
-	uint32_t least = (uint32_t)(((uint64_t)nfunctions + DBFILE_MAX_LIST_CHUNKS - 1) /
-				    DBFILE_MAX_LIST_CHUNKS);
-	return least > DBFILE_LIST_BLOCK ? least : DBFILE_LIST_BLOCK;
-}
-
-/* Per-key lists of items (ascending) from KEY_OF (DBFILE_NONE: in no list). */
-static void csr_build(uint32_t nkeys, uint32_t nitems, const uint32_t *key_of, uint32_t **start,
-		      uint32_t **list)
-{
-	uint32_t *s = xcalloc((size_t)nkeys + 2, sizeof(uint32_t));
-	uint32_t count = 0;
-	for (uint32_t i = 0; i < nitems; i++)
-		if (key_of[i] < nkeys) {
-			s[key_of[i] + 2]++;
-			count++;
-		}
-	for (uint32_t k = 0; k <= nkeys; k++)
-		s[k + 1] += s[k];
-	uint32_t *l = xmalloc(((size_t)count ? count : 1) * sizeof(uint32_t));
-	for (uint32_t i = 0; i < nitems; i++)
-		if (key_of[i] < nkeys)
-			l[s[key_of[i] + 1]++] = i;
-	*start = s;
-	*list = l;
-}
-
-static void derived_release(struct derived *d)
-{
-	free(d->order);
-	free(d->newid);
-	free(d->ctx);
-	free(d->fn_group);
-	free(d->groups);
-	free(d->fl_start);
-	free(d->fl_list);
-	free(d->inl_start);
-	free(d->inl_list);
-	dbfile_flat_release(&d->flat);
-	dbfile_flat_release(&d->group_flat);
-	dbfile_flat_release(&d->module_flat);
-	memset(d, 0, sizeof(*d));
-}
-
-/* Breadth-first numbering: children in the order given. */
-static int number_contexts(const struct dbfile *db, struct derived *d)
-{
-	uint32_t n = db->ncontexts;
-	if (n == 0)
-		return fth_error("no contexts");
-	for (uint32_t i = 0; i < n; i++) {
-		const struct dbfile_context *c = &db->contexts[i];
-		if ((i == 0) != (c->parent == DBFILE_NONE) || (i && c->parent >= i))
-			return fth_error("context %u: parent %u is not before it", i, c->parent);
-		if ((i == 0) != (c->kind == DBFILE_ROOT) || c->kind >= DBFILE_KIND_COUNT)
-			return fth_error("context %u: bad kind %u", i, c->kind);
-		if ((c->function != DBFILE_NONE && c->function >= db->nfunctions) ||
-		    (c->module != DBFILE_NONE && c->module >= db->nmodules) ||
-		    (c->file != DBFILE_NONE && c->file >= db->nstrings))
-			return fth_error("context %u: index out of range", i);
-	}
-	uint32_t *first = xcalloc((size_t)n + 1, sizeof(*first));
-	uint32_t *child = xcalloc(n, sizeof(*child));
-	for (uint32_t i = 1; i < n; i++)
-		first[db->contexts[i].parent + 1]++;
-	for (uint32_t i = 0; i < n; i++)
-		first[i + 1] += first[i];
-	uint32_t *fill = xmalloc(((size_t)n + 1) * sizeof(*fill));
-	memcpy(fill, first, ((size_t)n + 1) * sizeof(*fill));
-	for (uint32_t i = 1; i < n; i++)
-		child[fill[db->contexts[i].parent]++] = i;
-	free(fill);
-	d->order = xmalloc((size_t)n * sizeof(uint32_t));
-	d->newid = xmalloc((size_t)n * sizeof(uint32_t));
-	d->ctx = xcalloc(n, sizeof(*d->ctx));
-	d->order[0] = 0;
-	uint32_t next = 1;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t old = d->order[i];
-		d->newid[old] = i;
-		struct dbfile_context *x = &d->ctx[i];
-		*x = db->contexts[old];
-		x->parent = i ? d->newid[x->parent] : DBFILE_NONE;
-		x->first_child = next;
-		x->nchildren = first[old + 1] - first[old];
-		x->flags = 0;
-		x->outer = DBFILE_NONE;
-		for (uint32_t k = first[old]; k < first[old + 1]; k++)
-			d->order[next++] = child[k];
-	}
-	free(first);
-	free(child);
-	return 0;
-}
-
-/* Function lists, then groups: (module, declaration file or that of the first line). */
-static void index_functions(const struct dbfile *db, struct derived *d)
-{
-	uint32_t n = d->n, nf = d->nf;
-	uint32_t *key = xmalloc((size_t)n * sizeof(uint32_t));
-	for (uint32_t c = 0; c < n; c++) {
-		uint8_t k = d->ctx[c].kind;
-		key[c] = k == DBFILE_ROOT || k == DBFILE_ENTRY ? DBFILE_NONE : d->ctx[c].function;
-	}
-	csr_build(nf, n, key, &d->fl_start, &d->fl_list);
-	for (uint32_t c = 0; c < n; c++) {
-		const struct dbfile_context *x = &d->ctx[c];
-		key[c] = x->kind == DBFILE_INLINE && c ? d->ctx[x->parent].function : DBFILE_NONE;
-	}
-	csr_build(nf, n, key, &d->inl_start, &d->inl_list);
-	free(key);
-	/* Groups in order of first appearance: sort (key, function), then the runs by function. */
-	uint64_t(*pairs)[2] = xcalloc((size_t)nf + 1, sizeof(*pairs));
-	for (uint32_t f = 0; f < nf; f++) {
-		uint32_t file = db->functions[f].file;
-		for (uint32_t i = d->fl_start[f]; file == DBFILE_NONE && i < d->fl_start[f + 1];
-		     i++) {
-			const struct dbfile_context *c = &d->ctx[d->fl_list[i]];
-			if (c->kind == DBFILE_LINE || c->kind == DBFILE_LOOP ||
-			    c->kind == DBFILE_CALL)
-				file = c->file;
-		}
-		pairs[f][0] = (uint64_t)module_slot(db, f) << 32 | file;
-		pairs[f][1] = f;
-	}
-	qsort(pairs, nf, sizeof(*pairs), cmp_pair);
-	uint64_t(*runs)[2] = xcalloc((size_t)nf + 1, sizeof(*runs));
-	uint32_t nruns = 0;
-	for (uint32_t i = 0; i < nf; i++)
-		if (i == 0 || pairs[i][0] != pairs[i - 1][0]) {
-			runs[nruns][0] = pairs[i][1]; /* the first function */
-			runs[nruns++][1] = pairs[i][0];
-		}
-	qsort(runs, nruns, sizeof(*runs), cmp_pair);
-	d->fn_group = xcalloc((size_t)nf + 1, sizeof(uint32_t));
-	d->groups = xcalloc((size_t)nruns + 1, sizeof(*d->groups));
-	d->ngroups = nruns;
-	for (uint32_t g = 0; g < nruns; g++) {
-		uint32_t slot = (uint32_t)(runs[g][1] >> 32);
-		d->groups[g].module = slot == db->nmodules ? DBFILE_NONE : slot;
-		d->groups[g].file = (uint32_t)runs[g][1];
-		runs[g][0] = runs[g][1];
-		runs[g][1] = g;
-	}
-	qsort(runs, nruns, sizeof(*runs), cmp_pair); /* by key, for the look-ups */
-	for (uint32_t i = 0, g = 0; i < nf; i++) {
-		while (runs[g][0] != pairs[i][0])
-			g++;
-		d->fn_group[pairs[i][1]] = (uint32_t)runs[g][1];
-	}
-	free(pairs);
-	free(runs);
-}
-
-/*
- * Outermost instances: a depth-first walk counting, on the current path, the instances of
- * every function, group and module.
- */
-static void index_outer(const struct dbfile *db, struct derived *d)
-{
-	uint32_t n = d->n, nf = d->nf;
-	uint32_t *cnt_fn = xcalloc((size_t)nf + 1, sizeof(uint32_t));
-	uint32_t *cur_fn = xcalloc((size_t)nf + 1, sizeof(uint32_t));
-	uint32_t *cnt_grp = xcalloc((size_t)d->ngroups + 1, sizeof(uint32_t));
-	uint32_t *cnt_mod = xcalloc((size_t)db->nmodules + 1, sizeof(uint32_t));
-	uint32_t *stack = xmalloc((size_t)n * sizeof(uint32_t));
-	uint32_t *pos = xmalloc((size_t)n * sizeof(uint32_t));
-	uint32_t sp = 0;
-	stack[sp] = 0;
-	pos[sp++] = 0;
-	while (sp) {
-		uint32_t c = stack[sp - 1];
-		struct dbfile_context *p = &d->ctx[c];
-		if (pos[sp - 1] < p->nchildren) {
-			uint32_t k = p->first_child + pos[sp - 1]++;
-			struct dbfile_context *x = &d->ctx[k];
-			uint32_t f = x->function;
-			if (is_instance(x->kind) && f < nf) {
-				if (cnt_fn[f]++ == 0) {
-					x->flags |= DBFILE_CTX_OUTER_FN;
-					cur_fn[f] = k;
-				}
-				if (cnt_grp[d->fn_group[f]]++ == 0)
-					x->flags |= DBFILE_CTX_OUTER_GRP;
-				if (cnt_mod[module_slot(db, f)]++ == 0)
-					x->flags |= DBFILE_CTX_OUTER_MOD;
-			}
-			x->outer = f < nf && cnt_fn[f] ? cur_fn[f] : DBFILE_NONE;
-			stack[sp] = k;
-			pos[sp++] = 0;
-			continue;
-		}
-		if (c && is_instance(p->kind) && p->function < nf) {
-			cnt_fn[p->function]--;
-			cnt_grp[d->fn_group[p->function]]--;
-			cnt_mod[module_slot(db, p->function)]--;
-		}
-		sp--;
-	}
-	free(stack);
-	free(pos);
-	free(cnt_fn);
-	free(cur_fn);
-	free(cnt_grp);
-	free(cnt_mod);
-}
-
-/* Dense accumulators of the flat profiles of one source (the sums, or one thread). */
-struct flat_acc {
-	double *fn, *grp, *mod; /* 2 per (row, metric): inclusive, exclusive */
-};
-
-static void acc_init(struct flat_acc *a, const struct dbfile *db, const struct derived *d)
-{
-	size_t w = 2 * (size_t)d->nm;
-	a->fn = xcalloc(((size_t)d->nf + 1) * w + 1, sizeof(double));
-	a->grp = xcalloc(((size_t)d->ngroups + 1) * w + 1, sizeof(double));
-	a->mod = xcalloc(((size_t)db->nmodules + 1) * w + 1, sizeof(double));
-}
-
-static void acc_clear(struct flat_acc *a, const struct dbfile *db, const struct derived *d)
-{
-	size_t w = 2 * (size_t)d->nm;
-	memset(a->fn, 0, (size_t)d->nf * w * sizeof(double));
-	memset(a->grp, 0, (size_t)d->ngroups * w * sizeof(double));
-	memset(a->mod, 0, ((size_t)db->nmodules + 1) * w * sizeof(double));
-}
-
-static void acc_release(struct flat_acc *a)
-{
-	free(a->fn);
-	free(a->grp);
-	free(a->mod);
-}
-
-/* Add the value (INCL, EXCL) of context C (new number) for metric M. */
-static void acc_add(struct flat_acc *a, const struct dbfile *db, const struct derived *d,
-		    uint32_t c, uint16_t m, double incl, double excl)
-{
-	const struct dbfile_context *x = &d->ctx[c];
-	uint32_t f = x->function;
-	if (c == 0 || f >= d->nf || x->kind == DBFILE_ENTRY)
-		return;
-	size_t w = 2 * (size_t)d->nm;
-	a->fn[f * w + 2 * m + 1] += excl;
-	if (x->flags & DBFILE_CTX_OUTER_FN)
-		a->fn[f * w + 2 * m] += incl;
-	if (x->flags & DBFILE_CTX_OUTER_GRP)
-		a->grp[d->fn_group[f] * w + 2 * m] += incl;
-	if (x->flags & DBFILE_CTX_OUTER_MOD)
-		a->mod[module_slot(db, f) * w + 2 * m] += incl;
-}
-
-/* Sparse rows (entries where a value is not zero) from dense ROWS x NM pairs. */
-static void flat_from_dense(struct dbfile_flat *out, const double *v, uint32_t rows, uint32_t nm)
-{
-	memset(out, 0, sizeof(*out));
-	out->nrows = rows;
-	out->start = xcalloc((size_t)rows + 1, sizeof(uint32_t));
-	uint64_t cnt = 0;
-	for (size_t i = 0; i < (size_t)rows * nm; i++)
-		cnt += v[2 * i] != 0 || v[2 * i + 1] != 0;
-	out->nvalues = cnt;
-	out->metric = xcalloc(cnt ? cnt : 1, sizeof(uint16_t));
-	out->incl = xcalloc(cnt ? cnt : 1, sizeof(double));
-	out->excl = xcalloc(cnt ? cnt : 1, sizeof(double));
-	uint64_t j = 0;
-	for (uint32_t r = 0; r < rows; r++) {
-		out->start[r] = (uint32_t)j;
-		for (uint32_t m = 0; m < nm; m++) {
-			const double *p = v + ((size_t)r * nm + m) * 2;
-			if (p[0] == 0 && p[1] == 0)
-				continue;
-			out->metric[j] = (uint16_t)m;
-			out->incl[j] = p[0];
-			out->excl[j++] = p[1];
-		}
-	}
-	out->start[rows] = (uint32_t)j;
-}
-
-/* The groups' and modules' exclusive values (their functions'), then the sparse profiles. */
-static void acc_finish(struct flat_acc *a, const struct dbfile *db, const struct derived *d,
-		       struct dbfile_flat *fn, struct dbfile_flat *grp, struct dbfile_flat *mod)
-{
-	size_t w = 2 * (size_t)d->nm;
-	for (uint32_t f = 0; f < d->nf; f++) {
-		double *g = a->grp + d->fn_group[f] * w, *m = a->mod + module_slot(db, f) * w;
-		for (uint32_t k = 0; k < d->nm; k++) {
-			g[2 * k + 1] += a->fn[f * w + 2 * k + 1];
-			m[2 * k + 1] += a->fn[f * w + 2 * k + 1];
-		}
-	}
-	flat_from_dense(fn, a->fn, d->nf, d->nm);
-	flat_from_dense(grp, a->grp, d->ngroups, d->nm);
-	flat_from_dense(mod, a->mod, db->nmodules + 1, d->nm);
-}
-
-static int derive(const struct dbfile *db, struct derived *d)
-{
-	memset(d, 0, sizeof(*d));
-	d->n = db->ncontexts;
-	d->nf = db->nfunctions;
-	d->nm = db->nmetrics;
-	if (number_contexts(db, d) < 0) {
-		derived_release(d);
-		return -1;
-	}
-	index_functions(db, d);
-	index_outer(db, d);
-	d->block = db->block && (uint64_t)db->block * DBFILE_MAX_BLOCKS >= d->n
-			   ? db->block
-			   : dbfile_block_size(d->n);
-	d->nblocks = (uint32_t)(((uint64_t)d->n + d->block - 1) / d->block);
-	d->list_block = list_block_size(d->nf);
-	d->nlists = (uint32_t)(((uint64_t)d->nf + d->list_block - 1) / d->list_block);
-	/* The flat profiles of the sums. */
-	struct flat_acc a;
-	acc_init(&a, db, d);
-	for (uint32_t c = 0; c < d->n; c++) {
-		uint32_t old = d->order[c];
-		for (uint64_t j = db->sum_start[old]; j < db->sum_start[old + 1]; j++) {
-			const struct dbfile_stat *in = &db->sum_incl[j], *ex = &db->sum_excl[j];
-			if (db->sum_metric[j] >= d->nm) {
-				acc_release(&a);
-				derived_release(d);
-				return fth_error("context %u: metric %u out of range", old,
-						 db->sum_metric[j]);
-			}
-			acc_add(&a, db, d, c, db->sum_metric[j], in->count ? in->sum : 0,
-				ex->count ? ex->sum : 0);
-		}
-	}
-	d->nsum = db->sum_start[d->n];
-	acc_finish(&a, db, d, &d->flat, &d->group_flat, &d->module_flat);
-	acc_release(&a);
-	return 0;
-}
-
 /* ---- summary.fdb ---- */
 
-static int write_info(struct cf_writer *w, const struct dbfile *db, const struct derived *d)
+static int write_info(struct cf_writer *w, const struct dbfile *db, const struct dbfile_index *d)
 {
 	if (cf_chunk_begin(w, DBFILE_CHUNK_INFO) < 0 ||
 	    cf_field_str(w, INFO_PROGRAM, db->program ? db->program : "") < 0 ||
@@ -536,7 +142,7 @@ static int write_info(struct cf_writer *w, const struct dbfile *db, const struct
 	return cf_chunk_end(w);
 }
 
-static int write_functions(struct cf_writer *w, const struct dbfile *db, const struct derived *d)
+static int write_functions(struct cf_writer *w, const struct dbfile *db, const struct dbfile_index *d)
 {
 	if (cf_chunk_begin(w, DBFILE_CHUNK_FUNCTIONS) < 0 || cf_put_varint(w, db->nfunctions) < 0)
 		return -1;
@@ -550,7 +156,7 @@ static int write_functions(struct cf_writer *w, const struct dbfile *db, const s
 	return cf_chunk_end(w);
 }
 
-static int write_groups(struct cf_writer *w, const struct derived *d)
+static int write_groups(struct cf_writer *w, const struct dbfile_index *d)
 {
 	if (cf_chunk_begin(w, DBFILE_CHUNK_GROUPS) < 0 || cf_put_varint(w, d->ngroups) < 0)
 		return -1;
@@ -562,8 +168,8 @@ static int write_groups(struct cf_writer *w, const struct derived *d)
 }
 
 /* CTXT: one block of contexts. */
-static int write_context_block(struct cf_writer *w, const struct derived *d, uint32_t first,
-			       uint32_t end)
+static int write_context_block(struct cf_writer *w, const struct dbfile *db,
+			       const struct dbfile_index *d, uint32_t first, uint32_t end)
 {
 	if (cf_chunk_begin(w, DBFILE_CHUNK_CONTEXTS) < 0 ||
 	    cf_put_varint(w, d->ctx[first].first_child) < 0)
@@ -604,7 +210,7 @@ static int put_metric(struct cf_writer *w, const uint16_t *metric, uint64_t j, u
 
 /* SUMM: the sums over threads of every (context, metric) of one block. */
 static int write_summary_block(struct cf_writer *w, const struct dbfile *db,
-			       const struct derived *d, uint32_t first, uint32_t end)
+			       const struct dbfile_index *d, uint32_t first, uint32_t end)
 {
 	uint64_t total = 0;
 	for (uint32_t i = first; i < end; i++)
@@ -630,7 +236,7 @@ static int write_summary_block(struct cf_writer *w, const struct dbfile *db,
 }
 
 /* STAT: the other statistics of one block. */
-static int write_stat_block(struct cf_writer *w, const struct dbfile *db, const struct derived *d,
+static int write_stat_block(struct cf_writer *w, const struct dbfile *db, const struct dbfile_index *d,
 			    uint32_t first, uint32_t end)
 {
 	if (cf_chunk_begin(w, DBFILE_CHUNK_STATS) < 0)
@@ -655,8 +261,8 @@ static int put_list(struct cf_writer *w, const uint32_t *list, uint32_t a, uint3
 }
 
 /* FLST: the two lists of contexts of every function of one block of functions. */
-static int write_list_block(struct cf_writer *w, const struct derived *d, uint32_t first,
-			    uint32_t end)
+static int write_list_block(struct cf_writer *w, const struct dbfile *db,
+			    const struct dbfile_index *d, uint32_t first, uint32_t end)
 {
 	if (cf_chunk_begin(w, DBFILE_CHUNK_FUNCTION_LISTS) < 0)
 		return -1;
@@ -684,33 +290,26 @@ static int write_flat(struct cf_writer *w, uint32_t id, const struct dbfile_flat
 }
 
 static int write_summary_file(struct cf_writer *w, const struct dbfile *db,
-			      const struct derived *d)
+			      const struct dbfile_index *d)
 {
-	if (write_info(w, db, d) < 0 || write_strings(w, db) < 0 || write_modules(w, db) < 0 ||
-	    write_functions(w, db, d) < 0 || write_groups(w, d) < 0 || write_metrics(w, db) < 0 ||
-	    write_threads(w, db) < 0 || write_flat(w, DBFILE_CHUNK_FLAT, &d->flat) < 0 ||
+	if (write_info(w, db, d) < 0 ||
+	    cf_put_string_table(w, DBFILE_CHUNK_STRINGS, db->strings, db->nstrings) < 0 ||
+	    write_modules(w, db) < 0 || write_functions(w, db, d) < 0 || write_groups(w, d) < 0 ||
+	    write_metrics(w, db) < 0 || write_threads(w, db) < 0 || write_flat(w, DBFILE_CHUNK_FLAT, &d->flat) < 0 ||
 	    write_flat(w, DBFILE_CHUNK_GROUP_FLAT, &d->group_flat) < 0 ||
 	    write_flat(w, DBFILE_CHUNK_MODULE_FLAT, &d->module_flat) < 0)
 		return -1;
-	for (uint32_t first = 0; first < d->n; first += d->block) {
-		uint32_t end = d->n - first < d->block ? d->n : first + d->block;
-		if (write_context_block(w, d, first, end) < 0)
-			return -1;
-	}
-	for (uint32_t first = 0; first < d->n; first += d->block) {
-		uint32_t end = d->n - first < d->block ? d->n : first + d->block;
-		if (write_summary_block(w, db, d, first, end) < 0)
-			return -1;
-	}
-	for (uint32_t first = 0; first < d->n; first += d->block) {
-		uint32_t end = d->n - first < d->block ? d->n : first + d->block;
-		if (write_stat_block(w, db, d, first, end) < 0)
-			return -1;
-	}
-	for (uint32_t first = 0; first < d->nf; first += d->list_block) {
-		uint32_t end = d->nf - first < d->list_block ? d->nf : first + d->list_block;
-		if (write_list_block(w, d, first, end) < 0)
-			return -1;
+	/* The blocked chunks, each kind in turn: contexts, sums, statistics, function lists. */
+	static int (*const write_block[])(struct cf_writer *, const struct dbfile *,
+					  const struct dbfile_index *, uint32_t, uint32_t) = {
+		write_context_block, write_summary_block, write_stat_block, write_list_block
+	};
+	for (size_t k = 0; k < sizeof(write_block) / sizeof(write_block[0]); k++) {
+		bool functions = write_block[k] == write_list_block;
+		uint32_t n = functions ? d->nf : d->n, block = functions ? d->list_block : d->block;
+		for (uint32_t first = 0; first < n; first += block)
+			if (write_block[k](w, db, d, first, dbfile_block_end(first, block, n)) < 0)
+				return -1;
 	}
 	return 0;
 }
@@ -798,12 +397,12 @@ struct tbuf {
 /* The state of one thread that converts: compressor, buffers, accumulators. */
 struct converter {
 	const struct dbfile *db;
-	const struct derived *d;
+	const struct dbfile_index *d;
 	unsigned mbits;
 	int level;
 	ZSTD_CCtx *cctx;
 	struct buf raw, pieces;
-	struct flat_acc acc;
+	struct dbfile_flat_acc acc;
 	struct tbuf tb;
 	uint64_t *off; /* the offsets of a group's pieces */
 };
@@ -854,12 +453,11 @@ static void buf_flat(struct buf *b, const struct dbfile_flat *fl)
 static int encode_thread(struct converter *cv, const struct tvalue *v, uint64_t nvalues,
 			 struct buf *out, uint64_t *off)
 {
-	const struct derived *d = cv->d;
+	const struct dbfile_index *d = cv->d;
 	uint64_t i = 0;
 	for (uint32_t b = 0; b < d->nblocks; b++) {
 		off[b] = out->len;
-		uint32_t first = b * d->block,
-			 end = d->n - first < d->block ? d->n : first + d->block;
+		uint32_t first = b * d->block, end = dbfile_block_end(first, d->block, d->n);
 		uint64_t k = i;
 		while (k < nvalues && KEY_CTX(v[k].key, cv->mbits) < end)
 			k++;
@@ -897,13 +495,13 @@ static int encode_thread(struct converter *cv, const struct tvalue *v, uint64_t 
 			return -1;
 	}
 	off[d->nblocks] = out->len;
-	acc_clear(&cv->acc, cv->db, d);
+	dbfile_flat_acc_clear(&cv->acc, cv->db, d);
 	for (uint64_t j = 0; j < nvalues; j++)
-		acc_add(&cv->acc, cv->db, d, KEY_CTX(v[j].key, cv->mbits),
+		dbfile_flat_acc_add(&cv->acc, cv->db, d, KEY_CTX(v[j].key, cv->mbits),
 			KEY_METRIC(v[j].key, cv->mbits),
 			v[j].incl, v[j].excl);
 	struct dbfile_flat fl[3];
-	acc_finish(&cv->acc, cv->db, d, &fl[0], &fl[1], &fl[2]);
+	dbfile_flat_acc_finish(&cv->acc, cv->db, d, &fl[0], &fl[1], &fl[2]);
 	buf_reset(&cv->raw);
 	for (int k = 0; k < 3; k++) {
 		buf_flat(&cv->raw, &fl[k]);
@@ -932,7 +530,7 @@ static inline int spool_number(struct cf_stream *s, double *d)
 }
 
 /* One thread's values from the spool, renumbered and sorted, into B. */
-static int spool_thread(struct cf_stream *s, const struct dbfile *db, const struct derived *d,
+static int spool_thread(struct cf_stream *s, const struct dbfile *db, const struct dbfile_index *d,
 			unsigned mbits, uint32_t t, struct tbuf *b)
 {
 	uint64_t idx, n;
@@ -980,7 +578,7 @@ static int spool_thread(struct cf_stream *s, const struct dbfile *db, const stru
 }
 
 static int write_thread_info(struct cf_writer *w, const struct dbfile *db,
-			     const struct derived *d)
+			     const struct dbfile_index *d)
 {
 	if (cf_chunk_begin(w, DBFILE_CHUNK_THREAD_INFO) < 0 ||
 	    cf_field_varint(w, TINF_NTHREADS, db->nthreads) < 0 ||
@@ -1020,7 +618,7 @@ static int spool_info(struct cf_reader *r, int *level, uint32_t *group)
 
 /* One converter per thread that converts: compressor, buffers, accumulators. */
 static int converter_init(struct converter *cv, const struct dbfile *db,
-			  const struct derived *d, int level)
+			  const struct dbfile_index *d, int level)
 {
 	memset(cv, 0, sizeof(*cv));
 	cv->db = db;
@@ -1029,7 +627,7 @@ static int converter_init(struct converter *cv, const struct dbfile *db,
 	cv->mbits = metric_bits(d->nm);
 	buf_init(&cv->raw);
 	buf_init(&cv->pieces);
-	acc_init(&cv->acc, db, d);
+	dbfile_flat_acc_init(&cv->acc, db, d);
 	cv->off = xcalloc((size_t)db->thread_group * (d->nblocks + 1) + 1, sizeof(uint64_t));
 	if (level && !(cv->cctx = ZSTD_createCCtx()))
 		return fth_error("cannot create a zstd compressor");
@@ -1041,7 +639,7 @@ static void converter_release(struct converter *cv)
 	free(cv->tb.v);
 	free(cv->tb.tmp);
 	free(cv->off);
-	acc_release(&cv->acc);
+	dbfile_flat_acc_release(&cv->acc);
 	buf_release(&cv->raw);
 	buf_release(&cv->pieces);
 	ZSTD_freeCCtx(cv->cctx);
@@ -1101,7 +699,7 @@ static int put_chunk(struct cf_writer *w, const struct buf *chunk)
 struct pool {
 	struct cf_reader *r;
 	const struct dbfile *db;
-	const struct derived *d;
+	const struct dbfile_index *d;
 	int level;
 	uint32_t ngroups, next, written, window;
 	struct buf *chunk;
@@ -1152,7 +750,7 @@ static void *convert_worker(void *arg)
 }
 
 static int convert_parallel(struct cf_reader *r, struct cf_writer *w, const struct dbfile *db,
-			    const struct derived *d, int level, uint32_t ngroups, uint32_t jobs)
+			    const struct dbfile_index *d, int level, uint32_t ngroups, uint32_t jobs)
 {
 	struct pool p = { .r = r, .db = db, .d = d, .level = level, .ngroups = ngroups,
 			  .window = 2 * jobs };
@@ -1206,7 +804,7 @@ static int convert_parallel(struct cf_reader *r, struct cf_writer *w, const stru
 
 /* threads.fdb from the spool R: one TVAL chunk per group of threads, stored. */
 static int convert_threads(struct cf_reader *r, struct cf_writer *w, const struct dbfile *db,
-			   const struct derived *d)
+			   const struct dbfile_index *d)
 {
 	int level = 0;
 	uint32_t spool_group = 0;
@@ -1262,7 +860,7 @@ static int close_file(int fd, char *path, void *ws, int rc)
 }
 
 /* DIR/threads.fdb from DIR/threads.spool when there is one; the spool removed. */
-static int write_threads_file(const char *dir, const struct dbfile *db, const struct derived *d)
+static int write_threads_file(const char *dir, const struct dbfile *db, const struct dbfile_index *d)
 {
 	char *spool = xpath_join(dir, DBFILE_SPOOL);
 	if (access(spool, F_OK) < 0) {
@@ -1295,8 +893,8 @@ close_spool:
 
 int dbfile_write_summary(const char *dir, const struct dbfile *db, int level)
 {
-	struct derived d;
-	if (derive(db, &d) < 0) {
+	struct dbfile_index d;
+	if (dbfile_index_build(db, &d) < 0) {
 		fth_error_prefix("%s/%s", dir, DBFILE_SUMMARY);
 		return -1;
 	}
@@ -1304,7 +902,7 @@ int dbfile_write_summary(const char *dir, const struct dbfile *db, int level)
 	int fd;
 	void *ws;
 	if (open_file(dir, DBFILE_SUMMARY, &path, &fd, &ws, level) < 0) {
-		derived_release(&d);
+		dbfile_index_release(&d);
 		return -1;
 	}
 	struct cf_writer w;
@@ -1319,7 +917,7 @@ int dbfile_write_summary(const char *dir, const struct dbfile *db, int level)
 		free(p);
 		rc = -1;
 	}
-	derived_release(&d);
+	dbfile_index_release(&d);
 	return rc;
 }
 
@@ -1408,35 +1006,4 @@ void dbfile_threads_abort(struct dbfile_thread_writer *w)
 		unlink(w->path);
 	FREE_AND_NULL(w->ws);
 	FREE_AND_NULL(w->path);
-}
-
-void dbfile_values_reset(struct dbfile_values *v)
-{
-	v->nvalues = 0;
-}
-
-void dbfile_values_push(struct dbfile_values *v, uint32_t ctx, uint16_t metric, double incl,
-			double excl)
-{
-	if (v->nvalues == v->cap) {
-		v->cap = v->cap ? v->cap * 2 : 256;
-		v->ctx = xreallocarray(v->ctx, v->cap, sizeof(*v->ctx));
-		v->metric = xreallocarray(v->metric, v->cap, sizeof(*v->metric));
-		v->incl = xreallocarray(v->incl, v->cap, sizeof(*v->incl));
-		v->excl = xreallocarray(v->excl, v->cap, sizeof(*v->excl));
-	}
-	v->ctx[v->nvalues] = ctx;
-	v->metric[v->nvalues] = metric;
-	v->incl[v->nvalues] = incl;
-	v->excl[v->nvalues] = excl;
-	v->nvalues++;
-}
-
-void dbfile_values_release(struct dbfile_values *v)
-{
-	free(v->ctx);
-	free(v->metric);
-	free(v->incl);
-	free(v->excl);
-	memset(v, 0, sizeof(*v));
 }

@@ -318,6 +318,8 @@ int dbfile_function_contexts(struct dbfile *db, uint32_t f, uint32_t **list, uin
 int dbfile_inlined_contexts(struct dbfile *db, uint32_t f, uint32_t **list, uint32_t *n);
 /* Free what thread T owns (its strings and command line). */
 void dbfile_thread_release(struct dbfile_thread *t);
+/* Free what metric M owns (its name, description and formula). */
+void dbfile_metric_release(struct dbfile_metric *m);
 void dbfile_flat_release(struct dbfile_flat *f);
 /*
  * Thread T's profiles of functions, groups and modules (same shapes as db->flat,
@@ -348,6 +350,8 @@ int dbfile_cache_blocks(struct dbfile *db, uint32_t contexts, uint32_t rows, uin
 int dbfile_load_blocks(struct dbfile *db, uint32_t thread);
 /* Contexts per block for NCONTEXTS (what prof writes). */
 uint32_t dbfile_block_size(uint32_t ncontexts);
+/* The end of the block of BLOCK items (contexts, functions) that starts at item FIRST of N. */
+uint32_t dbfile_block_end(uint32_t first, uint32_t block, uint32_t n);
 /* Read one thread's values (sparse, contexts ascending) from threads.fdb, for dumps. */
 int dbfile_read_thread(struct dbfile *db, uint32_t thread, struct dbfile_values *out);
 void dbfile_close(struct dbfile *db);

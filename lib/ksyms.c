@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "error.h"
 #include "input.h"
+#include "search.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -323,17 +324,10 @@ void ksyms_merge(struct ksyms *k, const struct ksyms *o)
 
 const struct ksym *ksyms_find(const struct ksyms *k, uint64_t addr)
 {
-	size_t lo = 0, hi = k->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || addr >= k->syms[lo - 1].end)
+	size_t after = FTH_UPPER_BOUND(k->syms, k->n, start, addr);
+	if (!after || addr >= k->syms[after - 1].end)
 		return NULL;
-	return &k->syms[lo - 1];
+	return &k->syms[after - 1];
 }
 
 void ksyms_release(struct ksyms *k)

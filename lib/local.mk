@@ -23,7 +23,8 @@ lib_liblean_la_SOURCES = \
 	lib/input.c \
 	lib/input.h \
 	lib/elfprog.c \
-	lib/elfprog.h
+	lib/elfprog.h \
+	lib/search.h
 lib_liblean_la_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 # No LIBADD: each user links zstd itself (measure's library statically when it can).
 lib_libfathom_la_SOURCES = \
@@ -53,6 +54,8 @@ lib_libfathom_la_SOURCES = \
 	lib/sfile-dump.c \
 	lib/dbfile.h \
 	lib/dbfile-fields.h \
+	lib/dbfile-index.h \
+	lib/dbfile-index.c \
 	lib/dbfile-write.c \
 	lib/dbfile-read.c \
 	lib/dbfile-dump.c \

@@ -70,30 +70,10 @@ int mfile_write(const char *path, const struct mfile *m, int level)
 	return rc;
 }
 
-
-static int get_str_field(struct cf_stream *s, unsigned wire, char **dst)
-{
-	if (wire != CF_WIRE_BYTES)
-		return cf_stream_error(s, "string field has type %u", wire);
-	char *str;
-	if (cf_get_bytes(s, MFILE_MAX_STRING, &str, NULL) < 0)
-		return -1;
-	free(*dst);
-	*dst = str;
-	return 0;
-}
-
-static int get_varint_field(struct cf_stream *s, unsigned wire, uint64_t *v)
-{
-	if (wire != CF_WIRE_VARINT)
-		return cf_stream_error(s, "number field has type %u", wire);
-	return cf_get_varint(s, v);
-}
-
 static int get_u32_field(struct cf_stream *s, unsigned wire, uint32_t *v, const char *what)
 {
 	uint64_t x;
-	if (get_varint_field(s, wire, &x) < 0)
+	if (cf_get_varint_field(s, wire, &x) < 0)
 		return -1;
 	if (x > UINT32_MAX)
 		return cf_stream_error(s, "%s %llu out of range", what, (unsigned long long)x);
@@ -104,20 +84,13 @@ static int get_u32_field(struct cf_stream *s, unsigned wire, uint32_t *v, const 
 static int get_i32_field(struct cf_stream *s, unsigned wire, int32_t *v, const char *what)
 {
 	uint64_t x;
-	if (get_varint_field(s, wire, &x) < 0)
+	if (cf_get_varint_field(s, wire, &x) < 0)
 		return -1;
 	int64_t y = le_unzigzag(x);
 	if (y < -1 || y > INT32_MAX)
 		return cf_stream_error(s, "%s %lld out of range", what, (long long)y);
 	*v = (int32_t)y;
 	return 0;
-}
-
-static int get_fixed_field(struct cf_stream *s, unsigned wire, uint64_t *v)
-{
-	if (wire != CF_WIRE_FIXED64)
-		return cf_stream_error(s, "fixed field has type %u", wire);
-	return cf_get_u64(s, v);
 }
 
 /* Parse the bytes of a small embedded field (a frame or a range) as varints. */
@@ -142,22 +115,37 @@ static int get_embedded_varints(struct cf_stream *s, unsigned wire, uint64_t *v,
 	return extra ? cf_stream_error(s, "malformed %s (extra bytes)", what) : 0;
 }
 
-/* Count limit for records of at least MIN bytes in the chunk being read. */
-static int check_count(struct cf_stream *s, uint64_t n, uint64_t limit, unsigned min,
-		       const char *what)
+/*
+ * Open chunk ID as a stream.  MISSING names a chunk the file must have ("identity chunk
+ * (IDEN)": "no identity chunk (IDEN)" when it has none); NULL, an optional one.  Returns 1 when
+ * opened, 0 when an optional chunk is absent, -1 with a message.
+ */
+static int open_chunk(struct cf_reader *r, uint32_t id, const char *missing, struct cf_stream *s)
 {
-	if (n > limit || n > s->e->raw / min)
-		return cf_stream_error(s, "%llu %s cannot fit", (unsigned long long)n, what);
-	return 0;
+	const struct cf_entry *e = cf_find(r, id, 0);
+	if (!e)
+		return missing ? fth_error("%s: no %s", r->path, missing) : 0;
+	return cf_stream_open(r, e, s) < 0 ? -1 : 1;
+}
+
+/* open_chunk, then the table's record count (cf_get_count); the stream is freed on failure. */
+static int open_table(struct cf_reader *r, uint32_t id, const char *missing, uint64_t limit,
+		      unsigned min, const char *what, struct cf_stream *s, uint64_t *n)
+{
+	int rc = open_chunk(r, id, missing, s);
+	if (rc <= 0)
+		return rc;
+	if (cf_get_count(s, limit, min, what, n) < 0) {
+		cf_stream_free(s);
+		return -1;
+	}
+	return 1;
 }
 
 static int read_identity(struct cf_reader *r, struct mfile *m)
 {
-	const struct cf_entry *e = cf_find(r, MFILE_CHUNK_IDENTITY, 0);
-	if (!e)
-		return fth_error("%s: no identity chunk (IDEN)", r->path);
 	struct cf_stream s;
-	if (cf_stream_open(r, e, &s) < 0)
+	if (open_chunk(r, MFILE_CHUNK_IDENTITY, "identity chunk (IDEN)", &s) < 0)
 		return -1;
 	struct mfile_identity *id = &m->id;
 	uint32_t cap_argv = 0, cap_frames = 0;
@@ -169,7 +157,7 @@ static int read_identity(struct cf_reader *r, struct mfile *m)
 			break;
 		if (rc == 0) {
 			switch (field) {
-			case ID_HOST: rc = get_str_field(&s, wire, &id->host); break;
+			case ID_HOST: rc = cf_get_str_field(&s, wire, MFILE_MAX_STRING, &id->host); break;
 			case ID_PID: rc = get_u32_field(&s, wire, &id->pid, "pid"); break;
 			case ID_PPID: rc = get_u32_field(&s, wire, &id->ppid, "ppid"); break;
 			case ID_TID: rc = get_u32_field(&s, wire, &id->tid, "tid"); break;
@@ -180,18 +168,18 @@ static int read_identity(struct cf_reader *r, struct mfile *m)
 			case ID_PARENT_THREAD:
 				rc = get_i32_field(&s, wire, &id->parent_thread, "parent thread");
 				break;
-			case ID_PROGRAM: rc = get_str_field(&s, wire, &id->program); break;
-			case ID_CWD: rc = get_str_field(&s, wire, &id->cwd); break;
+			case ID_PROGRAM: rc = cf_get_str_field(&s, wire, MFILE_MAX_STRING, &id->program); break;
+			case ID_CWD: rc = cf_get_str_field(&s, wire, MFILE_MAX_STRING, &id->cwd); break;
 			case ID_ARG:
 				ALLOC_GROW(id->argv, id->argc + 1, cap_argv);
 				id->argv[id->argc] = NULL;
-				rc = get_str_field(&s, wire, &id->argv[id->argc]);
+				rc = cf_get_str_field(&s, wire, MFILE_MAX_STRING, &id->argv[id->argc]);
 				if (rc == 0)
 					id->argc++;
 				break;
-			case ID_START: rc = get_fixed_field(&s, wire, &id->start_ns); break;
-			case ID_END: rc = get_fixed_field(&s, wire, &id->end_ns); break;
-			case ID_END_REASON: rc = get_str_field(&s, wire, &id->end_reason); break;
+			case ID_START: rc = cf_get_fixed_field(&s, wire, &id->start_ns); break;
+			case ID_END: rc = cf_get_fixed_field(&s, wire, &id->end_ns); break;
+			case ID_END_REASON: rc = cf_get_str_field(&s, wire, MFILE_MAX_STRING, &id->end_reason); break;
 			case ID_CREATION_FRAME:
 				rc = get_embedded_varints(&s, wire, v, 2, "creation frame");
 				if (rc == 0 && v[0] > UINT32_MAX)
@@ -203,7 +191,7 @@ static int read_identity(struct cf_reader *r, struct mfile *m)
 					id->creation[id->ncreation++].offset = v[1];
 				}
 				break;
-			case ID_NAME: rc = get_str_field(&s, wire, &id->name); break;
+			case ID_NAME: rc = cf_get_str_field(&s, wire, MFILE_MAX_STRING, &id->name); break;
 			case ID_ENTRY_FRAME:
 				rc = get_embedded_varints(&s, wire, v, 2, "entry frame");
 				if (rc == 0 && v[0] > UINT32_MAX)
@@ -248,22 +236,18 @@ static int read_module(struct cf_stream *s, struct mfile_module *mod)
 			break;
 		if (rc == 0) {
 			switch (field) {
-			case MOD_PATH: rc = get_str_field(s, wire, &mod->path); break;
+			case MOD_PATH: rc = cf_get_str_field(s, wire, MFILE_MAX_STRING, &mod->path); break;
 			case MOD_BUILD_ID:
-				if (wire != CF_WIRE_BYTES) {
-					rc = cf_stream_error(s, "build-id field has type %u", wire);
-					break;
-				}
-				rc = cf_get_bytes(s, 256, &bytes, &len);
+				rc = cf_get_bytes_field(s, wire, "build-id", 256, &bytes, &len);
 				if (rc == 0) {
 					free(mod->build_id);
 					mod->build_id = (uint8_t *)bytes;
 					mod->build_id_len = (uint32_t)len;
 				}
 				break;
-			case MOD_LOAD: rc = get_varint_field(s, wire, &mod->load_ns); break;
-			case MOD_UNLOAD: rc = get_varint_field(s, wire, &mod->unload_ns); break;
-			case MOD_BASE: rc = get_fixed_field(s, wire, &mod->base); break;
+			case MOD_LOAD: rc = cf_get_varint_field(s, wire, &mod->load_ns); break;
+			case MOD_UNLOAD: rc = cf_get_varint_field(s, wire, &mod->unload_ns); break;
+			case MOD_BASE: rc = cf_get_fixed_field(s, wire, &mod->base); break;
 			case MOD_RANGE:
 				rc = get_embedded_varints(s, wire, v, 4, "address range");
 				if (rc == 0 && (v[0] + v[1] < v[0] || v[3] > 7))
@@ -290,16 +274,10 @@ static int read_module(struct cf_stream *s, struct mfile_module *mod)
 
 static int read_loadmap(struct cf_reader *r, struct mfile *m)
 {
-	const struct cf_entry *e = cf_find(r, MFILE_CHUNK_LOADMAP, 0);
-	if (!e)
-		return fth_error("%s: no load map chunk (LMAP)", r->path);
 	struct cf_stream s;
-	if (cf_stream_open(r, e, &s) < 0)
-		return -1;
 	uint64_t n;
-	if (cf_get_varint(&s, &n) < 0 ||
-	    check_count(&s, n, UINT32_MAX - 1, MIN_RECORD_BYTES, "modules") < 0)
-		goto fail;
+	if (open_table(r, MFILE_CHUNK_LOADMAP, "load map chunk (LMAP)", UINT32_MAX - 1, MIN_RECORD_BYTES, "modules", &s, &n) < 0)
+		return -1;
 	size_t cap = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		ALLOC_GROW(m->modules, i + 1, cap);
@@ -328,26 +306,26 @@ static int read_metric(struct cf_stream *s, struct mfile_metric *x, uint32_t nme
 			break;
 		if (rc == 0) {
 			switch (field) {
-			case MET_NAME: rc = get_str_field(s, wire, &x->name); break;
-			case MET_DESCRIPTION: rc = get_str_field(s, wire, &x->description); break;
+			case MET_NAME: rc = cf_get_str_field(s, wire, MFILE_MAX_STRING, &x->name); break;
+			case MET_DESCRIPTION: rc = cf_get_str_field(s, wire, MFILE_MAX_STRING, &x->description); break;
 			case MET_UNIT:
-				rc = get_varint_field(s, wire, &v);
+				rc = cf_get_varint_field(s, wire, &v);
 				if (rc == 0 && v >= MFILE_UNIT_COUNT_)
 					rc = cf_stream_error(s, "unknown unit %llu", (unsigned long long)v);
 				x->unit = (uint8_t)v;
 				break;
 			case MET_RATE_KIND:
-				rc = get_varint_field(s, wire, &v);
+				rc = cf_get_varint_field(s, wire, &v);
 				if (rc == 0 && v >= MFILE_RATE_COUNT_)
 					rc = cf_stream_error(s, "unknown rate kind %llu",
 							     (unsigned long long)v);
 				x->rate_kind = (uint8_t)v;
 				break;
-			case MET_RATE: rc = get_varint_field(s, wire, &x->rate); break;
+			case MET_RATE: rc = cf_get_varint_field(s, wire, &x->rate); break;
 			case MET_FLAGS: rc = get_u32_field(s, wire, &x->flags, "flags"); break;
-			case MET_ENABLED: rc = get_varint_field(s, wire, &x->time_enabled); break;
-			case MET_RUNNING: rc = get_varint_field(s, wire, &x->time_running); break;
-			case MET_SAMPLES: rc = get_varint_field(s, wire, &x->samples); break;
+			case MET_ENABLED: rc = cf_get_varint_field(s, wire, &x->time_enabled); break;
+			case MET_RUNNING: rc = cf_get_varint_field(s, wire, &x->time_running); break;
+			case MET_SAMPLES: rc = cf_get_varint_field(s, wire, &x->samples); break;
 			case MET_PARENT:
 				rc = get_i32_field(s, wire, &x->parent, "parent metric");
 				if (rc == 0 && x->parent >= (int32_t)nmetrics)
@@ -355,12 +333,12 @@ static int read_metric(struct cf_stream *s, struct mfile_metric *x, uint32_t nme
 							     x->parent);
 				break;
 			case MET_THRESHOLD:
-				rc = get_fixed_field(s, wire, &v);
+				rc = cf_get_fixed_field(s, wire, &v);
 				x->threshold = le_bits_f64(v);
 				break;
-			case MET_FORMULA: rc = get_str_field(s, wire, &x->formula); break;
+			case MET_FORMULA: rc = cf_get_str_field(s, wire, MFILE_MAX_STRING, &x->formula); break;
 			case MET_LEVEL:
-				rc = get_varint_field(s, wire, &v);
+				rc = cf_get_varint_field(s, wire, &v);
 				if (rc == 0 && v > 15)
 					rc = cf_stream_error(s, "TMA level %llu out of range",
 							     (unsigned long long)v);
@@ -409,16 +387,10 @@ static int check_metric_forest(struct cf_stream *s, const struct mfile *m)
 
 static int read_metrics(struct cf_reader *r, struct mfile *m)
 {
-	const struct cf_entry *e = cf_find(r, MFILE_CHUNK_METRICS, 0);
-	if (!e)
-		return fth_error("%s: no metric table chunk (METR)", r->path);
 	struct cf_stream s;
-	if (cf_stream_open(r, e, &s) < 0)
-		return -1;
 	uint64_t n;
-	if (cf_get_varint(&s, &n) < 0 ||
-	    check_count(&s, n, MFILE_MAX_METRICS, MIN_RECORD_BYTES, "metrics") < 0)
-		goto fail;
+	if (open_table(r, MFILE_CHUNK_METRICS, "metric table chunk (METR)", MFILE_MAX_METRICS, MIN_RECORD_BYTES, "metrics", &s, &n) < 0)
+		return -1;
 	m->metrics = xcalloc(n ? n : 1, sizeof(*m->metrics));
 	for (uint64_t i = 0; i < n; i++) {
 		m->nmetrics = (uint32_t)i + 1;
@@ -460,18 +432,13 @@ static void grow_values(struct mfile_cct *c, size_t *cap, size_t want)
 
 static int read_cct(struct cf_reader *r, struct mfile *m)
 {
-	const struct cf_entry *e = cf_find(r, MFILE_CHUNK_CCT, 0);
-	if (!e)
-		return fth_error("%s: no calling context tree chunk (CCT)", r->path);
 	struct cf_stream s;
-	if (cf_stream_open(r, e, &s) < 0)
-		return -1;
 	struct mfile_cct *c = &m->cct;
 	uint64_t nnodes, nvalues;
-	if (cf_get_varint(&s, &nnodes) < 0 ||
-	    check_count(&s, nnodes, UINT32_MAX - 1, MIN_NODE_BYTES, "nodes") < 0 ||
-	    cf_get_varint(&s, &nvalues) < 0 ||
-	    check_count(&s, nvalues, UINT32_MAX - 1, MIN_VALUE_BYTES, "values") < 0)
+	if (open_table(r, MFILE_CHUNK_CCT, "calling context tree chunk (CCT)", UINT32_MAX - 1,
+		       MIN_NODE_BYTES, "nodes", &s, &nnodes) < 0)
+		return -1;
+	if (cf_get_count(&s, UINT32_MAX - 1, MIN_VALUE_BYTES, "values", &nvalues) < 0)
 		goto fail;
 	if (nnodes == 0) {
 		cf_stream_error(&s, "empty tree (no root)");
@@ -564,15 +531,11 @@ fail:
 
 static int read_trace(struct cf_reader *r, struct mfile *m)
 {
-	const struct cf_entry *e = cf_find(r, MFILE_CHUNK_TRACE, 0);
-	if (!e)
-		return 0;
 	struct cf_stream s;
-	if (cf_stream_open(r, e, &s) < 0)
-		return -1;
 	uint64_t n;
-	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, UINT64_MAX, 2, "trace records") < 0)
-		goto fail;
+	int opened = open_table(r, MFILE_CHUNK_TRACE, NULL, UINT64_MAX, 2, "trace records", &s, &n);
+	if (opened <= 0)
+		return opened;
 	m->has_trace = true;
 	size_t cap = (size_t)FTH_MIN(n, PREALLOC_MAX);
 	m->trace = xreallocarray(NULL, cap ? cap : 1, sizeof(*m->trace));
@@ -603,15 +566,11 @@ fail:
 
 static int read_stats(struct cf_reader *r, struct mfile *m)
 {
-	const struct cf_entry *e = cf_find(r, MFILE_CHUNK_STATS, 0);
-	if (!e)
-		return 0;
 	struct cf_stream s;
-	if (cf_stream_open(r, e, &s) < 0)
-		return -1;
 	uint64_t n;
-	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, 1u << 20, 1, "counters") < 0)
-		goto fail;
+	int opened = open_table(r, MFILE_CHUNK_STATS, NULL, 1u << 20, 1, "counters", &s, &n);
+	if (opened <= 0)
+		return opened;
 	m->stats = xcalloc(n ? n : 1, sizeof(*m->stats));
 	for (uint64_t i = 0; i < n; i++) {
 		struct mfile_stat *st = &m->stats[i];
@@ -623,9 +582,9 @@ static int read_stats(struct cf_reader *r, struct mfile *m)
 				break;
 			if (rc == 0) {
 				if (field == STAT_NAME)
-					rc = get_str_field(&s, wire, &st->name);
+					rc = cf_get_str_field(&s, wire, MFILE_MAX_STRING, &st->name);
 				else if (field == STAT_VALUE)
-					rc = get_varint_field(&s, wire, &st->value);
+					rc = cf_get_varint_field(&s, wire, &st->value);
 				else
 					rc = cf_skip_field(&s, wire);
 			}

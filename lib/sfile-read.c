@@ -7,6 +7,7 @@
 #include "compat.h"
 #include "sfile.h"
 #include "error.h"
+#include "search.h"
 #include "xalloc.h"
 
 #include <stdlib.h>
@@ -19,48 +20,6 @@ enum { MODL_PATH = 1, MODL_BUILD_ID = 2, MODL_MACHINE = 3, MODL_FLAGS = 4, MODL_
 #define NODE_MIN_BYTES 11
 #define RANGE_MIN_BYTES 3
 #define LINE_MIN_BYTES 5
-
-static int check_count(struct cf_stream *s, uint64_t n, uint64_t limit, unsigned min,
-		       const char *what)
-{
-	if (n > limit || n > s->e->raw / min)
-		return cf_stream_error(s, "%llu %s cannot fit", (unsigned long long)n, what);
-	return 0;
-}
-
-static int open_chunk(struct cf_reader *r, uint32_t id, struct cf_stream *s)
-{
-	char name[5];
-	const struct cf_entry *e = cf_find(r, id, 0);
-	if (!e)
-		return fth_error("%s: no %s chunk", r->path, cf_id_name(id, name));
-	if (cf_find(r, id, 1))
-		return fth_error("%s: more than one %s chunk", r->path, cf_id_name(id, name));
-	return cf_stream_open(r, e, s);
-}
-
-static int get_str(struct cf_stream *s, unsigned wire, char **dst)
-{
-	if (wire != CF_WIRE_BYTES)
-		return cf_stream_error(s, "string field has type %u", wire);
-	char *str;
-	if (cf_get_bytes(s, SFILE_MAX_STRING, &str, NULL) < 0)
-		return -1;
-	free(*dst);
-	*dst = str;
-	return 0;
-}
-
-static int get_u32(struct cf_stream *s, uint32_t *v, uint32_t limit, const char *what)
-{
-	uint64_t x;
-	if (cf_get_varint(s, &x) < 0)
-		return -1;
-	if (x > limit)
-		return cf_stream_error(s, "%s %llu out of range", what, (unsigned long long)x);
-	*v = (uint32_t)x;
-	return 0;
-}
 
 /* A "+1" index: 0 means none, else INDEX + 1 with INDEX < COUNT. */
 static int get_index(struct cf_stream *s, uint32_t *v, uint32_t count, const char *what)
@@ -78,7 +37,7 @@ static int get_index(struct cf_stream *s, uint32_t *v, uint32_t count, const cha
 static int read_module(struct cf_reader *r, struct sfile *sf)
 {
 	struct cf_stream s;
-	if (open_chunk(r, SFILE_CHUNK_MODULE, &s) < 0)
+	if (cf_open_unique(r, SFILE_CHUNK_MODULE, &s) < 0)
 		return -1;
 	for (;;) {
 		unsigned field, wire;
@@ -90,14 +49,15 @@ static int read_module(struct cf_reader *r, struct sfile *sf)
 			break;
 		if (rc == 0) {
 			switch (field) {
-			case MODL_PATH: rc = get_str(&s, wire, &sf->path); break;
-			case MODL_DEBUG_PATH: rc = get_str(&s, wire, &sf->debug_path); break;
+			case MODL_PATH:
+				rc = cf_get_str_field(&s, wire, SFILE_MAX_STRING, &sf->path);
+				break;
+			case MODL_DEBUG_PATH:
+				rc = cf_get_str_field(&s, wire, SFILE_MAX_STRING, &sf->debug_path);
+				break;
 			case MODL_BUILD_ID:
-				if (wire != CF_WIRE_BYTES) {
-					rc = cf_stream_error(&s, "build-id field has type %u", wire);
-					break;
-				}
-				rc = cf_get_bytes(&s, SFILE_MAX_BUILD_ID, &bytes, &len);
+				rc = cf_get_bytes_field(&s, wire, "build-id", SFILE_MAX_BUILD_ID, &bytes,
+							&len);
 				if (rc == 0) {
 					free(sf->build_id);
 					sf->build_id = (uint8_t *)bytes;
@@ -107,11 +67,7 @@ static int read_module(struct cf_reader *r, struct sfile *sf)
 			case MODL_MACHINE:
 			case MODL_FLAGS:
 			case MODL_TEXT_BYTES:
-				if (wire != CF_WIRE_VARINT) {
-					rc = cf_stream_error(&s, "number field has type %u", wire);
-					break;
-				}
-				rc = cf_get_varint(&s, &v);
+				rc = cf_get_varint_field(&s, wire, &v);
 				if (rc == 0 && field != MODL_TEXT_BYTES && v > UINT32_MAX)
 					rc = cf_stream_error(&s, "field %u out of range", field);
 				if (rc == 0 && field == MODL_MACHINE)
@@ -139,22 +95,8 @@ fail:
 
 static int read_strings(struct cf_reader *r, struct sfile *sf)
 {
-	struct cf_stream s;
-	if (open_chunk(r, SFILE_CHUNK_STRINGS, &s) < 0)
-		return -1;
-	uint64_t n;
-	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, UINT32_MAX - 1, 1, "strings") < 0)
-		goto fail;
-	sf->strings = xcalloc(n ? n : 1, sizeof(*sf->strings));
-	for (uint64_t i = 0; i < n; i++) {
-		if (cf_get_bytes(&s, SFILE_MAX_STRING, &sf->strings[i], NULL) < 0)
-			goto fail;
-		sf->nstrings = (uint32_t)i + 1;
-	}
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	return cf_read_string_table(r, SFILE_CHUNK_STRINGS, SFILE_MAX_STRING, &sf->strings,
+				    &sf->nstrings);
 }
 
 static int check_node(struct cf_stream *s, const struct sfile *sf, uint32_t i)
@@ -176,25 +118,26 @@ static int check_node(struct cf_stream *s, const struct sfile *sf, uint32_t i)
 static int read_nodes(struct cf_reader *r, struct sfile *sf)
 {
 	struct cf_stream s;
-	if (open_chunk(r, SFILE_CHUNK_NODES, &s) < 0)
-		return -1;
 	uint64_t n;
-	if (cf_get_varint(&s, &n) < 0 ||
-	    check_count(&s, n, UINT32_MAX - 1, NODE_MIN_BYTES, "nodes") < 0)
-		goto fail;
+	if (cf_open_table(r, SFILE_CHUNK_NODES, UINT32_MAX - 1, NODE_MIN_BYTES, "nodes", &s,
+			  &n) < 0)
+		return -1;
 	sf->nodes = xcalloc(n ? n : 1, sizeof(*sf->nodes));
 	for (uint32_t i = 0; i < n; i++) {
 		struct sfile_node *x = &sf->nodes[i];
 		uint32_t ns = sf->nstrings;
-		if (cf_get_u8(&s, &x->kind) < 0 || get_index(&s, &x->parent, (uint32_t)n, "parent") < 0 ||
+		if (cf_get_u8(&s, &x->kind) < 0 ||
+		    get_index(&s, &x->parent, (uint32_t)n, "parent") < 0 ||
 		    get_index(&s, &x->name, ns, "name") < 0 ||
 		    get_index(&s, &x->symbol, ns, "symbol") < 0 ||
 		    get_index(&s, &x->file, ns, "file") < 0 ||
-		    get_u32(&s, &x->line, UINT32_MAX, "line") < 0 ||
-		    get_u32(&s, &x->column, UINT32_MAX, "column") < 0 ||
-		    get_u32(&s, &x->flags, UINT32_MAX, "flags") < 0 || cf_get_varint(&s, &x->addr) < 0 ||
+		    cf_get_u32_max(&s, &x->line, UINT32_MAX, "line") < 0 ||
+		    cf_get_u32_max(&s, &x->column, UINT32_MAX, "column") < 0 ||
+		    cf_get_u32_max(&s, &x->flags, UINT32_MAX, "flags") < 0 ||
+		    cf_get_varint(&s, &x->addr) < 0 ||
 		    get_index(&s, &x->origin, (uint32_t)n, "origin") < 0 ||
-		    get_u32(&s, &x->entries, UINT32_MAX, "entries") < 0 || check_node(&s, sf, i) < 0)
+		    cf_get_u32_max(&s, &x->entries, UINT32_MAX, "entries") < 0 ||
+		    check_node(&s, sf, i) < 0)
 			goto fail;
 		sf->nnodes = i + 1;
 	}
@@ -227,35 +170,59 @@ static int get_interval(struct cf_stream *s, uint64_t *prev, uint64_t *lo, uint6
 	return 0;
 }
 
+/*
+ * Open table ID of records about nodes, one per node at most and MIN bytes each at least: a
+ * chunk that a minor version added, absent in older files (where no node has such a record).
+ * Returns 1 when opened, with its count in *N; 0 when absent; -1 with a message.
+ */
+static int open_node_records(struct cf_reader *r, const struct sfile *sf, uint32_t id,
+			     unsigned min, const char *what, struct cf_stream *s, uint64_t *n)
+{
+	if (!cf_find(r, id, 0))
+		return 0;
+	return cf_open_table(r, id, sf->nnodes, min, what, s, n) < 0 ? -1 : 1;
+}
+
+/* The node a record is about. */
+static int get_node(struct cf_stream *s, const struct sfile *sf, uint32_t *node)
+{
+	return cf_get_u32_max(s, node, sf->nnodes ? sf->nnodes - 1 : 0, "node");
+}
+
+/* Whether NODE, of which record K (a RECORD) tells, is of KIND (named A_KIND). */
+static int check_node_kind(struct cf_stream *s, const struct sfile *sf, uint32_t node,
+			   unsigned kind, const char *record, uint64_t k, const char *a_kind)
+{
+	if (sf->nodes[node].kind == kind)
+		return 0;
+	return cf_stream_error(s, "%s %llu: node %u is not %s", record, (unsigned long long)k, node,
+			       a_kind);
+}
+
 /* The declarations of inlined functions: a chunk since 1.1, absent before (none known). */
 static int read_decls(struct cf_reader *r, struct sfile *sf)
 {
 	for (uint32_t i = 0; i < sf->nnodes; i++)
 		sf->nodes[i].decl_file = SFILE_NONE;
-	if (!cf_find(r, SFILE_CHUNK_DECLS, 0))
-		return 0;
 	struct cf_stream s;
-	if (open_chunk(r, SFILE_CHUNK_DECLS, &s) < 0)
-		return -1;
 	uint64_t n;
-	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, sf->nnodes, 3, "declarations") < 0)
-		goto fail;
+	int opened = open_node_records(r, sf, SFILE_CHUNK_DECLS, 3, "declarations", &s, &n);
+	if (opened <= 0)
+		return opened;
 	for (uint64_t k = 0; k < n; k++) {
 		uint32_t node = 0, file = 0, line = 0;
-		if (get_u32(&s, &node, sf->nnodes ? sf->nnodes - 1 : 0, "node") < 0 ||
-		    get_u32(&s, &file, UINT32_MAX, "file") < 0 ||
-		    get_u32(&s, &line, UINT32_MAX, "line") < 0)
+		if (get_node(&s, sf, &node) < 0 ||
+		    cf_get_u32_max(&s, &file, UINT32_MAX, "file") < 0 ||
+		    cf_get_u32_max(&s, &line, UINT32_MAX, "line") < 0)
 			goto fail;
 		if (file >= sf->nstrings) {
 			cf_stream_error(&s, "declaration %llu: file %u out of range",
 					(unsigned long long)k, file);
 			goto fail;
 		}
-		if (sf->nodes[node].kind != SFILE_INLINE) {
-			cf_stream_error(&s, "declaration %llu: node %u is not an inlined call",
-					(unsigned long long)k, node);
+		if (check_node_kind(&s, sf, node, SFILE_INLINE, "declaration", k,
+				    "an inlined call") < 0)
 			goto fail;
-		}
 		sf->nodes[node].decl_file = file;
 		sf->nodes[node].decl_line = line;
 	}
@@ -272,26 +239,20 @@ static int read_latches(struct cf_reader *r, struct sfile *sf)
 		sf->nodes[i].latch_file = SFILE_NONE;
 		sf->nodes[i].latch_line = sf->nodes[i].latch_column = 0;
 	}
-	if (!cf_find(r, SFILE_CHUNK_LATCHES, 0))
-		return 0;
 	struct cf_stream s;
-	if (open_chunk(r, SFILE_CHUNK_LATCHES, &s) < 0)
-		return -1;
 	uint64_t n;
-	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, sf->nnodes, 4, "latches") < 0)
-		goto fail;
+	int opened = open_node_records(r, sf, SFILE_CHUNK_LATCHES, 4, "latches", &s, &n);
+	if (opened <= 0)
+		return opened;
 	for (uint64_t k = 0; k < n; k++) {
 		uint32_t node = 0, file = SFILE_NONE, line = 0, column = 0;
-		if (get_u32(&s, &node, sf->nnodes ? sf->nnodes - 1 : 0, "node") < 0 ||
+		if (get_node(&s, sf, &node) < 0 ||
 		    get_index(&s, &file, sf->nstrings, "file") < 0 ||
-		    get_u32(&s, &line, UINT32_MAX, "line") < 0 ||
-		    get_u32(&s, &column, UINT32_MAX, "column") < 0)
+		    cf_get_u32_max(&s, &line, UINT32_MAX, "line") < 0 ||
+		    cf_get_u32_max(&s, &column, UINT32_MAX, "column") < 0)
 			goto fail;
-		if (sf->nodes[node].kind != SFILE_LOOP) {
-			cf_stream_error(&s, "latch %llu: node %u is not a loop", (unsigned long long)k,
-					node);
+		if (check_node_kind(&s, sf, node, SFILE_LOOP, "latch", k, "a loop") < 0)
 			goto fail;
-		}
 		sf->nodes[node].latch_file = file;
 		sf->nodes[node].latch_line = line;
 		sf->nodes[node].latch_column = column;
@@ -305,12 +266,10 @@ fail:
 static int read_ranges(struct cf_reader *r, struct sfile *sf)
 {
 	struct cf_stream s;
-	if (open_chunk(r, SFILE_CHUNK_RANGES, &s) < 0)
-		return -1;
 	uint64_t n, prev = 0;
-	if (cf_get_varint(&s, &n) < 0 || check_count(&s, n, UINT64_MAX / 64, RANGE_MIN_BYTES,
-						     "ranges") < 0)
-		goto fail;
+	if (cf_open_table(r, SFILE_CHUNK_RANGES, UINT64_MAX / 64, RANGE_MIN_BYTES, "ranges", &s,
+			  &n) < 0)
+		return -1;
 	sf->ranges = xcalloc(n ? n : 1, sizeof(*sf->ranges));
 	for (uint64_t i = 0; i < n; i++) {
 		struct sfile_range *x = &sf->ranges[i];
@@ -334,19 +293,17 @@ fail:
 static int read_lines(struct cf_reader *r, struct sfile *sf)
 {
 	struct cf_stream s;
-	if (open_chunk(r, SFILE_CHUNK_LINES, &s) < 0)
-		return -1;
 	uint64_t n, prev = 0;
-	if (cf_get_varint(&s, &n) < 0 ||
-	    check_count(&s, n, UINT64_MAX / 64, LINE_MIN_BYTES, "line rows") < 0)
-		goto fail;
+	if (cf_open_table(r, SFILE_CHUNK_LINES, UINT64_MAX / 64, LINE_MIN_BYTES, "line rows", &s,
+			  &n) < 0)
+		return -1;
 	sf->lines = xcalloc(n ? n : 1, sizeof(*sf->lines));
 	for (uint64_t i = 0; i < n; i++) {
 		struct sfile_line *x = &sf->lines[i];
 		if (get_interval(&s, &prev, &x->lo, &x->hi, i) < 0 ||
 		    get_index(&s, &x->file, sf->nstrings, "file") < 0 ||
-		    get_u32(&s, &x->line, UINT32_MAX, "line") < 0 ||
-		    get_u32(&s, &x->column, UINT32_MAX, "column") < 0)
+		    cf_get_u32_max(&s, &x->line, UINT32_MAX, "line") < 0 ||
+		    cf_get_u32_max(&s, &x->column, UINT32_MAX, "column") < 0)
 			goto fail;
 		sf->nlines = i + 1;
 	}
@@ -366,7 +323,8 @@ int sfile_read(const char *path, struct sfile *sf)
 	sf->minor = r.minor;
 	int rc = 0;
 	if (read_module(&r, sf) < 0 || read_strings(&r, sf) < 0 || read_nodes(&r, sf) < 0 ||
-	    read_decls(&r, sf) < 0 || read_latches(&r, sf) < 0 || read_ranges(&r, sf) < 0 || read_lines(&r, sf) < 0)
+	    read_decls(&r, sf) < 0 || read_latches(&r, sf) < 0 || read_ranges(&r, sf) < 0 ||
+	    read_lines(&r, sf) < 0)
 		rc = -1;
 	cf_close(&r);
 	if (rc < 0)
@@ -390,32 +348,14 @@ void sfile_release(struct sfile *sf)
 
 uint32_t sfile_lookup(const struct sfile *sf, uint64_t addr)
 {
-	uint64_t lo = 0, hi = sf->nranges;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (sf->ranges[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < sf->nranges && sf->ranges[lo].lo <= addr)
-		return sf->ranges[lo].node;
-	return SFILE_NONE;
+	uint64_t i = FTH_UPPER_BOUND(sf->ranges, sf->nranges, hi, addr);
+	return i < sf->nranges && sf->ranges[i].lo <= addr ? sf->ranges[i].node : SFILE_NONE;
 }
 
 const struct sfile_line *sfile_line_at(const struct sfile *sf, uint64_t addr)
 {
-	uint64_t lo = 0, hi = sf->nlines;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (sf->lines[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < sf->nlines && sf->lines[lo].lo <= addr)
-		return &sf->lines[lo];
-	return NULL;
+	uint64_t i = FTH_UPPER_BOUND(sf->lines, sf->nlines, hi, addr);
+	return i < sf->nlines && sf->lines[i].lo <= addr ? &sf->lines[i] : NULL;
 }
 
 const char *sfile_str(const struct sfile *sf, uint32_t index)

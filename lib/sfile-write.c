@@ -34,16 +34,6 @@ static int write_module(struct cf_writer *w, const struct sfile *sf)
 	return cf_chunk_end(w);
 }
 
-static int write_strings(struct cf_writer *w, const struct sfile *sf)
-{
-	if (cf_chunk_begin(w, SFILE_CHUNK_STRINGS) < 0 || cf_put_varint(w, sf->nstrings) < 0)
-		return -1;
-	for (uint32_t i = 0; i < sf->nstrings; i++)
-		if (cf_put_str(w, sf->strings[i]) < 0)
-			return -1;
-	return cf_chunk_end(w);
-}
-
 static int write_nodes(struct cf_writer *w, const struct sfile *sf)
 {
 	if (cf_chunk_begin(w, SFILE_CHUNK_NODES) < 0 || cf_put_varint(w, sf->nnodes) < 0)
@@ -62,17 +52,34 @@ static int write_nodes(struct cf_writer *w, const struct sfile *sf)
 	return cf_chunk_end(w);
 }
 
-/* The declarations of inlined functions (since 1.1): the nodes that have one. */
-static int write_decls(struct cf_writer *w, const struct sfile *sf)
+static bool has_decl(const struct sfile_node *x)
+{
+	return x->kind == SFILE_INLINE && x->decl_file != SFILE_NONE;
+}
+
+static bool has_latch(const struct sfile_node *x)
+{
+	return x->kind == SFILE_LOOP && x->latch_line != 0;
+}
+
+/* Start chunk ID of records about the nodes that HAS a record: the count of them first. */
+static int begin_node_records(struct cf_writer *w, const struct sfile *sf, uint32_t id,
+			      bool (*has)(const struct sfile_node *))
 {
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < sf->nnodes; i++)
-		n += sf->nodes[i].kind == SFILE_INLINE && sf->nodes[i].decl_file != SFILE_NONE;
-	if (cf_chunk_begin(w, SFILE_CHUNK_DECLS) < 0 || cf_put_varint(w, n) < 0)
+		n += has(&sf->nodes[i]);
+	return cf_chunk_begin(w, id) < 0 || cf_put_varint(w, n) < 0 ? -1 : 0;
+}
+
+/* The declarations of inlined functions (since 1.1): the nodes that have one. */
+static int write_decls(struct cf_writer *w, const struct sfile *sf)
+{
+	if (begin_node_records(w, sf, SFILE_CHUNK_DECLS, has_decl) < 0)
 		return -1;
 	for (uint32_t i = 0; i < sf->nnodes; i++) {
 		const struct sfile_node *x = &sf->nodes[i];
-		if (x->kind != SFILE_INLINE || x->decl_file == SFILE_NONE)
+		if (!has_decl(x))
 			continue;
 		if (cf_put_varint(w, i) < 0 || cf_put_varint(w, x->decl_file) < 0 ||
 		    cf_put_varint(w, x->decl_line) < 0)
@@ -84,14 +91,11 @@ static int write_decls(struct cf_writer *w, const struct sfile *sf)
 /* The latch lines of loops (since 1.3): the loops that have one. */
 static int write_latches(struct cf_writer *w, const struct sfile *sf)
 {
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < sf->nnodes; i++)
-		n += sf->nodes[i].kind == SFILE_LOOP && sf->nodes[i].latch_line != 0;
-	if (cf_chunk_begin(w, SFILE_CHUNK_LATCHES) < 0 || cf_put_varint(w, n) < 0)
+	if (begin_node_records(w, sf, SFILE_CHUNK_LATCHES, has_latch) < 0)
 		return -1;
 	for (uint32_t i = 0; i < sf->nnodes; i++) {
 		const struct sfile_node *x = &sf->nodes[i];
-		if (x->kind != SFILE_LOOP || x->latch_line == 0)
+		if (!has_latch(x))
 			continue;
 		if (cf_put_varint(w, i) < 0 || cf_put_varint(w, plus_one(x->latch_file)) < 0 ||
 		    cf_put_varint(w, x->latch_line) < 0 || cf_put_varint(w, x->latch_column) < 0)
@@ -154,13 +158,14 @@ int sfile_write_at(int dirfd, const char *name, const char *path, const struct s
 	int rc = cf_writer_open(&w, fd, path, SFILE_MAGIC, SFILE_MAJOR, SFILE_MINOR, level, ws,
 				ws_size);
 	if (rc == 0)
-		rc = write_module(&w, sf) < 0 || write_strings(&w, sf) < 0 ||
-				     write_nodes(&w, sf) < 0 || write_decls(&w, sf) < 0 ||
-				     write_latches(&w, sf) < 0 ||
-				     write_ranges(&w, sf) < 0 ||
-				     write_lines(&w, sf) < 0 || cf_writer_finish(&w) < 0
-			     ? -1
-			     : 0;
+		rc = write_module(&w, sf) < 0 ||
+			     cf_put_string_table(&w, SFILE_CHUNK_STRINGS, sf->strings,
+						 sf->nstrings) < 0 ||
+			     write_nodes(&w, sf) < 0 || write_decls(&w, sf) < 0 ||
+			     write_latches(&w, sf) < 0 || write_ranges(&w, sf) < 0 ||
+			     write_lines(&w, sf) < 0 || cf_writer_finish(&w) < 0
+			? -1
+			: 0;
 	free(ws);
 	if (close(fd) < 0 && rc == 0)
 		rc = fth_error_errno(errno, "%s: close failed", path);

@@ -7,10 +7,12 @@
  */
 #include "compat.h"
 #include "prof.h"
+#include "elfsyms.h"
 #include "error.h"
 #include "hmap.h"
 #include "input.h"
 #include "ksyms.h"
+#include "search.h"
 #include "sfile.h"
 #include "srcpath.h"
 #include "xalloc.h"
@@ -235,38 +237,29 @@ static int cmp_symbol(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* Where the function symbols prof keeps go: those not at address 0. */
+struct symbol_sink {
+	struct elfinfo *ei;
+	size_t cap;
+};
+
+static bool keep_symbol(void *arg, const struct elfsym *sym)
+{
+	struct symbol_sink *sink = arg;
+	struct elfinfo *ei = sink->ei;
+	if (!sym->addr)
+		return false;
+	ALLOC_GROW(ei->syms, ei->nsyms + 1, sink->cap);
+	ei->syms[ei->nsyms++] =
+		(struct symbol){ sym->addr, sym->addr + sym->size, xstrdup(sym->name) };
+	return true;
+}
+
+/* The binary's function symbols: .symtab's, else .dynsym's; sorted, aliases dropped. */
 static void read_symbols(struct elfinfo *ei)
 {
-	size_t alloc = 0;
-	for (int pass = 0; pass < 2 && ei->nsyms == 0; pass++) {
-		Elf_Scn *scn = NULL;
-		while ((scn = elf_nextscn(ei->elf, scn))) {
-			GElf_Shdr sh;
-			if (!gelf_getshdr(scn, &sh) ||
-			    sh.sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM))
-				continue;
-			Elf_Data *data = elf_getdata(scn, NULL);
-			if (!data || !sh.sh_entsize)
-				continue;
-			size_t count = sh.sh_size / sh.sh_entsize;
-			for (size_t i = 0; i < count; i++) {
-				GElf_Sym sym;
-				if (!gelf_getsym(data, (int)i, &sym))
-					continue;
-				unsigned type = GELF_ST_TYPE(sym.st_info);
-				if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !sym.st_value ||
-				    sym.st_shndx == SHN_UNDEF)
-					continue;
-				const char *name = elf_strptr(ei->elf, sh.sh_link, sym.st_name);
-				if (!name || !*name)
-					continue;
-				ALLOC_GROW(ei->syms, ei->nsyms + 1, alloc);
-				ei->syms[ei->nsyms++] = (struct symbol){
-					sym.st_value, sym.st_value + sym.st_size, xstrdup(name)
-				};
-			}
-		}
-	}
+	struct symbol_sink sink = { ei, 0 };
+	elfsyms_read(ei->elf, ELFSYMS_SYMTAB | ELFSYMS_DYNSYM_FALLBACK, keep_symbol, &sink);
 	qsort(ei->syms, ei->nsyms, sizeof(*ei->syms), cmp_symbol);
 	/* Drop aliases (same start): the first, by cmp_symbol's order, stays. */
 	size_t k = 0;
@@ -411,17 +404,10 @@ void structs_release_module(struct module_info *m)
 
 static const struct symbol *find_symbol(const struct elfinfo *ei, uint64_t a)
 {
-	size_t lo = 0, hi = ei->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ei->syms[mid].lo <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	size_t after = FTH_UPPER_BOUND(ei->syms, ei->nsyms, lo, a);
+	if (!after)
 		return NULL;
-	const struct symbol *s = &ei->syms[lo - 1];
+	const struct symbol *s = &ei->syms[after - 1];
 	if (s->hi > s->lo && a >= s->hi)
 		return NULL;
 	return s;

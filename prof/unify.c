@@ -48,14 +48,47 @@ struct edge {
 	uint8_t kind;
 };
 
+/*
+ * Interned entries chained by hash: MAP gives a hash's newest entry, NEXT[i] the entry with the
+ * same hash interned before entry i (DBFILE_NONE: none).  NEXT grows with the entries' array.
+ */
+struct chains {
+	struct hmap map;
+	uint32_t *next;
+};
+
+/* The newest entry of hash H, or DBFILE_NONE; the older ones follow through NEXT. */
+static uint32_t chains_first(const struct chains *c, uint64_t h)
+{
+	uint64_t first;
+	return hmap_get(&c->map, h, &first) ? (uint32_t)first : DBFILE_NONE;
+}
+
+static void chains_grow(struct chains *c, uint32_t cap)
+{
+	c->next = xreallocarray(c->next, cap, sizeof(*c->next));
+}
+
+/* Entry ID, just interned, becomes the newest of hash H. */
+static void chains_add(struct chains *c, uint64_t h, uint32_t id)
+{
+	c->next[id] = chains_first(c, h);
+	hmap_put(&c->map, h, id);
+}
+
+static void chains_release(struct chains *c)
+{
+	hmap_release(&c->map);
+	free(c->next);
+}
+
 struct unifier {
 	struct structs *ss;
 	struct prof_problems *problems;
 	/* strings */
 	char **strs;
 	uint32_t nstrs, astrs;
-	uint32_t *str_next;
-	struct hmap str_map;
+	struct chains str_chains;
 	/* modules */
 	struct module_info *mods;
 	uint32_t nmods, amods;
@@ -63,13 +96,11 @@ struct unifier {
 	/* functions */
 	struct dbfile_function *funcs;
 	uint32_t nfuncs, afuncs;
-	uint32_t *func_next;
-	struct hmap func_map;
+	struct chains func_chains;
 	/* contexts */
 	struct dbfile_context *ctx;
 	uint32_t nctx, actx;
-	uint32_t *ctx_next;
-	struct hmap ctx_map;
+	struct chains ctx_chains;
 	uint32_t *stamp, *local; /* per context: last thread that touched it, its local index */
 	/* edges */
 	struct edge *edges;
@@ -121,20 +152,19 @@ static uint32_t intern_str(struct unifier *u, const char *s)
 {
 	if (!s)
 		return DBFILE_NONE;
-	uint64_t h = hash_str(s), first;
-	if (hmap_get(&u->str_map, h, &first))
-		for (uint32_t i = (uint32_t)first; i != DBFILE_NONE; i = u->str_next[i])
-			if (strcmp(u->strs[i], s) == 0)
-				return i;
+	uint64_t h = hash_str(s);
+	for (uint32_t i = chains_first(&u->str_chains, h); i != DBFILE_NONE;
+	     i = u->str_chains.next[i])
+		if (strcmp(u->strs[i], s) == 0)
+			return i;
 	if (u->nstrs == u->astrs) {
 		u->astrs = u->astrs ? u->astrs * 2 : 256;
 		u->strs = xreallocarray(u->strs, u->astrs, sizeof(*u->strs));
-		u->str_next = xreallocarray(u->str_next, u->astrs, sizeof(*u->str_next));
+		chains_grow(&u->str_chains, u->astrs);
 	}
 	uint32_t id = u->nstrs++;
 	u->strs[id] = xstrdup(s);
-	u->str_next[id] = hmap_get(&u->str_map, h, &first) ? (uint32_t)first : DBFILE_NONE;
-	hmap_put(&u->str_map, h, id);
+	chains_add(&u->str_chains, h, id);
 	return id;
 }
 
@@ -147,21 +177,19 @@ static uint64_t hash_func(const struct dbfile_function *f)
 
 static uint32_t intern_func(struct unifier *u, const struct dbfile_function *f)
 {
-	uint64_t h = hash_func(f), first;
-	bool have = hmap_get(&u->func_map, h, &first);
-	if (have)
-		for (uint32_t i = (uint32_t)first; i != DBFILE_NONE; i = u->func_next[i])
-			if (!memcmp(&u->funcs[i], f, sizeof(*f)))
-				return i;
+	uint64_t h = hash_func(f);
+	for (uint32_t i = chains_first(&u->func_chains, h); i != DBFILE_NONE;
+	     i = u->func_chains.next[i])
+		if (!memcmp(&u->funcs[i], f, sizeof(*f)))
+			return i;
 	if (u->nfuncs == u->afuncs) {
 		u->afuncs = u->afuncs ? u->afuncs * 2 : 256;
 		u->funcs = xreallocarray(u->funcs, u->afuncs, sizeof(*u->funcs));
-		u->func_next = xreallocarray(u->func_next, u->afuncs, sizeof(*u->func_next));
+		chains_grow(&u->func_chains, u->afuncs);
 	}
 	uint32_t id = u->nfuncs++;
 	u->funcs[id] = *f;
-	u->func_next[id] = have ? (uint32_t)first : DBFILE_NONE;
-	hmap_put(&u->func_map, h, id);
+	chains_add(&u->func_chains, h, id);
 	return id;
 }
 
@@ -190,17 +218,16 @@ static void grow_metric_arrays(struct unifier *u, struct gmetric *g, uint32_t fr
 
 static uint32_t intern_ctx(struct unifier *u, const struct dbfile_context *c)
 {
-	uint64_t h = hash_ctx(c), first;
-	bool have = hmap_get(&u->ctx_map, h, &first);
-	if (have)
-		for (uint32_t i = (uint32_t)first; i != DBFILE_NONE; i = u->ctx_next[i])
-			if (same_ctx(&u->ctx[i], c))
-				return i;
+	uint64_t h = hash_ctx(c);
+	for (uint32_t i = chains_first(&u->ctx_chains, h); i != DBFILE_NONE;
+	     i = u->ctx_chains.next[i])
+		if (same_ctx(&u->ctx[i], c))
+			return i;
 	if (u->nctx == u->actx) {
 		uint32_t old = u->actx;
 		u->actx = u->actx ? u->actx * 2 : 1024;
 		u->ctx = xreallocarray(u->ctx, u->actx, sizeof(*u->ctx));
-		u->ctx_next = xreallocarray(u->ctx_next, u->actx, sizeof(*u->ctx_next));
+		chains_grow(&u->ctx_chains, u->actx);
 		u->stamp = xreallocarray(u->stamp, u->actx, sizeof(*u->stamp));
 		u->local = xreallocarray(u->local, u->actx, sizeof(*u->local));
 		memset(u->stamp + old, 0xff, (u->actx - old) * sizeof(*u->stamp));
@@ -209,8 +236,7 @@ static uint32_t intern_ctx(struct unifier *u, const struct dbfile_context *c)
 	}
 	uint32_t id = u->nctx++;
 	u->ctx[id] = *c;
-	u->ctx_next[id] = have ? (uint32_t)first : DBFILE_NONE;
-	hmap_put(&u->ctx_map, h, id);
+	chains_add(&u->ctx_chains, h, id);
 	return id;
 }
 
@@ -219,9 +245,9 @@ struct unifier *unifier_new(struct structs *ss, struct prof_problems *p)
 	struct unifier *u = xcalloc(1, sizeof(*u));
 	u->ss = ss;
 	u->problems = p;
-	hmap_init(&u->str_map);
-	hmap_init(&u->func_map);
-	hmap_init(&u->ctx_map);
+	hmap_init(&u->str_chains.map);
+	hmap_init(&u->func_chains.map);
+	hmap_init(&u->ctx_chains.map);
 	struct dbfile_context root = { .parent = DBFILE_NONE, .kind = DBFILE_ROOT,
 				       .function = DBFILE_NONE, .file = DBFILE_NONE,
 				       .module = DBFILE_NONE };
@@ -236,8 +262,7 @@ void unifier_free(struct unifier *u)
 	for (uint32_t i = 0; i < u->nstrs; i++)
 		free(u->strs[i]);
 	free(u->strs);
-	free(u->str_next);
-	hmap_release(&u->str_map);
+	chains_release(&u->str_chains);
 	for (uint32_t i = 0; i < u->nmods; i++) {
 		structs_release_module(&u->mods[i]);
 		free(u->mods[i].path);
@@ -246,18 +271,14 @@ void unifier_free(struct unifier *u)
 	free(u->mods);
 	free(u->mod_flags);
 	free(u->funcs);
-	free(u->func_next);
-	hmap_release(&u->func_map);
+	chains_release(&u->func_chains);
 	free(u->ctx);
-	free(u->ctx_next);
 	free(u->stamp);
 	free(u->local);
-	hmap_release(&u->ctx_map);
+	chains_release(&u->ctx_chains);
 	free(u->edges);
 	for (uint32_t m = 0; m < u->nmetrics; m++) {
-		free(u->metrics[m].d.name);
-		free(u->metrics[m].d.description);
-		free(u->metrics[m].d.formula);
+		dbfile_metric_release(&u->metrics[m].d);
 		free(u->metrics[m].incl);
 		free(u->metrics[m].excl);
 	}

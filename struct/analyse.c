@@ -13,6 +13,7 @@
 #include "struct.h"
 #include "cfg.h"
 #include "error.h"
+#include "search.h"
 #include "xalloc.h"
 
 #include <pthread.h>
@@ -83,15 +84,8 @@ static uint32_t normalise_spans(struct span *s, uint32_t n)
 
 static const struct sfile_line *line_at(const struct dw_info *dw, uint64_t addr)
 {
-	uint64_t lo = 0, hi = dw->nlines;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (dw->lines[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < dw->nlines && dw->lines[lo].lo <= addr ? &dw->lines[lo] : NULL;
+	uint64_t i = FTH_UPPER_BOUND(dw->lines, dw->nlines, hi, addr);
+	return i < dw->nlines && dw->lines[i].lo <= addr ? &dw->lines[i] : NULL;
 }
 
 /* ---- per function: innermost DWARF scope of every address ---- */

@@ -179,12 +179,10 @@ static uint32_t find_bound(const struct sliced *s, unsigned k)
 
 #define MAX_SLICE 24
 
-bool decode_jump_table(const struct decoder *d, const uint64_t *trace, unsigned n,
-		       code_reader code, const void *ctx, struct jump_table *jt)
+/* The last MAX_SLICE instructions of TRACE (N addresses) decoded into S; returns how many. */
+static unsigned decode_slice(const struct decoder *d, const uint64_t *trace, unsigned n,
+			     code_reader code, const void *ctx, struct sliced *s)
 {
-	struct sliced s[MAX_SLICE];
-	if (n == 0)
-		return false;
 	if (n > MAX_SLICE) {
 		trace += n - MAX_SLICE;
 		n = MAX_SLICE;
@@ -195,6 +193,16 @@ bool decode_jump_table(const struct decoder *d, const uint64_t *trace, unsigned 
 		s[i].addr = trace[i];
 		s[i].ok = p && decode_full(d, p, avail, &s[i].zi, s[i].ops);
 	}
+	return n;
+}
+
+bool decode_jump_table(const struct decoder *d, const uint64_t *trace, unsigned n,
+		       code_reader code, const void *ctx, struct jump_table *jt)
+{
+	struct sliced s[MAX_SLICE];
+	n = decode_slice(d, trace, n, code, ctx, s);
+	if (n == 0)
+		return false;
 	const struct sliced *jmp = &s[n - 1];
 	if (!jmp->ok || jmp->zi.meta.category != ZYDIS_CATEGORY_UNCOND_BR)
 		return false;
@@ -250,18 +258,9 @@ bool decode_indirect_tail_call(const struct decoder *d, const uint64_t *trace, u
 			       code_reader code, const void *ctx)
 {
 	struct sliced s[MAX_SLICE];
+	n = decode_slice(d, trace, n, code, ctx, s);
 	if (n == 0)
 		return false;
-	if (n > MAX_SLICE) {
-		trace += n - MAX_SLICE;
-		n = MAX_SLICE;
-	}
-	for (unsigned i = 0; i < n; i++) {
-		size_t avail;
-		const uint8_t *p = code(ctx, trace[i], &avail);
-		s[i].addr = trace[i];
-		s[i].ok = p && decode_full(d, p, avail, &s[i].zi, s[i].ops);
-	}
 	const struct sliced *jmp = &s[n - 1];
 	if (!jmp->ok)
 		return false;

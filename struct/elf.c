@@ -2,14 +2,17 @@
 /*
  * elf.c: the binary as struct sees it: checks that a file is an ELF executable or shared
  * library it can analyse, and reads its build-id, executable sections, function symbols
- * (.symtab and .dynsym), PLT entries (labelled "name@plt" from the relocations) and the GOT
- * slots that the dynamic relocations bind to a symbol or to code.
+ * (those of .symtab and .dynsym in the text, through lib/elfsyms.c), PLT entries (labelled
+ * "name@plt" from the relocations) and the GOT slots that the dynamic relocations bind to a
+ * symbol or to code.
  */
 #include "compat.h"
 #include "struct.h"
 #include "decode.h"
+#include "elfsyms.h"
 #include "error.h"
 #include "input.h"
+#include "search.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -73,15 +76,8 @@ const uint8_t *image_code(const struct image *img, uint64_t addr, size_t *avail)
 bool image_read(const struct image *img, uint64_t addr, void *out, size_t size)
 {
 	/* The last section starting at or before ADDR, then any before it (they may overlap). */
-	uint32_t lo = 0, hi = img->nloaded;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (img->loaded[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (uint32_t i = lo; i-- > 0;) {
+	size_t last = FTH_UPPER_BOUND(img->loaded, img->nloaded, addr, addr);
+	for (size_t i = last; i-- > 0;) {
 		const struct text_section *t = &img->loaded[i];
 		if (addr - t->addr <= t->size && size <= t->size - (addr - t->addr)) {
 			memcpy(out, t->bytes + (addr - t->addr), size);
@@ -126,28 +122,20 @@ static void add_symbol(struct image *img, uint32_t *cap, uint64_t addr, uint64_t
 	s->flags = flags;
 }
 
-static void read_symbols(struct image *img, Elf_Scn *scn, const GElf_Shdr *sh, uint32_t *cap)
+/* Where the function symbols struct keeps go: those in the executable sections. */
+struct symbol_sink {
+	struct image *img;
+	uint32_t *cap;
+};
+
+static bool keep_text_symbol(void *arg, const struct elfsym *sym)
 {
-	Elf_Data *d = elf_getdata(scn, NULL);
-	if (!d || !sh->sh_entsize)
-		return;
-	size_t n = sh->sh_size / sh->sh_entsize;
-	for (size_t i = 1; i < n; i++) {
-		GElf_Sym sym;
-		if (!gelf_getsym(d, (int)i, &sym))
-			break;
-		unsigned type = GELF_ST_TYPE(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-		    !in_text(img, sym.st_value))
-			continue;
-		const char *name = elf_strptr(img->elf, sh->sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		uint32_t flags = sh->sh_type == SHT_DYNSYM ? SYM_DYNSYM : 0;
-		if (GELF_ST_BIND(sym.st_info) != STB_LOCAL)
-			flags |= SYM_GLOBAL;
-		add_symbol(img, cap, sym.st_value, sym.st_size, name, flags);
-	}
+	struct symbol_sink *sink = arg;
+	if (!in_text(sink->img, sym->addr))
+		return false;
+	uint32_t flags = (sym->dynamic ? SYM_DYNSYM : 0) | (sym->global ? SYM_GLOBAL : 0);
+	add_symbol(sink->img, sink->cap, sym->addr, sym->size, sym->name, flags);
+	return true;
 }
 
 static int slot_order(const void *a, const void *b)
@@ -376,13 +364,10 @@ static int check_sections(struct image *img, bool symbols)
 	for (uint32_t i = 1; i < img->ntexts; i++)
 		if (img->texts[i].addr < img->texts[i - 1].addr + img->texts[i - 1].size)
 			return fth_error("%s: executable sections overlap", img->path);
-	while (symbols && (scn = elf_nextscn(img->elf, scn))) {
-		GElf_Shdr sh;
-		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
-			read_symbols(img, scn, &sh, &symcap);
-	}
 	if (!symbols)
 		return 0;
+	struct symbol_sink sink = { img, &symcap };
+	elfsyms_read(img->elf, ELFSYMS_SYMTAB | ELFSYMS_DYNSYM, keep_text_symbol, &sink);
 	if (img->machine == EM_X86_64)
 		read_got(img);
 	read_plt(img, &symcap);

@@ -14,7 +14,9 @@ STRUCT_CORE = \
 	struct/cfg.h \
 	struct/loops.c \
 	struct/analyse.c \
-	struct/dwimage.c
+	struct/dwimage.c \
+	lib/elfsyms.c \
+	lib/elfsyms.h
 STRUCT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/struct $(LIBDW_CFLAGS) $(LIBELF_CFLAGS) \
 	$(ZLIB_CFLAGS)
 STRUCT_LIBS = $(LIBDW_LIBS) $(LIBELF_LIBS) $(ZLIB_LIBS) $(ZYDIS_LIBS) -lpthread

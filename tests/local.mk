@@ -102,6 +102,7 @@ E2E_TESTS += \
 	tests/e2e/t0006-programs.sh \
 	tests/e2e/t0007-fifo-input.sh \
 	tests/e2e/t0008-terminal-bytes.sh \
+	tests/e2e/t0009-dump-structure.sh \
 	tests/e2e/t0101-measure-errors.sh \
 	tests/e2e/t0102-measure-attribution.sh \
 	tests/e2e/t0103-measure-threads.sh \
@@ -226,6 +227,7 @@ FUZZ_LIB_SOURCES = \
 	lib/sfile-write.c \
 	lib/sfile-read.c \
 	lib/sfile-dump.c \
+	lib/dbfile-index.c \
 	lib/dbfile-write.c \
 	lib/dbfile-read.c \
 	lib/dbfile-dump.c \

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* fathom-dump: print any fathom file as text, every field; the format is told by its magic. */
+/* fathom-dump: print any fathom file (measurement, structure, database) as text, every field;
+ * the format is told by its magic, through a table of the formats. */
 #include "compat.h"
 #include "escape.h"
 #include "buf.h"
@@ -19,9 +20,39 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: fathom-dump [-h] [--version] FILE...\n"
-		   "Print fathom measurement files and databases (a database directory or its\n"
-		   "summary.fdb) as text.  Exit status: 0 when every file was\n"
+		   "Print fathom measurement files, structure files and databases (a database\n"
+		   "directory or its summary.fdb) as text.  Exit status: 0 when every file was\n"
 		   "read, 1 when one could not be read (the message names it and the problem).\n");
+}
+
+static void print_text(struct buf *out)
+{
+	esc_write(stdout, out->data, out->len);
+	buf_release(out);
+}
+
+static int dump_measurement(const char *path)
+{
+	struct mfile m;
+	if (mfile_read(path, &m) < 0)
+		return -1;
+	struct buf out = BUF_INIT;
+	mfile_dump(&m, &out);
+	mfile_release(&m);
+	print_text(&out);
+	return 0;
+}
+
+static int dump_structure(const char *path)
+{
+	struct sfile sf;
+	if (sfile_read(path, &sf) < 0)
+		return -1;
+	struct buf out = BUF_INIT;
+	sfile_dump(&sf, &out);
+	sfile_release(&sf);
+	print_text(&out);
+	return 0;
 }
 
 /* A database: its directory or its summary.fdb; every thread's values too. */
@@ -33,10 +64,19 @@ static int dump_database(const char *path)
 	struct buf out = BUF_INIT;
 	int rc = dbfile_dump(&db, &out, true);
 	dbfile_close(&db);
-	esc_write(stdout, out.data, out.len);
-	buf_release(&out);
+	print_text(&out);
 	return rc;
 }
+
+/* The kinds of file fathom-dump prints, told by their magic number. */
+static const struct format {
+	const char *magic; /* 8 bytes */
+	int (*dump)(const char *path);
+} formats[] = {
+	{ MFILE_MAGIC, dump_measurement },
+	{ SFILE_MAGIC, dump_structure },
+	{ DBFILE_MAGIC, dump_database },
+};
 
 static int dump_one(const char *path)
 {
@@ -55,27 +95,15 @@ static int dump_one(const char *path)
 	close(fd);
 	if (n < 0)
 		return fth_error_errno(err, "%s: cannot read", path);
-	if (n == (ssize_t)sizeof(magic) && memcmp(magic, MFILE_MAGIC, 8) == 0) {
-		struct mfile m;
-		if (mfile_read(path, &m) < 0)
-			return -1;
-		struct buf out = BUF_INIT;
-		mfile_dump(&m, &out);
-		mfile_release(&m);
-		esc_write(stdout, out.data, out.len);
-		buf_release(&out);
-		return 0;
-	}
-	if (n == (ssize_t)sizeof(magic) && memcmp(magic, DBFILE_MAGIC, 8) == 0)
-		return dump_database(path);
-	if (n == (ssize_t)sizeof(magic) && memcmp(magic, SFILE_MAGIC, 8) == 0)
-		return fth_error("%s: a structure file: 'struct --dump %s' prints it", path, path);
-	if (n == (ssize_t)sizeof(magic) && memcmp(magic, "FTHM", 4) == 0)
-		return fth_error("%s: fathom '%.8s' files cannot be dumped by this version", path,
-				 magic);
-	if (n >= 0 && n < (ssize_t)sizeof(magic))
+	if (n < (ssize_t)sizeof(magic))
 		return fth_error("%s: not a fathom file: %s (%zd bytes: not yet written, cut short, "
 				 "or something else)", path, n ? "too short" : "empty", n);
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
+		if (memcmp(magic, formats[i].magic, 8) == 0)
+			return formats[i].dump(path);
+	if (memcmp(magic, "FTHM", 4) == 0)
+		return fth_error("%s: fathom '%.8s' files cannot be dumped by this version", path,
+				 magic);
 	return fth_error("%s: not a fathom file (unknown magic number)", path);
 }
 

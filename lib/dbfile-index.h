@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dbfile-index.h: the indices dbfile-write.c derives from the caller's tree before it writes
+ * (dbfile-index.c), and the flat-profile accumulators it fills per thread.  Internal to lib/.
+ */
+#ifndef FATHOM_DBFILE_INDEX_H
+#define FATHOM_DBFILE_INDEX_H
+
+#include "dbfile.h"
+
+/* What the writer derives from the caller's tree (contexts in the new, breadth-first order). */
+struct dbfile_index {
+	uint32_t n, nf, nm;
+	uint32_t *order; /* new -> given */
+	uint32_t *newid; /* given -> new */
+	struct dbfile_context *ctx;
+	uint32_t *fn_group;
+	uint32_t ngroups;
+	struct dbfile_group *groups;
+	uint32_t *fl_start, *fl_list;	/* contexts by function */
+	uint32_t *inl_start, *inl_list; /* INLINE contexts by the function they are inlined in */
+	uint32_t block, nblocks, list_block, nlists;
+	uint64_t nsum;
+	struct dbfile_flat flat, group_flat, module_flat;
+};
+
+/*
+ * Number DB's contexts breadth-first and derive the rest of D (groups, lists, outermost
+ * instances, block sizes, the flat profiles of the sums).  Returns 0, or -1 with a message
+ * (D then released).
+ */
+int dbfile_index_build(const struct dbfile *db, struct dbfile_index *d);
+void dbfile_index_release(struct dbfile_index *d);
+
+/* Dense accumulators of the flat profiles of one source (the sums, or one thread). */
+struct dbfile_flat_acc {
+	double *fn, *grp, *mod; /* 2 per (row, metric): inclusive, exclusive */
+};
+
+void dbfile_flat_acc_init(struct dbfile_flat_acc *a, const struct dbfile *db,
+			  const struct dbfile_index *d);
+/* Zero every accumulator, for the next thread. */
+void dbfile_flat_acc_clear(struct dbfile_flat_acc *a, const struct dbfile *db,
+			   const struct dbfile_index *d);
+void dbfile_flat_acc_release(struct dbfile_flat_acc *a);
+/* Add the value (INCL, EXCL) of context C (new number) for metric M. */
+void dbfile_flat_acc_add(struct dbfile_flat_acc *a, const struct dbfile *db,
+			 const struct dbfile_index *d, uint32_t c, uint16_t m, double incl,
+			 double excl);
+/* The groups' and modules' exclusive values (their functions'), then the sparse profiles
+ * FN, GRP and MOD (the caller releases them). */
+void dbfile_flat_acc_finish(struct dbfile_flat_acc *a, const struct dbfile *db,
+			    const struct dbfile_index *d, struct dbfile_flat *fn,
+			    struct dbfile_flat *grp, struct dbfile_flat *mod);
+
+#endif

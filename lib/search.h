@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * search.h: binary search over an array of records sorted by a uint64_t field (addresses of
+ * symbols, sections and line rows), one loop for every table the tools look addresses up in.
+ */
+#ifndef FATHOM_SEARCH_H
+#define FATHOM_SEARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/*
+ * How many of the N records at ROWS (STRIDE bytes each, sorted by the uint64_t at byte FIELD
+ * of each) have that field at most KEY: the index of the first one above KEY.
+ */
+static inline size_t fth_upper_bound(const void *rows, size_t n, size_t stride, size_t field,
+				     uint64_t key)
+{
+	const char *base = rows;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t v;
+		memcpy(&v, base + mid * stride + field, sizeof(v));
+		if (v <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* fth_upper_bound over the array ROWS of N records, by their uint64_t MEMBER. */
+#define FTH_UPPER_BOUND(rows, n, member, key)                                               \
+	fth_upper_bound((rows), (n), sizeof(*(rows)), offsetof(__typeof__(*(rows)), member), \
+			(key))
+
+#endif
