@@ -24,6 +24,7 @@ view_view_SOURCES = \
 	view/tui-keys.def \
 	view/tui-draw.c \
 	view/tui-panes.c \
+	view/tui-trace.c \
 	$(VIEW_MODEL) \
 	view/batch.c \
 	view/batch.h \

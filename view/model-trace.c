@@ -296,15 +296,6 @@ static void bins_init(struct bins *b, struct trace_model *m, uint64_t t0, uint64
 	b->last_scope = xcalloc(nbins, sizeof(*b->last_scope));
 }
 
-static void bins_clear(struct bins *b)
-{
-	memset(b->slot, 0, (size_t)b->nbins * b->nslots * sizeof(*b->slot));
-	memset(b->total, 0, b->nbins * sizeof(*b->total));
-	memset(b->last, 0, b->nbins * sizeof(*b->last));
-	for (uint32_t i = 0; i < b->nbins; i++)
-		b->first[i] = UINT64_MAX;
-}
-
 static void bins_release(struct bins *b)
 {
 	free(b->slot);
@@ -389,39 +380,41 @@ static int cmp_share(const void *a, const void *b)
 int trace_model_summary(struct trace_model *m, uint64_t t0, uint64_t t1, uint32_t nbins,
 			uint32_t maxk, struct trace_share *out, uint32_t *nout)
 {
+	return trace_model_summary_of(m, t0, t1, nbins, maxk, out, nout, NULL);
+}
+
+int trace_model_summary_of(struct trace_model *m, uint64_t t0, uint64_t t1, uint32_t nbins,
+			   uint32_t maxk, struct trace_share *out, uint32_t *nout,
+			   const bool *include)
+{
 	memset(nout, 0, nbins * sizeof(*nout));
 	if (!nbins || t1 <= t0 || !m->scope_of)
 		return 0;
+	/* Each thread's row, a thread a vote per bin: the share of the threads alive there. */
 	struct bins sum;
 	bins_init(&sum, m, t0, t1 - t0, nbins, SUMMARY_SLOTS);
+	struct trace_cell *row = xcalloc(nbins, sizeof(*row));
 	int rc = 0;
-	struct bins b;
-	bins_init(&b, m, t0, t1 - t0, nbins, SLOTS);
 	for (uint32_t i = 0; rc == 0 && i < m->db->nthreads; i++) {
-		const struct dbtrace_thread *t = dbtrace_thread(&m->tr, i);
-		if (!t)
+		if (!dbtrace_thread(&m->tr, i) || (include && !include[i]))
 			continue;
-		/* Each thread's bins, weighted by its samples, added up. */
-		bins_clear(&b);
-		rc = fill_bins(&b, t, m->db->threads[i].start_ns);
-		for (uint32_t k = 0; rc == 0 && k < nbins; k++)
-			for (uint32_t j = 0; j < b.nslots; j++) {
-				const struct slot *s = &b.slot[(size_t)k * b.nslots + j];
-				if (s->weight > 0) {
-					credit(&sum, k, s->scope, s->weight);
-					sum.total[k] += s->weight;
-				}
-			}
+		rc = trace_model_row(m, i, t0, t1, nbins, row);
+		for (uint32_t k = 0; rc == 0 && k < nbins; k++) {
+			if (row[k].kind == TRACE_WORK)
+				credit(&sum, k, row[k].scope, 1);
+			if (row[k].kind == TRACE_WORK || row[k].kind == TRACE_IDLE)
+				sum.total[k] += 1;
+		}
 	}
-	bins_release(&b);
+	free(row);
 	for (uint32_t k = 0; rc == 0 && k < nbins; k++) {
 		struct trace_share *o = &out[(size_t)k * maxk];
 		struct trace_share all[SUMMARY_SLOTS];
 		uint32_t n = 0;
 		for (uint32_t j = 0; j < SUMMARY_SLOTS; j++) {
-			const struct slot *s = &sum.slot[(size_t)k * SUMMARY_SLOTS + j];
-			if (s->weight > 0 && sum.total[k] > 0)
-				all[n++] = (struct trace_share){ s->scope, s->weight / sum.total[k] };
+			const struct slot *sl = &sum.slot[(size_t)k * SUMMARY_SLOTS + j];
+			if (sl->weight > 0 && sum.total[k] > 0)
+				all[n++] = (struct trace_share){ sl->scope, sl->weight / sum.total[k] };
 		}
 		qsort(all, n, sizeof(*all), cmp_share);
 		nout[k] = n < maxk ? n : maxk;

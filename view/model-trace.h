@@ -30,10 +30,10 @@ struct trace_cell {
 	uint32_t samples; /* records that fell in the bin (level 0), or their estimate */
 };
 
-/* A scope's share of a bin across every thread (the summary strip). */
+/* A scope's share of a bin across the threads (the summary strip). */
 struct trace_share {
 	uint32_t scope;
-	double share; /* of the bin's samples, 0 .. 1 */
+	double share; /* of the threads alive in the bin whose cell it is, 0 .. 1 */
 };
 
 struct trace_model {
@@ -58,14 +58,19 @@ uint32_t trace_model_scope(struct trace_model *m, uint32_t ctx);
 int trace_model_row(struct trace_model *m, uint32_t thread, uint64_t t0, uint64_t t1,
 		    uint32_t nbins, struct trace_cell *out);
 /*
- * The summary strip over every traced thread: per bin, up to MAXK scopes with their shares,
- * largest first, into OUT[bin * MAXK ...], *NOUT[bin] of them.
+ * The summary strip over every traced thread: per bin, up to MAXK scopes with the share of the
+ * threads alive there whose cell they are (hpctraceviewer's summary), largest first, into
+ * OUT[bin * MAXK ...], NOUT[bin] of them.
  */
 int trace_model_summary(struct trace_model *m, uint64_t t0, uint64_t t1, uint32_t nbins,
 			uint32_t maxk, struct trace_share *out, uint32_t *nout);
 /* The depth to open at: the shallowest at which some thread's row over [T0, T1) changes scope
  * (below the thread entry and main, where every thread looks the same). */
 uint32_t trace_model_default_depth(struct trace_model *m, uint64_t t0, uint64_t t1);
+/* The same over the threads I with INCLUDE[I] (NULL: all). */
+int trace_model_summary_of(struct trace_model *m, uint64_t t0, uint64_t t1, uint32_t nbins,
+			   uint32_t maxk, struct trace_share *out, uint32_t *nout,
+			   const bool *include);
 /* The sample of THREAD that stands at time T (absolute ns): the last one at or before T, or the
  * next, within the thread's running gap; its context and time; 1 when there is none. */
 int trace_model_sample_at(struct trace_model *m, uint32_t thread, uint64_t t, uint32_t *ctx,

@@ -39,6 +39,7 @@ void tui_styles_init(struct tui *t)
 	use_default_colors();
 	for (int i = 1; i < TUI_NSTYLES; i++)
 		init_pair((short)i, style_colors[i][0], style_colors[i][1]);
+	tui_trace_styles_init(t);
 }
 
 attr_t tui_attr(const struct tui *t, enum tui_style style)
@@ -652,19 +653,23 @@ static void footer_filters(struct tui *t, struct buf *out, int width)
 	buf_release(&b);
 }
 
-static void draw_footer(struct tui *t)
+void tui_draw_footer(struct tui *t)
 {
 	int y = t->lines - 1;
 	struct buf left = BUF_INIT, right = BUF_INIT;
 	attr_t attr = tui_attr(t, TUI_STYLE_FOOTER);
 	int rw, x;
 
-	if (t->zooms[t->view])
-		buf_addstr(&right, " [zoom]");
-	if (t->prompt != TUI_PROMPT_FILTER) /* which lists them */
-		footer_filters(t, &right, t->columns / 3 > 16 ? t->columns / 3 : 16);
-	buf_printf(&right, " %u/%u  %dx%d ", t->nrows ? t->selidx + 1 : 0, t->nrows, t->columns,
-		   t->lines);
+	if (t->trace_mode) {
+		tui_trace_footer_right(t, &right);
+	} else {
+		if (t->zooms[t->view])
+			buf_addstr(&right, " [zoom]");
+		if (t->prompt != TUI_PROMPT_FILTER) /* which lists them */
+			footer_filters(t, &right, t->columns / 3 > 16 ? t->columns / 3 : 16);
+		buf_printf(&right, " %u/%u  %dx%d ", t->nrows ? t->selidx + 1 : 0, t->nrows,
+			   t->columns, t->lines);
+	}
 	rw = tui_text_width((const char *)right.data);
 	if (t->prompt != TUI_PROMPT_NONE) {
 		static const char *const prompts[] = {
@@ -675,6 +680,7 @@ static void draw_footer(struct tui *t)
 			[TUI_PROMPT_THRESHOLD] = "hot-path threshold (percent of the parent): ",
 			[TUI_PROMPT_SOURCE_DIR] = "add a source directory: ",
 			[TUI_PROMPT_SORT_COLUMN] = "sort by column (0 = name, 1-9): ",
+			[TUI_PROMPT_TRACE_TIME] = "go to time (seconds from the trace's start): ",
 		};
 		buf_addstr(&left, prompts[t->prompt]);
 		if (t->prompt != TUI_PROMPT_FILTER_MODE && t->prompt != TUI_PROMPT_SORT_COLUMN)
@@ -692,6 +698,9 @@ static void draw_footer(struct tui *t)
 		buf_addch(&left, ' ');
 		tui_escape(t, &left, t->message);
 		attr = t->message_error ? tui_attr(t, TUI_STYLE_ERROR) | A_REVERSE : A_BOLD;
+	} else if (t->trace_mode) {
+		buf_addstr(&left, " ?:help 1-3:trees hl:time jk:threads +-0:zoom HL:pan []:depth "
+				  "Enter:to the tree c:collapse @:time q:quit");
 	} else if (t->columns >= 120) {
 		for (size_t i = 0; i < ARRAY_SIZE(footer_keys); i++) {
 			if (tui_fkey_usable(footer_keys[i].fkey))
@@ -727,6 +736,10 @@ void tui_draw(struct tui *t)
 
 	t->lines = LINES;
 	t->columns = COLS;
+	if (t->trace_mode && t->trace) {
+		tui_trace_draw(t);
+		return;
+	}
 	if (t->lines < 6 || t->columns < 30) {
 		char s[64];
 		erase();
@@ -778,7 +791,7 @@ void tui_draw(struct tui *t)
 	}
 	if (t->tma_shown)
 		tui_draw_tma(t, t->tma);
-	draw_footer(t);
+	tui_draw_footer(t);
 	if (t->popup != TUI_POPUP_NONE)
 		tui_draw_popup(t);
 }

@@ -35,6 +35,7 @@ enum tui_prompt {
 	TUI_PROMPT_THRESHOLD,
 	TUI_PROMPT_SOURCE_DIR,
 	TUI_PROMPT_SORT_COLUMN,
+	TUI_PROMPT_TRACE_TIME,
 };
 
 /* Colour pairs (and the attributes used instead when there is no colour). */
@@ -189,6 +190,10 @@ struct tui {
 	uint32_t hdr_col[64];
 	int hdr_x[64], hdr_w[64];
 
+	/* The trace view (tui-trace.c): shown instead of the trees while TRACE_MODE. */
+	bool trace_mode;
+	struct tui_trace *trace;
+
 	bool quit;
 	struct buf scratch;
 };
@@ -206,7 +211,7 @@ bool tui_fkey_usable(int n);
 /* ---- the key table: tui-keys.def, its actions in tui.c ---- */
 
 /* Who has the keys of a row: the tree, or a pane that has the keys (tried first). */
-enum tui_key_scope { TUI_KEYS_TREE, TUI_KEYS_PANE };
+enum tui_key_scope { TUI_KEYS_TREE, TUI_KEYS_PANE, TUI_KEYS_TRACE };
 #define TUI_KEY_CODES 16
 
 struct tui_key_row {
@@ -268,7 +273,33 @@ struct tui_rect tui_popup_rect(const struct tui *t);
 /* Column chooser: the entry at LINE toggled. */
 void tui_columns_toggle(struct tui *t, int line);
 
+/* ---- tui-trace.c: the trace view ---- */
+
+/* Open the trace view's state (the database's traces); -1 with a message said. */
+int tui_trace_open(struct tui *t);
+void tui_trace_release(struct tui *t);
+void tui_trace_styles_init(struct tui *t);
+void tui_trace_draw(struct tui *t);
+/* The footer's right-hand part in the trace view: the row, the window's bins, the size. */
+void tui_trace_footer_right(struct tui *t, struct buf *out);
+/* Go to time SECONDS from the trace's start (the @ prompt). */
+void tui_trace_goto(struct tui *t, double seconds);
+/* The actions of tui-keys.def's TRACE rows. */
+void tui_trace_key_move(struct tui *t, int key);
+void tui_trace_key_pan(struct tui *t, int key);
+void tui_trace_key_zoom(struct tui *t, int key);
+void tui_trace_key_depth(struct tui *t, int key);
+void tui_trace_key_enter(struct tui *t, int key);
+void tui_trace_key_collapse(struct tui *t, int key);
+void tui_trace_key_time(struct tui *t, int key);
+
 /* ---- tui.c ---- */
+
+/* Show context CTX selected in the top-down tree. */
+void tui_show_context(struct tui *t, uint32_t ctx);
+void tui_start_prompt(struct tui *t, enum tui_prompt p);
+/* tui-draw.c: the footer line (prompt, message or key hints). */
+void tui_draw_footer(struct tui *t);
 
 void tui_columns_rebuild(struct tui *t);
 void tui_message(struct tui *t, bool error, const char *fmt, ...) FTH_PRINTF(3, 4);

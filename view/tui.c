@@ -775,6 +775,11 @@ static void start_prompt(struct tui *t, enum tui_prompt prompt, const char *init
 		t->search_origin = selected_node(t);
 }
 
+void tui_start_prompt(struct tui *t, enum tui_prompt p)
+{
+	start_prompt(t, p, NULL);
+}
+
 static void filters_remove(struct tui *t, uint32_t first, uint32_t n)
 {
 	for (uint32_t i = first; i < first + n; i++)
@@ -849,6 +854,13 @@ static void prompt_accept(struct tui *t)
 		}
 		t->hot_threshold = v / 100;
 		tui_message(t, false, "hot-path threshold %.0f%%", v);
+		break;
+	case TUI_PROMPT_TRACE_TIME:
+		v = strtod(t->input, &end);
+		if (end == t->input || *end)
+			tui_message(t, true, "a time is a number of seconds");
+		else
+			tui_trace_goto(t, v);
 		break;
 	case TUI_PROMPT_SOURCE_DIR:
 		if (t->input[0]) {
@@ -1169,7 +1181,24 @@ static void key_expand_all(struct tui *t, int key)
 
 static void key_switch_view(struct tui *t, int key)
 {
+	t->trace_mode = false;
 	switch_view(t, (enum model_view)(key - '1'));
+}
+
+/* 4: the trace view, when the database has traces. */
+static void key_trace_view(struct tui *t, int key)
+{
+	(void)key;
+	if (tui_trace_open(t) == 0)
+		t->trace_mode = true;
+}
+
+void tui_show_context(struct tui *t, uint32_t ctx)
+{
+	switch_view(t, MODEL_TOPDOWN);
+	model_reveal(t->model, MODEL_TOPDOWN, ctx);
+	t->sel[MODEL_TOPDOWN] = ctx;
+	t->sel_to_top = false;
 }
 
 static void key_hot_threshold(struct tui *t, int key)
@@ -1355,7 +1384,9 @@ static void handle_key(struct tui *t, int key)
 		popup_key(t, key);
 		return;
 	}
-	if (t->focus != TUI_PANE_NONE)
+	if (t->trace_mode)
+		row = key_row(TUI_KEYS_TRACE, key);
+	else if (t->focus != TUI_PANE_NONE)
 		row = key_row(TUI_KEYS_PANE, key);
 	if (!row)
 		row = key_row(TUI_KEYS_TREE, key);
@@ -1438,6 +1469,7 @@ static void tui_init_state(struct tui *t, struct model *model, const struct tui_
 static void tui_release(struct tui *t)
 {
 	tui_caches_release(t);
+	tui_trace_release(t);
 	for (uint32_t i = 0; i < t->nfilters; i++)
 		free(t->filters[i].pattern);
 	free(t->metrics);
