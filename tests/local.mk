@@ -163,7 +163,8 @@ E2E_TESTS += \
 	tests/e2e/t0453-view-tui-tma-loops.sh \
 	tests/e2e/t0454-view-tui-fit.sh \
 	tests/e2e/t0455-view-tui-source-dirs.sh \
-	tests/e2e/t0456-view-tui-processes.sh
+	tests/e2e/t0456-view-tui-processes.sh \
+	tests/e2e/t0457-view-tui-trace.sh
 EXTRA_DIST += \
 	$(E2E_TESTS) \
 	tests/e2e/expected \
