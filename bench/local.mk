@@ -5,12 +5,14 @@ EXTRA_PROGRAMS += \
 	bench/mfile-bench \
 	bench/cfi-bench \
 	bench/prof-bench \
-	bench/view-bench
+	bench/view-bench \
+	bench/trace-bench
 CLEANFILES += \
 	bench/mfile-bench$(EXEEXT) \
 	bench/cfi-bench$(EXEEXT) \
 	bench/prof-bench$(EXEEXT) \
-	bench/view-bench$(EXEEXT)
+	bench/view-bench$(EXEEXT) \
+	bench/trace-bench$(EXEEXT)
 EXTRA_DIST += \
 	bench/pin.sh \
 	bench/run-mfile-bench.sh \
@@ -36,7 +38,8 @@ PHONY += \
 	bench-struct \
 	bench-prof \
 	bench-prof-perf \
-	bench-view
+	bench-view \
+	bench-trace
 
 # The clocks and the median of the C benchmarks.
 BENCH_STATS = \
@@ -83,3 +86,11 @@ bench_view_bench_LDADD = lib/libfathom.la $(DEMANGLE_LIBS) -lm
 bench-view: bench/view-bench$(EXEEXT) tools/fathom-dump$(EXEEXT) view/view$(EXEEXT)
 	bench/view-bench$(EXEEXT) --peer $(abs_top_builddir)/tools/fathom-dump$(EXEEXT) \
 		--view $(abs_top_builddir)/view/view$(EXEEXT)
+
+# make bench-trace: 64 threads x 1,000,000 samples of trace opened and redrawn by the trace
+# view's model (open < 1 s, each redraw < 50 ms), and its memory against the trace's size.
+bench_trace_bench_SOURCES = bench/trace-bench.c $(BENCH_STATS) $(VIEW_MODEL) $(VIEWDB)
+bench_trace_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/view
+bench_trace_bench_LDADD = lib/libfathom.la $(DEMANGLE_LIBS) -lm
+bench-trace: bench/trace-bench$(EXEEXT)
+	bench/trace-bench$(EXEEXT)

@@ -18,8 +18,8 @@
 
 #define DBTRACE_FILE "traces.fdb"
 #define DBTRACE_SPOOL "traces.spool"
-#define DBTRACE_PIECE 4096   /* records, or units, per piece */
-#define DBTRACE_UNIT 256     /* records per unit of level 1 */
+#define DBTRACE_PIECE 1024   /* records, or units, per piece */
+#define DBTRACE_UNIT 64      /* records per unit of level 1 */
 #define DBTRACE_FANOUT 16    /* units of level L per unit of level L + 1 */
 #define DBTRACE_TOP 4	     /* contexts a unit keeps */
 #define DBTRACE_MAX_LEVELS 8

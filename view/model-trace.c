@@ -22,6 +22,13 @@
 /* A gap between two samples longer than this many median intervals is not running. */
 #define GAP_RUNNING 8
 
+/* The row last made of each thread, for the same window, bins and depth. */
+struct trace_row_cache {
+	uint64_t t0, t1;
+	uint32_t nbins, depth;
+	struct trace_cell *cells;
+};
+
 static bool is_function(uint8_t kind)
 {
 	return kind == DBFILE_FUNCTION || kind == DBFILE_INLINE;
@@ -124,6 +131,7 @@ int trace_model_open(struct trace_model *m, struct dbfile *db, const char *dir)
 	for (uint32_t i = 0; i < db->ncontexts; i++)
 		m->scope_of[i] = SCOPE_UNSET;
 	m->hold = xcalloc(db->nthreads ? db->nthreads : 1, sizeof(*m->hold));
+	m->rows = xcalloc(db->nthreads ? db->nthreads : 1, sizeof(*m->rows));
 	/* From the first traced thread's start to the last one's end (or last sample). */
 	m->t_begin = UINT64_MAX;
 	for (uint32_t i = 0; i < db->nthreads; i++) {
@@ -151,6 +159,9 @@ void trace_model_close(struct trace_model *m)
 	dbtrace_close(&m->tr);
 	free(m->scope_of);
 	free(m->hold);
+	for (uint32_t i = 0; m->rows && i < m->db->nthreads; i++)
+		free(m->rows[i].cells);
+	free(m->rows);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -214,6 +225,21 @@ struct straddler {
 	uint64_t lo, hi;
 };
 
+/* Credit fraction F of unit U's samples to BIN, its samples there spanning LO .. HI. */
+static void credit_unit(struct bins *b, const struct dbtrace_unit *u, uint32_t bin, double f,
+			uint64_t lo, uint64_t hi)
+{
+	for (uint32_t k = 0; k < u->k; k++)
+		credit(b, bin, trace_model_scope(b->m, u->context[k]), u->count[k] * f);
+	b->total[bin] += u->n * f;
+	if (hi + 1 > b->last[bin]) {
+		b->last[bin] = hi + 1;
+		b->last_scope[bin] = trace_model_scope(b->m, u->context[0]);
+	}
+	if (lo < b->first[bin])
+		b->first[bin] = lo;
+}
+
 static int take_unit(void *ctx, const struct dbtrace_unit *u)
 {
 	struct bins *b = ctx;
@@ -222,32 +248,33 @@ static int take_unit(void *ctx, const struct dbtrace_unit *u)
 		return 0;
 	if (u->t_lo < b->lo || u->t_hi > b->hi)
 		return 0; /* a neighbour of the unit being read again */
-	if (b->level > 0 && bin_of(b, lo) != bin_of(b, hi)) {
+	uint32_t first = bin_of(b, lo), last = bin_of(b, hi);
+	if (first == last || hi == lo) {
+		credit_unit(b, u, first, 1, lo, hi);
+	} else if (last == first + 1 || b->level == 0) {
+		/* Across one boundary: shared by time, as if its samples were evenly spread. */
+		uint64_t edge = bin_start(b, last);
+		double f = (double)(edge - lo) / (double)(hi - lo);
+		credit_unit(b, u, first, f, lo, edge - 1);
+		credit_unit(b, u, last, 1 - f, edge, hi);
+	} else {
+		/* Across whole bins (a gap inside it, or bins finer than its span): its own
+		 * units, one level down, fall where they are. */
 		ALLOC_GROW(b->todo, b->ntodo + 1, b->atodo);
 		b->todo[b->ntodo++] = (struct straddler){ b->level - 1, u->t_lo, u->t_hi };
-		return 0;
 	}
-	uint32_t bin = bin_of(b, lo + (hi - lo) / 2);
-	for (uint32_t k = 0; k < u->k; k++)
-		credit(b, bin, trace_model_scope(b->m, u->context[k]), u->count[k]);
-	b->total[bin] += u->n;
-	if (hi + 1 > b->last[bin]) {
-		b->last[bin] = hi + 1;
-		b->last_scope[bin] = trace_model_scope(b->m, u->context[0]);
-	}
-	if (lo < b->first[bin])
-		b->first[bin] = lo;
 	return 0;
 }
 
-/* The level whose units are at most an eighth of a bin's samples, on average. */
+/* The coarsest level whose units hold no more samples than a bin, on average (a unit across a
+ * bin's edge is shared by time). */
 static uint32_t level_for(const struct dbtrace_thread *t, uint64_t bin_width)
 {
 	uint64_t span = t->t_last - t->t_first + 1;
 	double per_bin = (double)t->nrecords * (double)bin_width / (double)span;
 	uint32_t level = 0;
 	for (uint32_t l = 1; l < t->nlevels; l++)
-		if ((double)t->level[l].records_per_unit * 8 <= per_bin)
+		if ((double)t->level[l].records_per_unit <= per_bin)
 			level = l;
 	return level;
 }
@@ -320,7 +347,32 @@ static uint32_t bin_scope(const struct bins *b, uint32_t i)
 	return w > 0 ? best : DBFILE_NONE;
 }
 
+static int make_row(struct trace_model *m, uint32_t thread, uint64_t t0, uint64_t t1,
+		    uint32_t nbins, struct trace_cell *out);
+
 int trace_model_row(struct trace_model *m, uint32_t thread, uint64_t t0, uint64_t t1,
+		    uint32_t nbins, struct trace_cell *out)
+{
+	if (!m->rows)
+		return make_row(m, thread, t0, t1, nbins, out);
+	struct trace_row_cache *c = &m->rows[thread];
+	if (c->cells && c->t0 == t0 && c->t1 == t1 && c->nbins == nbins && c->depth == m->depth) {
+		memcpy(out, c->cells, nbins * sizeof(*out));
+		return 0;
+	}
+	int rc = make_row(m, thread, t0, t1, nbins, out);
+	if (rc == 0) {
+		if (c->nbins != nbins || !c->cells) {
+			free(c->cells);
+			c->cells = xmalloc(nbins * sizeof(*c->cells));
+		}
+		memcpy(c->cells, out, nbins * sizeof(*out));
+		*c = (struct trace_row_cache){ t0, t1, nbins, m->depth, c->cells };
+	}
+	return rc;
+}
+
+static int make_row(struct trace_model *m, uint32_t thread, uint64_t t0, uint64_t t1,
 		    uint32_t nbins, struct trace_cell *out)
 {
 	memset(out, 0, nbins * sizeof(*out));

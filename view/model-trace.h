@@ -36,6 +36,8 @@ struct trace_share {
 	double share; /* of the threads alive in the bin whose cell it is, 0 .. 1 */
 };
 
+struct trace_row_cache;
+
 struct trace_model {
 	struct dbfile *db;
 	struct dbtrace tr;
@@ -45,6 +47,7 @@ struct trace_model {
 	uint32_t max_depth; /* the deepest path seen so far */
 	uint32_t *scope_of; /* context -> its scope at DEPTH (or DBFILE_NONE), memo; NONE + 1 unset */
 	uint64_t *hold;	    /* per thread: the longest gap between samples while it runs (ns) */
+	struct trace_row_cache *rows; /* per thread: its last row (model-trace.c) */
 };
 
 /* Open the traces of DB (read from DIR): 0, 1 when it has none (M is then empty), or -1. */
