@@ -20,6 +20,7 @@ EXTRA_DIST += \
 	bench/sync-bench.sh \
 	bench/struct-bench.sh \
 	bench/run-prof-bench.sh \
+	bench/run-prof-trace-bench.sh \
 	bench/prof-vs-perf.sh \
 	bench/workloads-lib.sh \
 	bench/workloads/common.h \
@@ -39,7 +40,8 @@ PHONY += \
 	bench-prof \
 	bench-prof-perf \
 	bench-view \
-	bench-trace
+	bench-trace \
+	bench-prof-trace
 
 # The clocks and the median of the C benchmarks.
 BENCH_STATS = \
@@ -94,3 +96,6 @@ bench_trace_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/view
 bench_trace_bench_LDADD = lib/libfathom.la $(DEMANGLE_LIBS) -lm
 bench-trace: bench/trace-bench$(EXEEXT)
 	bench/trace-bench$(EXEEXT)
+# make bench-prof-trace: prof with and without the traces of a traced synthetic measurement.
+bench-prof-trace: bench/prof-bench$(EXEEXT) prof/prof$(EXEEXT)
+	$(SHELL) $(top_srcdir)/bench/run-prof-trace-bench.sh $(abs_top_builddir)

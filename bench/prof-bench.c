@@ -2,8 +2,9 @@
 /*
  * prof-bench.c: generates a large synthetic measurement directory through lib/ for prof's
  * benchmark: NTHREADS thread files that share one calling context tree of NODES nodes (as the
- * threads of one program do) with values that differ per thread.  bench/run-prof-bench.sh
- * times prof on it.
+ * threads of one program do) with values that differ per thread, and with TRACE, a trace of
+ * that many samples per thread (300 Hz, in phases over the tree's nodes).
+ * bench/run-prof-bench.sh times prof on it.
  */
 #include "compat.h"
 #include "error.h"
@@ -22,6 +23,7 @@
 struct job {
 	const char *dir;
 	uint32_t nthreads, nodes;
+	uint64_t trace; /* samples per thread's trace, or 0 */
 	uint32_t next;
 	pthread_mutex_t lock;
 	int failed;
@@ -34,7 +36,15 @@ static int write_thread(const struct job *j, uint32_t t)
 	m.id.tid = 5000 + t;
 	m.id.thread_index = t;
 	m.id.rank = -1;
-	m.has_trace = false;
+	m.has_trace = j->trace > 0;
+	m.ntrace = j->trace;
+	m.trace = j->trace ? xcalloc(j->trace, sizeof(*m.trace)) : NULL;
+	for (uint64_t i = 0, time = 0; i < j->trace; i++) {
+		time += 3333333 + (i * 7919 + t) % 100000;
+		uint64_t phase = (i / 3000 + t) % 97;
+		m.trace[i].time_ns = time;
+		m.trace[i].node = (uint32_t)(1 + (phase * 1031 + i % 17) % (m.cct.nnodes - 1));
+	}
 	/* Per-thread values: the same tree, weights that depend on the thread. */
 	for (uint64_t v = 0; v < m.cct.nvalues; v++)
 		m.cct.val[v] = m.cct.val[v] / 3333333 * (1000 + (t * 7919 + v * 104729) % 1000);
@@ -67,14 +77,16 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	fth_progname = "prof-bench";
-	if (argc != 4 && argc != 5) {
-		fprintf(stderr, "usage: prof-bench DIR NTHREADS NODES [JOBS]\n"
-				"Write NTHREADS measurement files of NODES nodes each into DIR.\n");
+	if (argc < 4 || argc > 6) {
+		fprintf(stderr, "usage: prof-bench DIR NTHREADS NODES [JOBS [TRACE]]\n"
+				"Write NTHREADS measurement files of NODES nodes each into DIR (with a\n"
+				"trace of TRACE samples each).\n");
 		return 2;
 	}
 	struct job j = { .dir = argv[1], .nthreads = (uint32_t)strtoul(argv[2], NULL, 10),
 			 .nodes = (uint32_t)strtoul(argv[3], NULL, 10) };
-	int jobs = argc == 5 ? atoi(argv[4]) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	int jobs = argc >= 5 ? atoi(argv[4]) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	j.trace = argc == 6 ? strtoull(argv[5], NULL, 10) : 0;
 	if (j.nthreads == 0 || j.nodes < 2 || jobs < 1)
 		die(2, "bad arguments");
 	if (mkdir(j.dir, 0755) < 0 && errno != EEXIST)

@@ -63,16 +63,22 @@ int dbtrace_spool_add(struct dbtrace_spool *s, uint32_t thread, const struct dbt
 	if (cf_chunk_begin(cf, CHUNK_SPOOL) < 0 || cf_put_varint(cf, thread) < 0 ||
 	    cf_put_varint(cf, n) < 0)
 		return -1;
-	uint8_t tmp[24];
+	uint8_t tmp[8192];
+	size_t k = 0;
 	uint64_t prev = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t t = rec[i].time < prev ? prev : rec[i].time;
-		size_t k = le_put_varint(tmp, t - prev);
+		k += le_put_varint(tmp + k, t - prev);
 		k += le_put_varint(tmp + k, rec[i].context);
 		prev = t;
-		if (cf_put(cf, tmp, k) < 0)
-			return -1;
+		if (k > sizeof(tmp) - 24) {
+			if (cf_put(cf, tmp, k) < 0)
+				return -1;
+			k = 0;
+		}
 	}
+	if (k && cf_put(cf, tmp, k) < 0)
+		return -1;
 	s->records += n;
 	return cf_chunk_end(cf);
 }
@@ -113,12 +119,6 @@ struct converting {
 	uint32_t *scratch; /* for tallies */
 };
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* Keep in U the DBTRACE_TOP contexts of the N (context, count) pairs with the largest counts
  * (ties: the smaller context first).  PAIRS is sorted by context and may repeat contexts. */
 static void keep_top(struct dbtrace_unit *u, const uint32_t *ctx, const uint32_t *count, size_t n)
@@ -143,23 +143,34 @@ static void keep_top(struct dbtrace_unit *u, const uint32_t *ctx, const uint32_t
 	}
 }
 
-/* Level 1 from the records: a unit per DBTRACE_UNIT of them. */
+/* Level 1 from the records: a unit per DBTRACE_UNIT of them, its contexts counted (a unit
+ * has few distinct ones: a short list, kept in context order). */
 static void build_level1(struct converting *cv)
 {
 	uint64_t nu = (cv->n + DBTRACE_UNIT - 1) / DBTRACE_UNIT;
 	struct dbtrace_unit *u = xcalloc(nu ? nu : 1, sizeof(*u));
-	uint32_t ctx[DBTRACE_UNIT], one[DBTRACE_UNIT];
-	for (uint32_t i = 0; i < DBTRACE_UNIT; i++)
-		one[i] = 1;
+	uint32_t ctx[DBTRACE_UNIT], count[DBTRACE_UNIT];
 	for (uint64_t j = 0; j < nu; j++) {
 		uint64_t a = j * DBTRACE_UNIT, b = a + DBTRACE_UNIT < cv->n ? a + DBTRACE_UNIT : cv->n;
-		for (uint64_t i = a; i < b; i++)
-			ctx[i - a] = cv->rec[i].context;
-		qsort(ctx, (size_t)(b - a), sizeof(uint32_t), cmp_u32);
+		uint32_t d = 0;
+		for (uint64_t i = a; i < b; i++) {
+			uint32_t c = cv->rec[i].context, at = d;
+			while (at > 0 && ctx[at - 1] > c)
+				at--;
+			if (at > 0 && ctx[at - 1] == c) {
+				count[at - 1]++;
+				continue;
+			}
+			memmove(&ctx[at + 1], &ctx[at], (d - at) * sizeof(*ctx));
+			memmove(&count[at + 1], &count[at], (d - at) * sizeof(*count));
+			ctx[at] = c;
+			count[at] = 1;
+			d++;
+		}
 		u[j].t_lo = cv->rec[a].time;
 		u[j].t_hi = cv->rec[b - 1].time;
 		u[j].n = (uint32_t)(b - a);
-		keep_top(&u[j], ctx, one, (size_t)(b - a));
+		keep_top(&u[j], ctx, count, d);
 	}
 	cv->units[1] = u;
 	cv->nunits[1] = nu;
@@ -212,12 +223,14 @@ static void encode_units(const struct converting *cv, uint32_t l, uint64_t a, ui
 	if (l == 0) {
 		uint64_t prev = cv->rec[a].time;
 		int64_t prev_ctx = 0;
+		uint8_t *p = buf_reserve(raw, (size_t)(b - a) * 20), *start = p;
 		for (uint64_t i = a; i < b; i++) {
-			buf_put_varint(raw, cv->rec[i].time - prev);
-			buf_put_varint(raw, le_zigzag((int64_t)cv->rec[i].context - prev_ctx));
+			p += le_put_varint(p, cv->rec[i].time - prev);
+			p += le_put_varint(p, le_zigzag((int64_t)cv->rec[i].context - prev_ctx));
 			prev = cv->rec[i].time;
 			prev_ctx = cv->rec[i].context;
 		}
+		raw->len += (size_t)(p - start);
 		return;
 	}
 	const struct dbtrace_unit *u = cv->units[l];
@@ -301,16 +314,16 @@ static int put_thread(struct cf_writer *w, struct converting *cv, struct piece_c
 static int read_spooled(struct cf_reader *r, const struct cf_entry *e, const uint32_t *new_of,
 			uint32_t ncontexts, uint32_t nthreads, struct converting *cv)
 {
-	struct cf_stream s;
-	if (cf_stream_open(r, e, &s) < 0)
+	uint8_t *data;
+	size_t len;
+	if (cf_read_chunk(r, e, &data, &len) < 0)
 		return -1;
+	const uint8_t *p = data, *end = data + len;
 	uint64_t thread, n;
 	int rc = -1;
-	if (cf_get_varint(&s, &thread) < 0 || cf_get_varint(&s, &n) < 0)
-		goto out;
-	if (thread >= nthreads || n > e->raw / 2) {
-		cf_stream_error(&s, "thread %llu with %llu records out of range",
-				(unsigned long long)thread, (unsigned long long)n);
+	if (le_get_varint(&p, end, &thread) < 0 || le_get_varint(&p, end, &n) < 0 ||
+	    thread >= nthreads || n > len / 2) {
+		fth_error("%s: chunk RSPL: a thread's header out of range", r->path);
 		goto out;
 	}
 	if (n > cv->cap) {
@@ -320,20 +333,24 @@ static int read_spooled(struct cf_reader *r, const struct cf_entry *e, const uin
 	uint64_t time = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t dt, ctx;
-		if (cf_next_varint(&s, &dt) < 0 || cf_next_varint(&s, &ctx) < 0)
-			goto out;
-		if (ctx >= ncontexts || dt > UINT64_MAX - time) {
-			cf_stream_error(&s, "record %llu out of range", (unsigned long long)i);
+		if (le_get_varint(&p, end, &dt) < 0 || le_get_varint(&p, end, &ctx) < 0 ||
+		    ctx >= ncontexts || dt > UINT64_MAX - time) {
+			fth_error("%s: chunk RSPL: thread %llu: record %llu out of range", r->path,
+				  (unsigned long long)thread, (unsigned long long)i);
 			goto out;
 		}
 		time += dt;
 		cv->rec[i] = (struct dbtrace_record){ time, new_of[ctx] };
 	}
+	if (p != end) {
+		fth_error("%s: chunk RSPL: %zu bytes left over", r->path, (size_t)(end - p));
+		goto out;
+	}
 	cv->n = n;
 	cv->t.thread = (uint32_t)thread;
-	rc = cf_stream_finish(&s);
+	rc = 0;
 out:
-	cf_stream_free(&s);
+	free(data);
 	return rc;
 }
 
