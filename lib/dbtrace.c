@@ -810,3 +810,45 @@ int dbtrace_scan(struct dbtrace *tr, uint32_t thread, uint32_t level, uint64_t t
 	}
 	return 0;
 }
+
+struct dump_ctx {
+	struct buf *out;
+	uint32_t level;
+};
+
+static int dump_unit(void *ctx, const struct dbtrace_unit *u)
+{
+	struct dump_ctx *d = ctx;
+	if (d->level == 0) {
+		buf_printf(d->out, "    sample %llu %u\n", (unsigned long long)u->t_lo, u->context[0]);
+		return 0;
+	}
+	buf_printf(d->out, "    unit %llu..%llu n %u:", (unsigned long long)u->t_lo,
+		   (unsigned long long)u->t_hi, u->n);
+	for (uint32_t k = 0; k < u->k; k++)
+		buf_printf(d->out, " %u x%u", u->context[k], u->count[k]);
+	buf_addch(d->out, '\n');
+	return 0;
+}
+
+int dbtrace_dump(struct dbtrace *tr, struct buf *out)
+{
+	buf_printf(out, "traces: %u of %u threads traced, %u contexts\n", tr->ntraced, tr->nthreads,
+		   tr->ncontexts);
+	for (uint32_t i = 0; i < tr->ntraced; i++) {
+		const struct dbtrace_thread *t = &tr->traced[i];
+		buf_printf(out, "thread %u: %llu samples, %llu..%llu ns, %u levels\n", t->thread,
+			   (unsigned long long)t->nrecords, (unsigned long long)t->t_first,
+			   (unsigned long long)t->t_last, t->nlevels);
+		for (uint32_t l = 0; l < t->nlevels; l++) {
+			const struct dbtrace_level *lv = &t->level[l];
+			buf_printf(out, "  level %u: %llu units of %llu samples in %u pieces\n", l,
+				   (unsigned long long)lv->nunits,
+				   (unsigned long long)lv->records_per_unit, lv->npieces);
+			struct dump_ctx d = { out, l };
+			if (dbtrace_scan(tr, t->thread, l, 0, UINT64_MAX, dump_unit, &d) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}

@@ -71,7 +71,7 @@ void dbtrace_spool_abort(struct dbtrace_spool *s);
 int dbtrace_write(const char *dir, const uint32_t *order, uint32_t ncontexts, uint32_t nthreads,
 		  int level);
 
-/* ---- reading (view) ---- */
+/* ---- reading (view, fathom-dump) ---- */
 
 struct dbtrace_piece {
 	uint64_t offset; /* in the RDAT chunk */
@@ -129,5 +129,10 @@ const struct dbtrace_thread *dbtrace_thread(const struct dbtrace *tr, uint32_t t
  */
 int dbtrace_scan(struct dbtrace *tr, uint32_t thread, uint32_t level, uint64_t t0, uint64_t t1,
 		 int (*fn)(void *ctx, const struct dbtrace_unit *u), void *ctx);
+
+/* Every field of the traces as text (fathom-dump): the index, each level's pieces, and the
+ * samples and units themselves.  0, or -1 with a message (a damaged piece). */
+struct buf;
+int dbtrace_dump(struct dbtrace *tr, struct buf *out);
 
 #endif

@@ -5,6 +5,7 @@
 #include "escape.h"
 #include "buf.h"
 #include "dbfile.h"
+#include "dbtrace.h"
 #include "error.h"
 #include "input.h"
 #include "mfile.h"
@@ -21,7 +22,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: fathom-dump [-h] [--version] FILE...\n"
 		   "Print fathom measurement files, structure files and databases (a database\n"
-		   "directory or its summary.fdb) as text.  Exit status: 0 when every file was\n"
+		   "directory, with its traces, or its summary.fdb) as text.  Exit status: 0 when every file was\n"
 		   "read, 1 when one could not be read (the message names it and the problem).\n");
 }
 
@@ -63,6 +64,14 @@ static int dump_database(const char *path)
 		return -1;
 	struct buf out = BUF_INIT;
 	int rc = dbfile_dump(&db, &out, true);
+	struct dbtrace tr;
+	int traced = rc == 0 ? dbtrace_open(&tr, db.dir, db.ncontexts, db.nthreads) : 1;
+	if (traced == 0) {
+		rc = dbtrace_dump(&tr, &out);
+		dbtrace_close(&tr);
+	} else if (traced < 0) {
+		rc = -1;
+	}
 	dbfile_close(&db);
 	print_text(&out);
 	return rc;
@@ -87,6 +96,10 @@ static int dump_one(const char *path)
 	snprintf(summary, sizeof(summary), "%s/%s", path, DBFILE_SUMMARY);
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(summary, &st) == 0)
 		return dump_database(path);
+	/* A database's traces are dumped with it: they need its summary's numbers. */
+	const char *base = strrchr(path, '/');
+	if (!strcmp(base ? base + 1 : path, DBTRACE_FILE))
+		return fth_error("%s: the traces of a database: give the database's directory", path);
 	int fd = input_open(path, NULL);
 	if (fd < 0)
 		return -1;
