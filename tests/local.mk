@@ -215,7 +215,8 @@ tests_helper_rename_exchange_LDADD = lib/libfathom.la
 FUZZ_TARGETS += \
 	mfile \
 	sfile \
-	dbfile
+	dbfile \
+	dbtrace
 FUZZ_LIB_SOURCES = \
 	lib/error.c \
 	lib/input.c \
@@ -251,6 +252,7 @@ check_PROGRAMS += \
 	tests/fuzz/fuzz-replay \
 	tests/fuzz/fuzz-sfile-replay \
 	tests/fuzz/fuzz-dbfile-replay \
+	tests/fuzz/fuzz-dbtrace-replay \
 	tests/fuzz/fuzz-struct-elf-replay
 tests_fuzz_fuzz_replay_SOURCES = tests/fuzz/fuzz-mfile.c tests/fuzz/replay.c
 tests_fuzz_fuzz_replay_CPPFLAGS = $(FUZZ_CPPFLAGS)
@@ -267,6 +269,11 @@ tests_fuzz_fuzz_dbfile_replay_CPPFLAGS = $(FUZZ_CPPFLAGS)
 tests_fuzz_fuzz_dbfile_replay_CFLAGS = $(FUZZ_CFLAGS)
 tests_fuzz_fuzz_dbfile_replay_LDFLAGS = $(SANITIZE_CFLAGS)
 tests_fuzz_fuzz_dbfile_replay_LDADD = $(FUZZ_LDADD)
+tests_fuzz_fuzz_dbtrace_replay_SOURCES = tests/fuzz/fuzz-dbtrace.c tests/fuzz/replay.c
+tests_fuzz_fuzz_dbtrace_replay_CPPFLAGS = $(FUZZ_CPPFLAGS)
+tests_fuzz_fuzz_dbtrace_replay_CFLAGS = $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_dbtrace_replay_LDFLAGS = $(SANITIZE_CFLAGS)
+tests_fuzz_fuzz_dbtrace_replay_LDADD = $(FUZZ_LDADD)
 # struct's ELF and DWARF entry point: replay driver only.
 tests_fuzz_fuzz_struct_elf_replay_SOURCES = tests/fuzz/fuzz-struct-elf.c tests/fuzz/replay.c \
 	$(STRUCT_CORE)
