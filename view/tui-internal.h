@@ -291,6 +291,7 @@ void tui_trace_key_zoom(struct tui *t, int key);
 void tui_trace_key_depth(struct tui *t, int key);
 void tui_trace_key_enter(struct tui *t, int key);
 void tui_trace_key_collapse(struct tui *t, int key);
+void tui_trace_key_threads(struct tui *t, int key);
 void tui_trace_key_time(struct tui *t, int key);
 
 /* ---- tui.c ---- */

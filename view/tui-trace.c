@@ -27,10 +27,11 @@ static const short palette[] = { COLOR_RED,     COLOR_GREEN, COLOR_YELLOW, COLOR
 				 COLOR_MAGENTA, COLOR_CYAN,  COLOR_WHITE };
 #define NPALETTE ((int)ARRAY_SIZE(palette))
 
-/* The rows: a process, then its threads unless it is collapsed. */
+/* The rows: a process, then its threads unless it is collapsed, one or a group a row. */
 struct trace_row {
-	int32_t thread; /* -1: the process of PID */
+	int32_t thread; /* -1: the process of PID; -2: ORDER[FIRST .. FIRST + COUNT) together */
 	uint32_t pid;
+	uint32_t first, count;
 };
 
 struct tui_trace {
@@ -44,6 +45,7 @@ struct tui_trace {
 	uint32_t *collapsed; /* pids */
 	uint32_t ncollapsed, acollapsed;
 	uint32_t *order; /* threads by process, then index */
+	uint32_t group;	 /* threads a row (zoomed out in threads: 2, 4, ...) */
 	/* the scopes on screen, for the legend and the colours */
 	uint32_t *legend;
 	uint64_t *legend_bins;
@@ -71,20 +73,27 @@ static bool is_collapsed(const struct tui_trace *tt, uint32_t pid)
 	return false;
 }
 
+static void add_row(struct tui_trace *tt, struct trace_row r)
+{
+	ALLOC_GROW(tt->rows, tt->nrows + 1, tt->arows);
+	tt->rows[tt->nrows++] = r;
+}
+
 static void build_rows(struct tui_trace *tt)
 {
 	const struct dbfile *db = tt->m->db;
 	tt->nrows = 0;
-	for (uint32_t i = 0; i < db->nthreads; i++) {
-		const struct dbfile_thread *th = &db->threads[tt->order[i]];
-		if (!i || th->pid != db->threads[tt->order[i - 1]].pid) {
-			ALLOC_GROW(tt->rows, tt->nrows + 1, tt->arows);
-			tt->rows[tt->nrows++] = (struct trace_row){ -1, th->pid };
+	for (uint32_t i = 0; i < db->nthreads;) {
+		uint32_t pid = db->threads[tt->order[i]].pid, end = i;
+		while (end < db->nthreads && db->threads[tt->order[end]].pid == pid)
+			end++;
+		add_row(tt, (struct trace_row){ -1, pid, i, end - i });
+		for (uint32_t k = i; !is_collapsed(tt, pid) && k < end; k += tt->group) {
+			uint32_t n = FTH_MIN(tt->group, end - k);
+			add_row(tt, n == 1 ? (struct trace_row){ (int32_t)tt->order[k], pid, k, 1 }
+					   : (struct trace_row){ -2, pid, k, n });
 		}
-		if (is_collapsed(tt, th->pid))
-			continue;
-		ALLOC_GROW(tt->rows, tt->nrows + 1, tt->arows);
-		tt->rows[tt->nrows++] = (struct trace_row){ (int32_t)tt->order[i], th->pid };
+		i = end;
 	}
 	if (tt->cursor_row >= tt->nrows)
 		tt->cursor_row = tt->nrows ? tt->nrows - 1 : 0;
@@ -128,6 +137,7 @@ int tui_trace_open(struct tui *t)
 		tt->order[i] = i;
 	qsort_r(tt->order, db->nthreads, sizeof(*tt->order), cmp_threads, (void *)db);
 	t->trace = tt;
+	tt->group = 1;
 	build_rows(tt);
 	trace_model_set_depth(m, trace_model_default_depth(m, tt->t0, tt->t1));
 	/* Open on the first thread row. */
@@ -217,15 +227,16 @@ static void scope_name(struct tui *t, uint32_t scope, struct buf *out)
 	tui_escape(t, out, model_function_name(t->model, c.function));
 }
 
-/* The cells of row R: a thread's, or the dominant scope of a process's threads. */
+/* The cells of row R: a thread's, or the dominant scope of its threads (a process, a group). */
 static int row_cells(struct tui_trace *tt, const struct trace_row *r, struct trace_cell *cells,
 		     struct trace_share *share, uint32_t *nshare, bool *include)
 {
 	const struct dbfile *db = tt->m->db;
 	if (r->thread >= 0)
 		return trace_model_row(tt->m, (uint32_t)r->thread, tt->t0, tt->t1, tt->nbins, cells);
-	for (uint32_t i = 0; i < db->nthreads; i++)
-		include[i] = db->threads[i].pid == r->pid;
+	memset(include, 0, db->nthreads * sizeof(*include));
+	for (uint32_t i = r->first; i < r->first + r->count; i++)
+		include[tt->order[i]] = true;
 	int rc = trace_model_summary_of(tt->m, tt->t0, tt->t1, tt->nbins, SUMMARY_K, share,
 					nshare, include);
 	for (uint32_t k = 0; k < tt->nbins; k++)
@@ -277,7 +288,9 @@ static void draw_side(struct tui *t, struct tui_rect r, const struct trace_cell 
 		return;
 	}
 	buf_reset(&b);
-	if (row->thread < 0) {
+	if (row->thread == -2) {
+		buf_printf(&b, "%u threads of process %u together", row->count, row->pid);
+	} else if (row->thread < 0) {
 		buf_printf(&b, "process %u (its threads together)", row->pid);
 	} else {
 		const struct dbfile_thread *th = &db->threads[row->thread];
@@ -420,7 +433,9 @@ void tui_trace_draw(struct tui *t)
 		const struct trace_row *r = &tt->rows[tt->top + i];
 		int y = rows_y + (int)i;
 		buf_reset(&b);
-		if (r->thread < 0) {
+		if (r->thread == -2) {
+			buf_printf(&b, "  %u threads", r->count);
+		} else if (r->thread < 0) {
 			const struct dbfile_thread *first = NULL;
 			for (uint32_t k = 0; k < db->nthreads && !first; k++)
 				if (db->threads[tt->order[k]].pid == r->pid)
@@ -604,6 +619,10 @@ void tui_trace_key_enter(struct tui *t, int key)
 	if (!tt->nrows)
 		return;
 	const struct trace_row *r = &tt->rows[tt->cursor_row];
+	if (r->thread == -2 && key != ' ') {
+		tui_message(t, true, "a row of %u threads: { shows fewer threads a row", r->count);
+		return;
+	}
 	if (r->thread < 0 || key == ' ') {
 		/* A process: collapse or expand its threads. */
 		uint32_t pid = r->pid;
@@ -631,6 +650,23 @@ void tui_trace_key_enter(struct tui *t, int key)
 	}
 	t->trace_mode = false;
 	tui_show_context(t, ctx);
+}
+
+/* } and {: more or fewer threads a row. */
+void tui_trace_key_threads(struct tui *t, int key)
+{
+	struct tui_trace *tt = t->trace;
+	uint32_t max = tt->m->db->nthreads ? tt->m->db->nthreads : 1;
+	if (key == '}' && tt->group < max)
+		tt->group *= 2;
+	else if (key == '{' && tt->group > 1)
+		tt->group /= 2;
+	uint32_t pid = tt->nrows ? tt->rows[tt->cursor_row].pid : 0;
+	build_rows(tt);
+	for (uint32_t i = 0; i < tt->nrows; i++)
+		if (tt->rows[i].thread == -1 && tt->rows[i].pid == pid)
+			tt->cursor_row = i;
+	tui_message(t, false, "%u thread%s a row", tt->group, tt->group == 1 ? "" : "s");
 }
 
 void tui_trace_key_collapse(struct tui *t, int key)

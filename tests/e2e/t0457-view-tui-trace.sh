@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # t0457-view-tui-trace.sh: the interactive trace view in a real terminal (tmux): key 4 opens
 # it on a traced run of tests/measure-workloads/phases; the rows, the legend and the side pane
-# show the phases; zoom, pan and depth change the window and the function shown; moving the
-# cursor onto a thread's first phase names phase_a with its call path; Enter shows that
-# sample in the top-down tree; a database without traces says so.
+# show the phases; zoom and pan in time and in threads, and depth, change the window, the
+# rows and the function shown; moving the cursor onto a thread's first phase names phase_a
+# with its call path; Enter shows that sample in the top-down tree; a database without
+# traces says so.
 . "$top_srcdir/tests/lib/test-lib.sh"
 . "$top_srcdir/tests/e2e/view-tui-lib.sh"
 
@@ -34,6 +35,10 @@ test_expect_success '4 opens the trace view: rows, legend, the phases' '
 	tui_wait "all threads" &&
 	tui_wait "[A-Z] phase_a" && tui_wait "[A-Z] phase_b" &&
 	tui_screen >s0 && grep -q "^-[0-9]* phases" s0
+'
+test_expect_success 'zoom out and in in threads: rows of two threads, then one' '
+	tui_keys "}" && tui_wait "^  2 threads " && tui_wait "2 threads a row" &&
+	tui_keys "{" && tui_wait_gone "^  2 threads "
 '
 test_expect_success 'the cursor on a thread in its first phase: phase_a and its call path' '
 	tui_keys j j Right Right Right && tui_wait "phase_a: [0-9]+ samples? in the bin" &&
