@@ -91,20 +91,6 @@ static const char *kind_name(uint8_t kind)
 	return kind < ARRAY_SIZE(names) ? names[kind] : "?";
 }
 
-/* The threads in display order: by process (first thread index), then thread index. */
-static int cmp_threads(const void *a, const void *b, void *ctx)
-{
-	const struct dbfile *db = ctx;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	const struct dbfile_thread *tx = &db->threads[x], *ty = &db->threads[y];
-	int hc = strcmp(tx->host, ty->host);
-	if (hc)
-		return hc;
-	if (tx->pid != ty->pid)
-		return tx->pid < ty->pid ? -1 : 1;
-	return (x > y) - (x < y);
-}
-
 static void put_text(struct buf *b, const char *s)
 {
 	esc_terminal(b, s, strlen(s), 0);
@@ -134,10 +120,7 @@ int batch_trace(const struct batch_trace_options *o, FILE *out)
 	uint64_t t0 = o->t0, t1 = o->t1;
 	if (t1 <= t0)
 		return fth_error("the time window is empty");
-	uint32_t *order = xcalloc(db->nthreads ? db->nthreads : 1, sizeof(*order));
-	for (uint32_t i = 0; i < db->nthreads; i++)
-		order[i] = i;
-	qsort_r(order, db->nthreads, sizeof(*order), cmp_threads, db);
+	uint32_t *order = trace_model_thread_order(m);
 	struct trace_cell *cells = xcalloc((size_t)db->nthreads * w, sizeof(*cells));
 	struct trace_share *share = xcalloc((size_t)w * SUMMARY_K, sizeof(*share));
 	uint32_t *nshare = xcalloc(w, sizeof(*nshare));

@@ -569,3 +569,26 @@ uint32_t trace_model_default_depth(struct trace_model *m, uint64_t t0, uint64_t 
 	trace_model_set_depth(m, saved);
 	return saved;
 }
+
+static int cmp_threads(const void *a, const void *b, void *ctx)
+{
+	const struct dbfile *db = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct dbfile_thread *tx = &db->threads[x], *ty = &db->threads[y];
+	int hc = strcmp(tx->host, ty->host);
+	if (hc)
+		return hc;
+	if (tx->pid != ty->pid)
+		return tx->pid < ty->pid ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+uint32_t *trace_model_thread_order(const struct trace_model *m)
+{
+	const struct dbfile *db = m->db;
+	uint32_t *order = xcalloc(db->nthreads ? db->nthreads : 1, sizeof(*order));
+	for (uint32_t i = 0; i < db->nthreads; i++)
+		order[i] = i;
+	qsort_r(order, db->nthreads, sizeof(*order), cmp_threads, (void *)db);
+	return order;
+}

@@ -67,6 +67,9 @@ int trace_model_row(struct trace_model *m, uint32_t thread, uint64_t t0, uint64_
  */
 int trace_model_summary(struct trace_model *m, uint64_t t0, uint64_t t1, uint32_t nbins,
 			uint32_t maxk, struct trace_share *out, uint32_t *nout);
+/* The threads in the order the timeline shows them: by host and process, then thread index
+ * (an array of db->nthreads the caller frees). */
+uint32_t *trace_model_thread_order(const struct trace_model *m);
 /* The depth to open at: the shallowest at which some thread's row over [T0, T1) changes scope
  * (below the thread entry and main, where every thread looks the same). */
 uint32_t trace_model_default_depth(struct trace_model *m, uint64_t t0, uint64_t t1);

@@ -52,19 +52,6 @@ struct tui_trace {
 	uint32_t nlegend, alegend;
 };
 
-static int cmp_threads(const void *a, const void *b, void *ctx)
-{
-	const struct dbfile *db = ctx;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	const struct dbfile_thread *tx = &db->threads[x], *ty = &db->threads[y];
-	int hc = strcmp(tx->host, ty->host);
-	if (hc)
-		return hc;
-	if (tx->pid != ty->pid)
-		return tx->pid < ty->pid ? -1 : 1;
-	return (x > y) - (x < y);
-}
-
 static bool is_collapsed(const struct tui_trace *tt, uint32_t pid)
 {
 	for (uint32_t i = 0; i < tt->ncollapsed; i++)
@@ -131,11 +118,7 @@ int tui_trace_open(struct tui *t)
 	tt->m = m;
 	tt->t0 = m->t_begin;
 	tt->t1 = m->t_end + 1;
-	const struct dbfile *db = m->db;
-	tt->order = xcalloc(db->nthreads ? db->nthreads : 1, sizeof(*tt->order));
-	for (uint32_t i = 0; i < db->nthreads; i++)
-		tt->order[i] = i;
-	qsort_r(tt->order, db->nthreads, sizeof(*tt->order), cmp_threads, (void *)db);
+	tt->order = trace_model_thread_order(m);
 	t->trace = tt;
 	tt->group = 1;
 	build_rows(tt);
