@@ -4,13 +4,14 @@
  * the thread's trace whose units are a small fraction of a bin (a unit that straddles bins is
  * read again one level down), each unit's samples credited to the scope at the depth of each
  * context it kept.  An empty bin between two samples is the earlier one's scope when the gap
- * between them is one a running thread has (at most GAP_RUNNING times its median interval),
- * and idle when it is longer: the thread slept, blocked or waited.
+ * between them is one a running thread has (at most GAP_RUNNING sampling periods), and idle
+ * when it is longer: the thread slept, blocked, waited or was not scheduled.
  */
 #include "compat.h"
 #include "model-trace.h"
 #include "model-internal.h"
 #include "error.h"
+#include "mfile.h"
 #include "xalloc.h"
 
 #include <stdlib.h>
@@ -19,8 +20,9 @@
 #define SCOPE_UNSET (DBFILE_NONE - 1)
 #define SLOTS 8 /* scopes a bin of a row keeps */
 #define SUMMARY_SLOTS 24
-/* A gap between two samples longer than this many median intervals is not running. */
-#define GAP_RUNNING 8
+/* A gap between two samples longer than this many sampling periods (or, where the period is
+ * not a time, median intervals) is a thread that was not running. */
+#define GAP_RUNNING 4
 
 /* The row last made of each thread, for the same window, bins and depth. */
 struct trace_row_cache {
@@ -102,11 +104,35 @@ static int add_interval(void *ctx, const struct dbtrace_unit *u)
 	return 0;
 }
 
-/* The longest gap between two samples of traced thread T while it runs: GAP_RUNNING times the
- * median interval between its samples over its level-1 units (the whole trace's mean without
- * them). */
+/*
+ * The sampling period in ns of the time a thread runs, when the samples come from a clock of it
+ * (task-clock, cpu-clock, CPUTIME, REALTIME: a time unit and a period or a frequency), else 0.
+ * Two samples of a thread that was running all along are about one period apart.
+ */
+static uint64_t time_period(const struct dbfile *db)
+{
+	for (uint32_t i = 0; i < db->nmetrics; i++) {
+		const struct dbfile_metric *x = &db->metrics[i];
+		if (x->unit != MFILE_UNIT_NANOSECONDS || !x->samples || !x->rate)
+			continue;
+		if (x->rate_kind == MFILE_RATE_FREQUENCY)
+			return 1000000000ull / x->rate;
+		if (x->rate_kind == MFILE_RATE_PERIOD) /* the timers count microseconds */
+			return !strcmp(x->name, "CPUTIME") || !strcmp(x->name, "REALTIME")
+				       ? x->rate * 1000
+				       : x->rate;
+	}
+	return 0;
+}
+
+/* The longest gap between two samples of traced thread T while it runs: GAP_RUNNING sampling
+ * periods when the samples come from a clock of the thread (time_period), else GAP_RUNNING
+ * times the median interval between its samples over its level-1 units. */
 static uint64_t hold_of(struct trace_model *m, const struct dbtrace_thread *t)
 {
+	uint64_t period = time_period(m->db);
+	if (period)
+		return period * GAP_RUNNING;
 	struct intervals iv = { 0 };
 	if (t->nlevels > 1)
 		dbtrace_scan(&m->tr, t->thread, 1, 0, UINT64_MAX, add_interval, &iv);
@@ -116,7 +142,7 @@ static uint64_t hold_of(struct trace_model *m, const struct dbtrace_thread *t)
 		typical = iv.v[iv.n / 2];
 	}
 	free(iv.v);
-	uint64_t hold = typical * GAP_RUNNING;
+	uint64_t hold = typical * GAP_RUNNING * 2;
 	return hold < 1000 ? 1000 : hold;
 }
 
