@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "error.h"
 #include "source.h"
+#include "tma.h"
 #include "xalloc.h"
 
 #include <ctype.h>
@@ -35,26 +36,13 @@ bool events_same_name(const char *a, const char *b)
 
 uint64_t events_max_frequency(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
-	unsigned long long v = 0;
-	if (f) {
-		if (fscanf(f, "%llu", &v) != 1)
-			v = 0;
-		fclose(f);
-	}
-	return v;
+	long long v = tma_read_sysctl("kernel/perf_event_max_sample_rate", 0);
+	return v > 0 ? (uint64_t)v : 0;
 }
 
 int events_read_paranoid(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-	int v = 2;
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 2;
-		fclose(f);
-	}
-	return v;
+	return (int)tma_read_sysctl("kernel/perf_event_paranoid", 2);
 }
 
 int events_parse_rate(const char *s, uint64_t *rate, bool *freq)

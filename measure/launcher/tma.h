@@ -199,5 +199,8 @@ struct tma_machine {
  * FATHOM_CPU.
  */
 int tma_identify(struct tma_machine *m);
+/* The number in the kernel setting /proc/sys/NAME ("kernel/nmi_watchdog"), DFLT when it
+ * cannot be read. */
+long long tma_read_sysctl(const char *name, long long dflt);
 
 #endif
