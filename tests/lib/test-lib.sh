@@ -99,11 +99,14 @@ without_pmu() {
 	return 1
 }
 
-# test_expect_refused TITLE MESSAGE EVENT: two test points: measure -e EVENT exits with status 2
-# and MESSAGE, and before it ran the program or wrote its output directory.
+# test_expect_refused TITLE MESSAGE EVENT [VM_MESSAGE [VM_EVENT]]: measure -e EVENT exits with
+# status 2 and MESSAGE, and before it ran the program or wrote its output directory; in a
+# virtual machine, measure -e VM_EVENT (default EVENT) also says VM_MESSAGE.
 test_expect_refused() {
 	test_expect_error "$1" 2 "$2" measure -o out -e "$3" /bin/true
 	test_expect_success 'and nothing ran or was written' '! test -e out'
+	[ -n "${4:-}" ] && grep -q hypervisor /proc/cpuinfo || return 0
+	test_expect_error 'and names the virtual machine' 2 "$4" measure -e "${5:-$3}" /bin/true
 }
 
 # faults_in_touch_pages METRIC DIR: whether, in test-tool's profile of METRIC in DIR's thread
