@@ -71,15 +71,6 @@ static const struct builtin builtins[] = {
 };
 
 
-static const struct {
-	const char *name, *description;
-} topdown_events[] = {
-	{ "topdown", "TMA levels 1 and 2, cycles trigger (proxy sampling)" },
-	{ "topdown:retiring", "TMA levels 1-2, and 3-4 of Retiring" },
-	{ "topdown:frontend", "TMA levels 1-2, and 3-4 of Frontend Bound" },
-	{ "topdown:backend", "TMA levels 1-2, and 3-4 of Backend Bound" },
-	{ "topdown:all", "TMA levels 1-4 (several groups, multiplexed)" },
-};
 
 /*
  * libpfm4 starts on first need: its start reads every tracepoint's files when debugfs is
@@ -736,8 +727,10 @@ static void perf_list(source_show_fn *show, void *ctx)
 	for (size_t i = 0; i < ARRAY_SIZE(builtins); i++)
 		show(ctx, builtins[i].name, builtins[i].description);
 	show(ctx, "r00c0", "raw event code (rHEX), processor specific");
-	for (size_t i = 0; i < ARRAY_SIZE(topdown_events); i++)
-		show(ctx, topdown_events[i].name, topdown_events[i].description);
+	size_t ntopdown;
+	const struct tma_event_name *topdown = tma_event_names(&ntopdown);
+	for (size_t i = 0; i < ntopdown; i++)
+		show(ctx, topdown[i].name, topdown[i].description);
 	struct list_pfm_ctx lc = { show, ctx };
 	for_each_pfm_event(list_pfm, &lc);
 	if (pfm_state == PFM_FAILED) {
