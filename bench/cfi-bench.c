@@ -167,6 +167,17 @@ static int unwind_cached(struct cfi_regs r, uint64_t *pcs, int *rc)
 
 static volatile int sink;
 
+/* Seconds per frame of UNWINDS_PER_SAMPLE unwinds from R by WALK (the PCS, RC and FRAMES of
+ * the last). */
+static double per_frame(int (*walk)(struct cfi_regs, uint64_t *, int *),
+			const struct cfi_regs *r, uint64_t *pcs, int *rc, int *frames)
+{
+	double t0 = bench_now();
+	for (int k = 0; k < UNWINDS_PER_SAMPLE; k++)
+		*frames = walk(*r, pcs, rc);
+	return (bench_now() - t0) / ((double)UNWINDS_PER_SAMPLE * *frames);
+}
+
 static __attribute__((noinline)) void at_leaf(const struct cfi_regs *r)
 {
 	static uint64_t pcs[MAX_FRAMES];
@@ -179,12 +190,9 @@ static __attribute__((noinline)) void at_leaf(const struct cfi_regs *r)
 	if (rc != CFI_STEP_END)
 		exit(1);
 	for (int s = 0; s < runs; s++) {
-		double t0 = bench_now();
-		for (int k = 0; k < UNWINDS_PER_SAMPLE; k++)
-			frames = unwind(*r, pcs, &rc);
-		t[s] = (bench_now() - t0) / ((double)UNWINDS_PER_SAMPLE * frames);
+		t[s] = per_frame(unwind, r, pcs, &rc, &frames);
 		/* the binary search alone, on the same pcs */
-		t0 = bench_now();
+		double t0 = bench_now();
 		uintptr_t acc = 0;
 		for (int k = 0; k < UNWINDS_PER_SAMPLE; k++)
 			for (int i = 0; i < frames; i++)
@@ -204,12 +212,8 @@ static __attribute__((noinline)) void at_leaf(const struct cfi_regs *r)
 		printf("cached unwind FAILED: %d frames\n", cached_frames);
 		exit(1);
 	}
-	for (int s = 0; s < runs; s++) {
-		double t0 = bench_now();
-		for (int k = 0; k < UNWINDS_PER_SAMPLE; k++)
-			frames = unwind_cached(*r, pcs, &rc);
-		t[s] = (bench_now() - t0) / ((double)UNWINDS_PER_SAMPLE * frames);
-	}
+	for (int s = 0; s < runs; s++)
+		t[s] = per_frame(unwind_cached, r, pcs, &rc, &frames);
 	printf("cfi_step_cached (warm %d-slot cache): median %.2f ns/frame, %.2f us per stack\n",
 	       CFI_CACHE_SLOTS, bench_median(t, runs) * 1e9, bench_median(t, runs) * 1e6 * frames);
 

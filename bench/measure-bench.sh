@@ -21,20 +21,12 @@ set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/workloads-lib.sh"
-RUNS=${RUNS:-5}
 MEM_SECONDS=${MEM_SECONDS:-60}
-B=${1:-$(dirname "$HERE")/_build}
-[ -f "$B/Makefile" ] || {
-	echo "measure-bench: no configured build tree at $B: build one with sh scripts/build.sh (or ./run-tests.sh), which make _build/, or name one: sh bench/measure-bench.sh BUILD_DIR" >&2
-	exit 2
-}
-B=$(cd "$B" && pwd)
+use_build_tree measure-bench "${1:-$(dirname "$HERE")/_build}" measure/measure tools/fathom-dump \
+	tests/helper/test-tool
 MEASURE=$B/measure/measure
 DUMP=$B/tools/fathom-dump
 TT=$B/tests/helper/test-tool
-for x in "$MEASURE" "$DUMP" "$TT"; do
-	[ -x "$x" ] || { echo "measure-bench: $x not found in the build tree $B: build it first (make -C $B, and make -C $B check for test-tool)" >&2; exit 2; }
-done
 command -v gcc >/dev/null || { echo "measure-bench: gcc not found: apt-get install gcc" >&2; exit 2; }
 command -v awk >/dev/null || { echo "measure-bench: awk not found: apt-get install mawk" >&2; exit 2; }
 

@@ -19,7 +19,6 @@ set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/workloads-lib.sh"
-RUNS=${RUNS:-5}
 RATES=${RATES:-"1000 5000"}
 B=${1:-$HERE/../_build}
 B=$(cd "$B" 2>/dev/null && pwd) || { echo "prof-vs-perf: build directory ${1:-$HERE/../_build} not found" >&2; exit 2; }

@@ -28,7 +28,6 @@ set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/workloads-lib.sh"
-RUNS=${RUNS:-5}
 CHURN=${CHURN:-10}
 DEPTH=${DEPTH:-16}
 WRITES=${WRITES:-1000000}
@@ -36,10 +35,8 @@ WORKLOADS=${WORKLOADS:-churn trees writes}
 for w in $WORKLOADS; do
 	case $w in churn | trees | writes) ;; *) echo "sync-bench: unknown workload $w (churn, trees, writes)" >&2; exit 2 ;; esac
 done
-B=${1:-$HERE/../_build}
-B=$(cd "$B" 2>/dev/null && pwd) || { echo "sync-bench: build directory ${1:-$HERE/../_build} not found" >&2; exit 2; }
+use_build_tree sync-bench "${1:-$(dirname "$HERE")/_build}" measure/measure
 MEASURE=$B/measure/measure
-[ -x "$MEASURE" ] || { echo "sync-bench: $MEASURE not found: build first (make -C $B)" >&2; exit 2; }
 command -v gcc >/dev/null || { echo "sync-bench: gcc not found: apt-get install gcc" >&2; exit 2; }
 
 SCR=$(mktemp -d "${TMPDIR:-/tmp}/sync-bench.XXXXXX") || exit 2

@@ -49,6 +49,16 @@ static double screen(struct model *model, enum model_view view, uint32_t metric)
 
 enum { OP_OPEN, OP_BOTTOMUP, OP_FLAT, OP_FLAT_COLD, OP_SORT, OP_EXPAND, OP_HOT, OP_SEARCH,
        OP_STATS, OP_THREAD, OP_THREAD2, OP_PEER, NOPS };
+/* Thread THREAD selected and its top-down screen drawn (added to *SINK): the time it took. */
+static double thread_screen(struct model *model, int32_t thread, uint32_t metric, double *sink)
+{
+	double t0 = bench_now();
+	if (model_select_thread(model, thread) < 0)
+		die(1, "%s", fth_errmsg());
+	*sink += screen(model, MODEL_TOPDOWN, metric);
+	return bench_now() - t0;
+}
+
 static const char *const op_names[NOPS] = {
 	"open + first screen", "switch to bottom-up", "switch to flat", "switch to flat, cold",
 	"sort by another column", "expand 2,000 children", "hot path", "search next",
@@ -179,19 +189,10 @@ static double run_once(const char *dir, double *t)
 	bool first = isnan(rss_thread_before);
 	if (first)
 		rss_thread_before = rss_now();
-	t0 = bench_now();
-	if (model_select_thread(model, 1) < 0)
-		die(1, "%s", fth_errmsg());
-	sink += screen(model, MODEL_TOPDOWN, metric);
-	t[OP_THREAD] = bench_now() - t0;
+	t[OP_THREAD] = thread_screen(model, 1, metric, &sink);
 	if (first)
 		rss_thread_after = rss_now();
-
-	t0 = bench_now();
-	if (model_select_thread(model, 0) < 0)
-		die(1, "%s", fth_errmsg());
-	sink += screen(model, MODEL_TOPDOWN, metric);
-	t[OP_THREAD2] = bench_now() - t0;
+	t[OP_THREAD2] = thread_screen(model, 0, metric, &sink);
 	model_close(model);
 
 	/* Flat first, in a database just opened (nothing built for bottom-up before). */

@@ -338,17 +338,22 @@ void mconfig_blocktime_attr(struct perf_event_attr *a)
 	a->disabled = 1;
 }
 
+void mconfig_probe_attr(struct perf_event_attr *a, uint32_t type, uint64_t config)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = type;
+	a->config = config;
+	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+	a->disabled = 1;
+}
+
 bool mconfig_probe_sigtrap(void)
 {
 	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	mconfig_probe_attr(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
 	a.sample_period = 1000000000;
-	a.disabled = 1;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
 	a.sigtrap = 1;
 	a.remove_on_exec = 1;
 	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);

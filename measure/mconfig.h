@@ -162,6 +162,9 @@ void mconfig_blocktime_attr(struct perf_event_attr *a);
 /* Whether this kernel raises perf's synchronous SIGTRAP at a sample (Linux 5.13), tried on a
  * user-mode task-clock, which anyone may open. */
 bool mconfig_probe_sigtrap(void);
+/* A, cleared: a disabled event TYPE CONFIG counting the program only (not the kernel, not the
+ * hypervisor), as the probes that see whether an event opens use it. */
+void mconfig_probe_attr(struct perf_event_attr *a, uint32_t type, uint64_t config);
 /* The MPI rank from the environment (Open MPI, PMI, PMIx, Slurm, MVAPICH), or -1. */
 int mconfig_mpi_rank(void);
 

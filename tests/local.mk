@@ -82,7 +82,8 @@ tests_unit_t_tma_pfm_LDADD = $(LDADD) $(PFM_LIBS) -lm
 # struct/, prof/, view/
 tests_unit_t_loops_SOURCES = tests/unit/t-loops.c struct/loops.c struct/cfg.h struct/struct.h
 tests_unit_t_loops_CPPFLAGS = $(STRUCT_CPPFLAGS)
-tests_unit_t_prof_unify_SOURCES = tests/unit/t-prof-unify.c $(PROF_CORE)
+tests_unit_t_prof_unify_SOURCES = tests/unit/t-prof-unify.c tests/helper/sample.c \
+	tests/helper/sample.h $(PROF_CORE)
 tests_unit_t_prof_unify_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/prof $(LIBDW_CFLAGS) \
 	$(LIBELF_CFLAGS)
 tests_unit_t_prof_unify_LDADD = $(LDADD) $(LIBDW_LIBS) $(LIBELF_LIBS) -lm

@@ -18,11 +18,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-static bool blocktime_names(const char *name)
-{
-	return events_same_name(name, "BLOCKTIME");
-}
-
 /* -e BLOCKTIME: the time each thread is blocked, by the context where it blocked. */
 static int blocktime_add(struct mconfig *c, const char *name, const char *rate,
 			 const struct event_defaults *d, int16_t group, bool leader)
@@ -78,17 +73,11 @@ static int blocktime_check(struct mconfig *c, int i)
 	return fth_error_errno(err, "event BLOCKTIME: perf_event_open");
 }
 
-static void blocktime_list(source_show_fn *show, void *ctx)
-{
-	show(ctx, "BLOCKTIME", "time each thread is blocked (sleep, I/O, locks; not preemption) by "
-			       "the context where it blocked, in ns");
-}
-
 const struct launcher_source launcher_blocktime_source = {
 	.name = "BLOCKTIME",
-	.names = blocktime_names,
+	.description = "time each thread is blocked (sleep, I/O, locks; not preemption) by the "
+		       "context where it blocked, in ns",
 	.add = blocktime_add,
 	.check = blocktime_check,
-	.list = blocktime_list,
 	.needs_samples = true,
 };

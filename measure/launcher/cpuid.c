@@ -17,16 +17,23 @@
 #include <cpuid.h>
 #endif
 
-static bool watchdog_on(void)
+long long tma_read_sysctl(const char *name, long long dflt)
 {
-	FILE *f = fopen("/proc/sys/kernel/nmi_watchdog", "r");
-	int v = 0;
+	char path[128];
+	snprintf(path, sizeof(path), "/proc/sys/%s", name);
+	FILE *f = fopen(path, "r");
+	long long v = dflt;
 	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 0;
+		if (fscanf(f, "%lld", &v) != 1)
+			v = dflt;
 		fclose(f);
 	}
-	return v != 0;
+	return v;
+}
+
+static bool watchdog_on(void)
+{
+	return tma_read_sysctl("kernel/nmi_watchdog", 0) != 0;
 }
 
 /* "model name" of /proc/cpuinfo, and vendor/family/model when cpuid is not available. */

@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "error.h"
 #include "source.h"
+#include "tma.h"
 #include "xalloc.h"
 
 #include <ctype.h>
@@ -35,26 +36,13 @@ bool events_same_name(const char *a, const char *b)
 
 uint64_t events_max_frequency(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
-	unsigned long long v = 0;
-	if (f) {
-		if (fscanf(f, "%llu", &v) != 1)
-			v = 0;
-		fclose(f);
-	}
-	return v;
+	long long v = tma_read_sysctl("kernel/perf_event_max_sample_rate", 0);
+	return v > 0 ? (uint64_t)v : 0;
 }
 
 int events_read_paranoid(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-	int v = 2;
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 2;
-		fclose(f);
-	}
-	return v;
+	return (int)tma_read_sysctl("kernel/perf_event_paranoid", 2);
 }
 
 int events_parse_rate(const char *s, uint64_t *rate, bool *freq)
@@ -109,15 +97,22 @@ struct mevent *events_new(struct mconfig *c, const char *name, const struct even
 	return e;
 }
 
-int events_timer_rate(struct mevent *e, const char *rate, const struct event_defaults *d)
+int events_rate(struct mevent *e, const char *rate, const struct event_defaults *d)
 {
-	if (rate) {
-		if (events_parse_rate(rate, &e->rate, &e->freq) < 0)
-			return fth_error_prefix("event %s", e->name);
-	} else {
+	if (!rate) {
 		e->rate = d->rate;
 		e->freq = d->freq;
+		return 0;
 	}
+	if (events_parse_rate(rate, &e->rate, &e->freq) < 0)
+		return fth_error_prefix("event %s", e->name);
+	return 0;
+}
+
+int events_timer_rate(struct mevent *e, const char *rate, const struct event_defaults *d)
+{
+	if (events_rate(e, rate, d) < 0)
+		return -1;
 	if (e->group >= 0)
 		return fth_error("%s cannot be in a perf group", e->name);
 	if (e->freq) /* timers take periods in microseconds */
@@ -129,30 +124,30 @@ int events_timer_rate(struct mevent *e, const char *rate, const struct event_def
 	return 0;
 }
 
-int events_add_wrapper_metrics(struct mconfig *c, const char *source, enum mevent_source kind,
-			       const struct wrapper_metric *metric, unsigned n, uint64_t rate,
-			       const char *rate_given, const char *rate_hint, int16_t group)
+int events_add_wrapper_metrics(struct mconfig *c, const char *source,
+			       const struct wrapper_metrics *w, const char *rate_given,
+			       int16_t group)
 {
 	if (rate_given)
 		return fth_error("%s takes no period or rate: it counts every call%s", source,
-				 rate_hint);
+				 w->rate_hint);
 	if (group >= 0)
 		return fth_error("%s cannot be in a perf group", source);
 	for (int i = 0; i < c->nevents; i++)
-		if (c->ev[i].source == kind)
+		if (c->ev[i].source == w->kind)
 			return 0; /* -e IO twice is -e IO */
-	if (c->nevents + (int)n > MCONFIG_MAX_EVENTS)
+	if (c->nevents + (int)w->n > MCONFIG_MAX_EVENTS)
 		return fth_error("too many events (at most %d)", MCONFIG_MAX_EVENTS);
-	for (unsigned m = 0; m < n; m++) {
+	for (unsigned m = 0; m < w->n; m++) {
 		struct mevent *e = &c->ev[c->nevents++];
 		memset(e, 0, sizeof(*e));
-		fth_format(e->name, sizeof(e->name), "%s", metric[m].name);
-		e->source = kind;
-		e->unit = metric[m].unit;
+		fth_format(e->name, sizeof(e->name), "%s", w->metric[m].name);
+		e->source = w->kind;
+		e->unit = w->metric[m].unit;
 		e->config = m;
 		e->group = -1;
 		e->exclude_kernel = true;
-		e->rate = rate;
+		e->rate = w->rate;
 	}
 	return 0;
 }
@@ -167,7 +162,7 @@ static int add_one(struct mconfig *c, const char *name, size_t len, const char *
 	char want[MCONFIG_NAME_MAX];
 	memcpy(want, name, len);
 	want[len] = '\0';
-	return launcher_source_named(want)->add(c, want, rate, d, group, leader);
+	return launcher_source_add(launcher_source_named(want), c, want, rate, d, group, leader);
 }
 
 int events_add(struct mconfig *c, const char *spec, const struct event_defaults *d)
@@ -379,7 +374,7 @@ void events_list(struct buf *out)
 	int n;
 	const struct launcher_source *const *src = launcher_sources(&n);
 	for (int k = 0; k < n; k++)
-		src[k]->list(list_event, &lc);
+		launcher_source_list(src[k], list_event, &lc);
 	buf_printf(out, "Events usable on this machine (%u):\n%s\n", lc.nusable,
 		   (const char *)usable.data);
 	if (lc.notes.len)

@@ -13,24 +13,20 @@
 #include <math.h>
 #include <stdlib.h>
 
-static bool memleak_names(const char *name)
-{
-	return events_same_name(name, "MEMLEAK");
-}
+static const struct wrapper_metric memleak_metric[MLEAK_COUNT] = {
+	[MLEAK_ALLOCATED] = { "MEMLEAK Bytes Allocated", MFILE_UNIT_BYTES },
+	[MLEAK_FREED] = { "MEMLEAK Bytes Freed", MFILE_UNIT_BYTES },
+	[MLEAK_LEAKED] = { "MEMLEAK Bytes Leaked", MFILE_UNIT_BYTES },
+};
 
-static int memleak_add(struct mconfig *c, const char *name, const char *rate,
-		       const struct event_defaults *d, int16_t group, bool leader)
-{
-	static const struct wrapper_metric metric[MLEAK_COUNT] = {
-		[MLEAK_ALLOCATED] = { "MEMLEAK Bytes Allocated", MFILE_UNIT_BYTES },
-		[MLEAK_FREED] = { "MEMLEAK Bytes Freed", MFILE_UNIT_BYTES },
-		[MLEAK_LEAKED] = { "MEMLEAK Bytes Leaked", MFILE_UNIT_BYTES },
-	};
-	(void)name, (void)d, (void)leader;
-	return events_add_wrapper_metrics(
-		c, "MEMLEAK", MSOURCE_MEMLEAK, metric, MLEAK_COUNT, MLEAK_PROB_ONE, rate,
-		" (--memleak-prob P tracks a fraction P of the allocations)", group);
-}
+const struct launcher_source launcher_memleak_source = {
+	.name = "MEMLEAK",
+	.description = "bytes allocated, freed and leaked by allocating context (malloc family; "
+		       "--memleak-prob P samples a fraction)",
+	.wrapped = &(const struct wrapper_metrics){
+		MSOURCE_MEMLEAK, memleak_metric, MLEAK_COUNT, MLEAK_PROB_ONE,
+		" (--memleak-prob P tracks a fraction P of the allocations)" },
+};
 
 int memleak_set_prob(struct mconfig *c, const char *arg)
 {
@@ -54,16 +50,3 @@ int memleak_set_prob(struct mconfig *c, const char *arg)
 				 arg);
 	return 0;
 }
-
-static void memleak_list(source_show_fn *show, void *ctx)
-{
-	show(ctx, "MEMLEAK", "bytes allocated, freed and leaked by allocating context (malloc "
-			     "family; --memleak-prob P samples a fraction)");
-}
-
-const struct launcher_source launcher_memleak_source = {
-	.name = "MEMLEAK",
-	.names = memleak_names,
-	.add = memleak_add,
-	.list = memleak_list,
-};

@@ -71,15 +71,6 @@ static const struct builtin builtins[] = {
 };
 
 
-static const struct {
-	const char *name, *description;
-} topdown_events[] = {
-	{ "topdown", "TMA levels 1 and 2, cycles trigger (proxy sampling)" },
-	{ "topdown:retiring", "TMA levels 1-2, and 3-4 of Retiring" },
-	{ "topdown:frontend", "TMA levels 1-2, and 3-4 of Frontend Bound" },
-	{ "topdown:backend", "TMA levels 1-2, and 3-4 of Backend Bound" },
-	{ "topdown:all", "TMA levels 1-4 (several groups, multiplexed)" },
-};
 
 /*
  * libpfm4 starts on first need: its start reads every tracepoint's files when debugfs is
@@ -236,7 +227,7 @@ static int unknown_event(const char *name)
 	const struct launcher_source *const *src = launcher_sources(&n);
 	for (int k = 0; k < n; k++)
 		if (src[k] != &launcher_perf_source)
-			src[k]->list(suggest_name, &ctx);
+			launcher_source_list(src[k], suggest_name, &ctx);
 	consider(best, 3, name, "CPUTIME");
 	for (size_t i = 0; i < ARRAY_SIZE(builtins); i++)
 		consider(best, 3, name, builtins[i].name);
@@ -492,13 +483,7 @@ static int tma_usable(const char *ev, struct tma_machine *m)
 				 "forces a model, e.g. for measure --plan)", ev, m->description,
 				 tma_cpu_names(), TMA_ENV_CPU);
 	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_HARDWARE;
-	a.config = PERF_COUNT_HW_CPU_CYCLES;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	a.disabled = 1;
+	mconfig_probe_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 	long fd = perf_open(&a, -1);
 	if (fd < 0) {
 		int err = errno;
@@ -742,8 +727,10 @@ static void perf_list(source_show_fn *show, void *ctx)
 	for (size_t i = 0; i < ARRAY_SIZE(builtins); i++)
 		show(ctx, builtins[i].name, builtins[i].description);
 	show(ctx, "r00c0", "raw event code (rHEX), processor specific");
-	for (size_t i = 0; i < ARRAY_SIZE(topdown_events); i++)
-		show(ctx, topdown_events[i].name, topdown_events[i].description);
+	size_t ntopdown;
+	const struct tma_event_name *topdown = tma_event_names(&ntopdown);
+	for (size_t i = 0; i < ntopdown; i++)
+		show(ctx, topdown[i].name, topdown[i].description);
 	struct list_pfm_ctx lc = { show, ctx };
 	for_each_pfm_event(list_pfm, &lc);
 	if (pfm_state == PFM_FAILED) {
@@ -775,13 +762,8 @@ static int perf_add(struct mconfig *c, const char *name, const char *rate,
 		c->nevents++;
 		return 0;
 	}
-	if (rate) {
-		if (events_parse_rate(rate, &e->rate, &e->freq) < 0)
-			return fth_error_prefix("event %s", e->name);
-	} else {
-		e->rate = d->rate;
-		e->freq = d->freq;
-	}
+	if (events_rate(e, rate, d) < 0)
+		return -1;
 	if (e->freq) {
 		uint64_t max = events_max_frequency();
 		if (max && e->rate >= max) {

@@ -17,15 +17,36 @@ struct buf;
 /* -L and the suggestions for an unknown name: a name a source takes, and what it measures. */
 typedef void source_show_fn(void *ctx, const char *name, const char *description);
 
+/* The metrics of a source counted by wrappers in the program's calls (IO, MEMLEAK): one event
+ * each, added once, each event's rate RATE; the source takes no rate (RATE_HINT says what to
+ * use instead) and no group. */
+struct wrapper_metric {
+	const char *name;
+	uint8_t unit;
+};
+struct wrapper_metrics {
+	enum mevent_source kind;
+	const struct wrapper_metric *metric;
+	unsigned n;
+	uint64_t rate;
+	const char *rate_hint;
+};
+
 struct launcher_source {
 	const char *name;
+	/* A source that takes one name, its .name (REALTIME, IO, MEMLEAK, BLOCKTIME): what it
+	 * measures, for -L (list is then NULL). */
+	const char *description;
 	/* Whether -e NAME (as written, modifiers included, without the @RATE) is this source's.
-	 * NULL: the source takes every name no other source takes (perf, tried last). */
+	 * NULL: NAME is .name, for a source with a description; else the source takes every
+	 * name no other source takes (perf, tried last). */
 	bool (*names)(const char *name);
 	/* Append the events of -e NAME[@RATE] to C (RATE NULL: D's), in perf group GROUP (-1:
-	 * none) of which it is the first event when LEADER; 0 or -1 with a message. */
+	 * none) of which it is the first event when LEADER; 0 or -1 with a message.  NULL for a
+	 * source counted by wrappers, which says what it adds in wrapped. */
 	int (*add)(struct mconfig *c, const char *name, const char *rate,
 		   const struct event_defaults *d, int16_t group, bool leader);
+	const struct wrapper_metrics *wrapped;
 	/* Once every -e is known, before the checks: complete C (the topdown plan). */
 	int (*prepare)(struct mconfig *c);
 	/* Whether event I of C can be measured here (its whole perf group with its leader);
@@ -50,6 +71,11 @@ const struct launcher_source *launcher_source_of(enum mevent_source kind);
 const struct launcher_source *launcher_source_named(const char *name);
 /* The distinct sources, in the order names are matched (the one taking the rest last). */
 const struct launcher_source *const *launcher_sources(int *n);
+/* S's add (or its wrapped metrics added), and S's list (or its one name and description). */
+int launcher_source_add(const struct launcher_source *s, struct mconfig *c, const char *name,
+			const char *rate, const struct event_defaults *d, int16_t group,
+			bool leader);
+void launcher_source_list(const struct launcher_source *s, source_show_fn *show, void *ctx);
 
 #define X(kind, name) extern const struct launcher_source launcher_##name##_source;
 MSOURCES(X)
@@ -66,15 +92,12 @@ struct mevent *events_new(struct mconfig *c, const char *name, const struct even
 void events_strip_modifiers(struct mevent *e);
 /* E's @RATE (NULL: D's) as a timer period: microseconds, at least 10; refused in a group. */
 int events_timer_rate(struct mevent *e, const char *rate, const struct event_defaults *d);
-/* The metrics of a source counted by wrappers in the program's calls (IO, MEMLEAK): one event
- * each, added once; SOURCE takes no rate (RATE_HINT says what to use instead) and no group. */
-struct wrapper_metric {
-	const char *name;
-	uint8_t unit;
-};
-int events_add_wrapper_metrics(struct mconfig *c, const char *source, enum mevent_source kind,
-			       const struct wrapper_metric *metric, unsigned n, uint64_t rate,
-			       const char *rate_given, const char *rate_hint, int16_t group);
+/* The metrics W of SOURCE (struct wrapper_metrics), unless RATE_GIVEN or GROUP refuse them. */
+int events_add_wrapper_metrics(struct mconfig *c, const char *source,
+			       const struct wrapper_metrics *w, const char *rate_given,
+			       int16_t group);
+/* E's @RATE (NULL: D's) as perf_events reads it: a period, or a frequency with @fHZ. */
+int events_rate(struct mevent *e, const char *rate, const struct event_defaults *d);
 /* kernel.perf_event_paranoid (2 when it cannot be read). */
 int events_read_paranoid(void);
 

@@ -30,7 +30,7 @@ const struct launcher_source *const *launcher_sources(int *n)
 				seen = order[j] == by_kind[k];
 			if (seen)
 				continue;
-			if (!by_kind[k]->names)
+			if (!by_kind[k]->names && !by_kind[k]->description)
 				rest = by_kind[k];
 			else
 				order[norder++] = by_kind[k];
@@ -46,8 +46,27 @@ const struct launcher_source *launcher_source_named(const char *name)
 {
 	int n;
 	const struct launcher_source *const *s = launcher_sources(&n);
-	for (int k = 0; k < n; k++)
-		if (!s[k]->names || s[k]->names(name))
+	for (int k = 0; k < n; k++) {
+		if (s[k]->names ? s[k]->names(name)
+				: !s[k]->description || events_same_name(name, s[k]->name))
 			return s[k];
+	}
 	return NULL;
+}
+
+int launcher_source_add(const struct launcher_source *s, struct mconfig *c, const char *name,
+			const char *rate, const struct event_defaults *d, int16_t group,
+			bool leader)
+{
+	if (s->wrapped)
+		return events_add_wrapper_metrics(c, s->name, s->wrapped, rate, group);
+	return s->add(c, name, rate, d, group, leader);
+}
+
+void launcher_source_list(const struct launcher_source *s, source_show_fn *show, void *ctx)
+{
+	if (s->description)
+		show(ctx, s->name, s->description);
+	else
+		s->list(show, ctx);
 }

@@ -58,16 +58,11 @@ static int timer_check(struct mconfig *c, int i)
 	return 0;
 }
 
-static void timer_list(source_show_fn *show, void *ctx)
-{
-	show(ctx, "REALTIME", "wall-clock time, per-thread POSIX timer (@microseconds)");
-}
-
 const struct launcher_source launcher_timer_source = {
-	.name = "timer",
+	.name = "REALTIME",
+	.description = "wall-clock time, per-thread POSIX timer (@microseconds)",
 	.names = timer_names,
 	.add = timer_add,
 	.check = timer_check,
-	.list = timer_list,
 	.samples = true,
 };

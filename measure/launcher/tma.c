@@ -74,18 +74,25 @@ const char *tma_cpu_names(void)
 	return "icx, spr, emr, gnr (Intel), zen4, zen5 (AMD)";
 }
 
+static const struct tma_event_name event_names[] = {
+	{ "topdown", TMA_SUB_BASE, "TMA levels 1 and 2, cycles trigger (proxy sampling)" },
+	{ "topdown:retiring", TMA_SUB_RETIRING, "TMA levels 1-2, and 3-4 of Retiring" },
+	{ "topdown:frontend", TMA_SUB_FRONTEND, "TMA levels 1-2, and 3-4 of Frontend Bound" },
+	{ "topdown:backend", TMA_SUB_BACKEND, "TMA levels 1-2, and 3-4 of Backend Bound" },
+	{ "topdown:all", TMA_SUB_ALL, "TMA levels 1-4 (several groups, multiplexed)" },
+};
+
+const struct tma_event_name *tma_event_names(size_t *n)
+{
+	*n = ARRAY_SIZE(event_names);
+	return event_names;
+}
+
 unsigned tma_subtree_of(const char *name)
 {
-	static const struct { const char *name; unsigned bits; } names[] = {
-		{ "topdown", TMA_SUB_BASE },
-		{ "topdown:retiring", TMA_SUB_RETIRING },
-		{ "topdown:frontend", TMA_SUB_FRONTEND },
-		{ "topdown:backend", TMA_SUB_BACKEND },
-		{ "topdown:all", TMA_SUB_ALL },
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (!strcasecmp(name, names[i].name))
-			return names[i].bits;
+	for (size_t i = 0; i < ARRAY_SIZE(event_names); i++)
+		if (!strcasecmp(name, event_names[i].name))
+			return event_names[i].subtrees;
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #define FATHOM_MEASURE_TMA_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct perf_event_attr;
@@ -63,6 +64,13 @@ enum tma_subtree {
 
 /* The subtree bits of a topdown event name (case-insensitive), or 0 when NAME is not one. */
 unsigned tma_subtree_of(const char *name);
+/* The topdown events -e takes (N of them): each name, its subtree bits and what it measures. */
+struct tma_event_name {
+	const char *name;
+	unsigned subtrees;
+	const char *description;
+};
+const struct tma_event_name *tma_event_names(size_t *n);
 
 struct tma_request {
 	unsigned subtrees;   /* enum tma_subtree bits */
@@ -199,5 +207,8 @@ struct tma_machine {
  * FATHOM_CPU.
  */
 int tma_identify(struct tma_machine *m);
+/* The number in the kernel setting /proc/sys/NAME ("kernel/nmi_watchdog"), DFLT when it
+ * cannot be read. */
+long long tma_read_sysctl(const char *name, long long dflt);
 
 #endif

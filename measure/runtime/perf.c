@@ -122,6 +122,19 @@ static void fill_attr(const struct mevent *e, struct perf_event_attr *a, bool le
 	}
 }
 
+/* Credit event E's count V (enabled and running TIMES) to node LEAF (none when UINT32_MAX). */
+static void credit_one(struct mthread *t, int e, uint32_t leaf, uint64_t v, const uint64_t *times,
+		       bool sample)
+{
+	struct perf_thread *p = state_of(t);
+	if (leaf != UINT32_MAX && v > p->last[e])
+		cct_add(&t->cct, leaf, (unsigned)e, v - p->last[e]);
+	p->last[e] = v;
+	t->enabled[e] = times[0];
+	t->running[e] = times[1];
+	t->samples[e] += sample;
+}
+
 /*
  * Credit the counts of event I's group (or of event I alone) to node LEAF (none when
  * UINT32_MAX): VALS is what a read() of the leader returns, N words: value, enabled, running
@@ -131,32 +144,18 @@ static void credit_counts(struct mthread *t, int i, uint32_t leaf, const uint64_
 			  bool sample)
 {
 	const struct mconfig *c = &rt.cfg;
-	struct perf_thread *p = state_of(t);
 	if (n < 3)
 		return;
 	if (c->ev[i].group < 0) {
 		uint64_t v = vals[0];
 		if (i == cputime_event)
 			v = rt_thread_cpu_ns(t == rt_self() ? 0 : t->tid);
-		if (leaf != UINT32_MAX && v > p->last[i])
-			cct_add(&t->cct, leaf, (unsigned)i, v - p->last[i]);
-		p->last[i] = v;
-		t->enabled[i] = vals[1];
-		t->running[i] = vals[2];
-		t->samples[i] += sample;
+		credit_one(t, i, leaf, v, vals + 1, sample);
 		return;
 	}
 	uint64_t nr = vals[0];
-	for (uint64_t k = 0; k < nr && i + (int)k < c->nevents && 3 + k < n; k++) {
-		int e = i + (int)k;
-		uint64_t v = vals[3 + k];
-		if (leaf != UINT32_MAX && v > p->last[e])
-			cct_add(&t->cct, leaf, (unsigned)e, v - p->last[e]);
-		p->last[e] = v;
-		t->enabled[e] = vals[1];
-		t->running[e] = vals[2];
-		t->samples[e] += sample;
-	}
+	for (uint64_t k = 0; k < nr && i + (int)k < c->nevents && 3 + k < n; k++)
+		credit_one(t, i + (int)k, leaf, vals[3 + k], vals + 1, sample);
 }
 
 /* Read the group (or the single event) led by event I with a system call and credit it. */

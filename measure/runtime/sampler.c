@@ -14,6 +14,16 @@
 #include <errno.h>
 #include <string.h>
 
+/* Call HOOK ARGS (ARGS in parentheses) of each source the configuration uses that has one. */
+#define CALL_USED_SOURCES(hook, args)                                                  \
+	do {                                                                           \
+		int n_;                                                                \
+		const struct rt_source *const *s_ = rt_sources_used(&n_);              \
+		for (int k_ = 0; k_ < n_; k_++)                                        \
+			if (s_[k_]->hook)                                              \
+				s_[k_]->hook args;                                     \
+	} while (0)
+
 /*
  * Insert a sample's path under the root: path[0..REUSED) (outermost first, the previous
  * sample's, unchanged as rt_unwind found) and then T->frames[0..n) (leaf first).  The
@@ -88,11 +98,7 @@ static void record_trace(struct mthread *t, uint32_t node)
 /* Let every source note what a refused sample of T leaves (perf: records in its rings). */
 static void note_refused(struct mthread *t)
 {
-	int n;
-	const struct rt_source *const *s = rt_sources_used(&n);
-	for (int k = 0; k < n; k++)
-		if (s[k]->sample_refused)
-			s[k]->sample_refused(t);
+	CALL_USED_SOURCES(sample_refused, (t));
 }
 
 void rt_sample_refuse(struct mthread *t, enum rt_drop why)
@@ -233,38 +239,22 @@ int rt_sampler_install(void)
 
 void rt_sources_init(void)
 {
-	int n;
-	const struct rt_source *const *s = rt_sources_used(&n);
-	for (int k = 0; k < n; k++)
-		if (s[k]->process_init)
-			s[k]->process_init();
+	CALL_USED_SOURCES(process_init, ());
 }
 
 void rt_sources_finish(void)
 {
-	int n;
-	const struct rt_source *const *s = rt_sources_used(&n);
-	for (int k = 0; k < n; k++)
-		if (s[k]->process_finish)
-			s[k]->process_finish();
+	CALL_USED_SOURCES(process_finish, ());
 }
 
 void rt_sources_summary(void)
 {
-	int n;
-	const struct rt_source *const *s = rt_sources_used(&n);
-	for (int k = 0; k < n; k++)
-		if (s[k]->process_summary)
-			s[k]->process_summary();
+	CALL_USED_SOURCES(process_summary, ());
 }
 
 void rt_sources_thread_init(struct mthread *t)
 {
-	int n;
-	const struct rt_source *const *s = rt_sources_used(&n);
-	for (int k = 0; k < n; k++)
-		if (s[k]->thread_init)
-			s[k]->thread_init(t);
+	CALL_USED_SOURCES(thread_init, (t));
 }
 
 int rt_sources_start(struct mthread *t)
@@ -282,11 +272,7 @@ void rt_sources_quiet(struct mthread *t)
 	/* The thread itself and an exit in another thread may both come here: one disables. */
 	if (__atomic_exchange_n(&t->quiet, true, __ATOMIC_ACQ_REL))
 		return;
-	int n;
-	const struct rt_source *const *s = rt_sources_used(&n);
-	for (int k = 0; k < n; k++)
-		if (s[k]->thread_quiet)
-			s[k]->thread_quiet(t);
+	CALL_USED_SOURCES(thread_quiet, (t));
 }
 
 bool rt_sources_raised(const struct mthread *t)
@@ -314,20 +300,12 @@ void rt_sources_stop(struct mthread *t)
 	/* A sample running on T (another thread) reads its rings: let it finish first. */
 	for (int spin = 0; t != rt_self() && t->busy && spin < 1000000; spin++)
 		__builtin_ia32_pause();
-	int n;
-	const struct rt_source *const *s = rt_sources_used(&n);
-	for (int k = 0; k < n; k++)
-		if (s[k]->thread_stop)
-			s[k]->thread_stop(t);
+	CALL_USED_SOURCES(thread_stop, (t));
 }
 
 static void release_all(struct mthread *t, bool forget)
 {
-	int n;
-	const struct rt_source *const *s = rt_sources_used(&n);
-	for (int k = 0; k < n; k++)
-		if (s[k]->thread_release)
-			s[k]->thread_release(t, forget);
+	CALL_USED_SOURCES(thread_release, (t, forget));
 }
 
 void rt_sources_release(struct mthread *t)
@@ -343,11 +321,7 @@ void rt_sources_forget(struct mthread *t)
 
 void rt_sources_written(const struct mthread *t)
 {
-	int n;
-	const struct rt_source *const *s = rt_sources_used(&n);
-	for (int k = 0; k < n; k++)
-		if (s[k]->thread_written)
-			s[k]->thread_written(t);
+	CALL_USED_SOURCES(thread_written, (t));
 }
 
 void rt_fd_moved(int oldfd, int newfd)

@@ -13,13 +13,9 @@ test_expect_success 'a group led by task-clock with two counting members' '
 	sed -n "/\"page-faults\"/,/parent/p" dump | grep -q "flags: .*proxy"
 '
 test_expect_success 'the page faults land where pages are touched' '
-	test-tool profile -m 1 -r touch_pages -r compute g/*.fthm >p && cat p &&
-	awk "/^total/ {t=\$2} /^reach touch_pages/ {a=\$3} /^reach compute/ {b=\$3}
-	     END { printf \"faults in touch_pages: %.1f%%\\n\", 100 * a / t;
-		   exit !(t >= 30 * 4096 * 0.5 && a >= 0.85 * t && b <= 0.1 * t) }" p
+	faults_in_touch_pages 1 g
 '
 test_expect_success 'while the time is shared by both' '
-	test-tool profile -m 0 -r touch_pages -r compute g/*.fthm >p &&
-	awk "/^reach touch_pages/ {a=\$3} /^reach compute/ {b=\$3} END { exit !(a > 0 && b > 0) }" p
+	shared_by_both 0 g
 '
 test_done

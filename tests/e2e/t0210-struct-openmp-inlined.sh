@@ -86,12 +86,20 @@ openmp_ok() {
 	"$1" -fopenmp -o probe probe.cc >probe.err 2>&1
 }
 
-if ! command -v g++ >/dev/null 2>&1; then
-	skip 'g++ is not installed' 'g++ -O3 -fopenmp: the region of an inlined function'
-elif ! openmp_ok g++; then
-	skip "g++ -fopenmp does not build here: $(head -n 1 probe.err)" \
-		'g++ -O3 -fopenmp: the region of an inlined function'
-else
+# openmp_usable COMPILER TITLE [HINT]: whether COMPILER is installed and builds OpenMP
+# programs; if not, test TITLE is skipped saying why (HINT after the build's failure).
+openmp_usable() {
+	if ! command -v "$1" >/dev/null 2>&1; then
+		skip "$1 is not installed" "$2"
+		return 1
+	fi
+	if ! openmp_ok "$1"; then
+		skip "$1 -fopenmp does not build here${3:-}: $(head -n 1 probe.err)" "$2"
+		return 1
+	fi
+}
+
+if openmp_usable g++ 'g++ -O3 -fopenmp: the region of an inlined function'; then
 	test_expect_success 'g++ -O3 -fopenmp: region is inlined into main, its region outlined' "
 		g++ -O3 -fopenmp -g -o omp-gcc '$src' &&
 		nm omp-gcc | grep -q ' t .*region.*\._omp_fn\.0\$' &&
@@ -121,12 +129,7 @@ else
 	fi
 fi
 
-if ! command -v clang++ >/dev/null 2>&1; then
-	skip 'clang++ is not installed' 'clang++ -O3 -fopenmp: the outlined region'
-elif ! openmp_ok clang++; then
-	skip "clang++ -fopenmp does not build here (no libomp-dev?): $(head -n 1 probe.err)" \
-		'clang++ -O3 -fopenmp: the outlined region'
-else
+if openmp_usable clang++ 'clang++ -O3 -fopenmp: the outlined region' ' (no libomp-dev?)'; then
 	test_expect_success 'clang++ -O3 -fopenmp: .omp_outlined. has lines, both helpers in its loop' "
 		clang++ -O3 -fopenmp -g -o omp-clang '$src' &&
 		check_region omp-clang .omp_outlined.

@@ -13,6 +13,7 @@
  * run that prints its summary found nothing.
  */
 #include "compat.h"
+#include "le.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -185,17 +186,6 @@ static const uint64_t interesting64[] = {
 	0xffffffffffffffffULL,
 };
 
-static size_t put_varint(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-	while (v >= 0x80) {
-		p[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (uint8_t)v;
-	return n;
-}
-
 static uint64_t interesting_value(void)
 {
 	if (rng_below(4) == 0)
@@ -260,7 +250,7 @@ static size_t mutate_once(uint8_t *buf, size_t len)
 			end++;
 		if (end < len)
 			end++;
-		size_t n = put_varint(tmp, interesting_value());
+		size_t n = le_put_varint(tmp, interesting_value());
 		if (rng_below(3) == 0 && n < end - start) {
 			/* Same length: overlong encoding of a value that keeps the layout. */
 			tmp[n - 1] |= 0x80;

@@ -415,20 +415,23 @@ static int read_spec(const char *path, struct spec *sp)
 	return rc;
 }
 
+/* Free the N strings of S, and S. */
+static void free_strings(char **s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(s[i]);
+	free(s);
+}
+
 static void release_spec(struct spec *sp)
 {
 	for (size_t i = 0; i < sp->nbehaviours; i++)
 		free((char *)sp->behaviours[i].name);
 	for (size_t i = 0; i < sp->nplacements; i++) {
-		struct placement *p = &sp->placements[i];
-		for (uint32_t j = 0; j < p->nlabels; j++)
-			free(p->labels[j]);
-		free(p->labels);
-		free(p->callers);
+		free_strings(sp->placements[i].labels, sp->placements[i].nlabels);
+		free(sp->placements[i].callers);
 	}
-	for (size_t i = 0; i < sp->nlabels; i++)
-		free(sp->labels[i]);
-	free(sp->labels);
+	free_strings(sp->labels, sp->nlabels);
 	free(sp->behaviours);
 	free(sp->placements);
 	free(sp->module_path);
@@ -673,9 +676,7 @@ int main(int argc, char **argv)
 	if (!cpu || !sub)
 		die(2, "unknown CPU %s (%s) or topdown event %s", cpu_name, tma_cpu_names(), event);
 	static struct tma_plan plan;
-	struct tma_request req;
-	memset(&req, 0, sizeof(req));
-	req.subtrees = sub;
+	struct tma_request req = { .subtrees = sub };
 	for (int k = 0; k < 4; k++) {
 		req.rate[k] = 1000;
 		req.freq[k] = true;

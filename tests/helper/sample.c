@@ -82,8 +82,7 @@ static void set_metrics(struct mfile *m)
 		.formula = xstrdup("$1 / $0") };
 }
 
-/* Allocate the tree arrays for NNODES nodes and NVALUES values. */
-static void alloc_cct(struct mfile_cct *c, uint32_t nnodes, uint64_t nvalues)
+void sample_alloc_cct(struct mfile_cct *c, uint32_t nnodes, uint64_t nvalues)
 {
 	c->nnodes = nnodes;
 	c->nvalues = nvalues;
@@ -135,7 +134,7 @@ void sample_mfile(struct mfile *m)
 		{ 6, 0, 3333333 },	 { 7, 1, UINT64_MAX },
 	};
 	struct mfile_cct *c = &m->cct;
-	alloc_cct(c, ARRAY_SIZE(nodes), ARRAY_SIZE(values));
+	sample_alloc_cct(c, ARRAY_SIZE(nodes), ARRAY_SIZE(values));
 	uint32_t v = 0;
 	for (uint32_t i = 0; i < ARRAY_SIZE(nodes); i++) {
 		c->parent[i] = nodes[i].parent;
@@ -184,7 +183,7 @@ void sample_mfile_large(struct mfile *m, uint32_t nnodes, uint64_t seed)
 	uint64_t nvalues = 0;
 	for (uint32_t i = 1; i < nnodes; i++)
 		nvalues += (i % 4 == 0) ? 1 + (i % 8 == 0) : 0;
-	alloc_cct(c, nnodes, nvalues);
+	sample_alloc_cct(c, nnodes, nvalues);
 	c->parent[0] = MFILE_NO_PARENT;
 	c->kind[0] = MFILE_NODE_ROOT;
 	c->module[0] = MFILE_NO_MODULE;

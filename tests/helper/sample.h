@@ -9,5 +9,7 @@
 void sample_mfile(struct mfile *m);
 /* Fill M with a generated tree of NNODES nodes (seeded, so the same every run). */
 void sample_mfile_large(struct mfile *m, uint32_t nnodes, uint64_t seed);
+/* Allocate C's tree arrays, zeroed, for NNODES nodes and NVALUES values. */
+void sample_alloc_cct(struct mfile_cct *c, uint32_t nnodes, uint64_t nvalues);
 
 #endif

@@ -101,6 +101,14 @@ static uint64_t node_value(const struct mfile_cct *c, uint32_t n, unsigned metri
 	return 0;
 }
 
+/* Measurement file PATH read into M, or the tool dies: its symbols. */
+static struct symbols *read_with_symbols(const char *path, struct mfile *m)
+{
+	if (mfile_read(path, m) < 0)
+		die(1, "%s", fth_errmsg());
+	return symbols_load(m);
+}
+
 static int profile(int argc, char **argv)
 {
 	unsigned metric = 0;
@@ -120,9 +128,7 @@ static int profile(int argc, char **argv)
 	size_t nfns = 0, cap = 0;
 	for (; i < argc; i++) {
 		struct mfile m;
-		if (mfile_read(argv[i], &m) < 0)
-			die(1, "%s", fth_errmsg());
-		struct symbols *syms = symbols_load(&m);
+		struct symbols *syms = read_with_symbols(argv[i], &m);
 		const struct mfile_cct *c = &m.cct;
 		if (metric < m.nmetrics)
 			samples += m.metrics[metric].samples;
@@ -179,9 +185,7 @@ static int paths(int argc, char **argv)
 	}
 	for (; i < argc; i++) {
 		struct mfile m;
-		if (mfile_read(argv[i], &m) < 0)
-			die(1, "%s", fth_errmsg());
-		struct symbols *syms = symbols_load(&m);
+		struct symbols *syms = read_with_symbols(argv[i], &m);
 		const struct mfile_cct *c = &m.cct;
 		uint32_t *chain = xmalloc((c->nnodes + 1) * sizeof(*chain));
 		for (uint32_t n = 0; n < c->nnodes; n++) {

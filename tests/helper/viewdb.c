@@ -211,6 +211,24 @@ void viewdb_release(struct viewdb *b)
 	memset(b, 0, sizeof(*b));
 }
 
+/* Write B's database into DIR (compression LEVEL) and release B; 0 or -1 with a message. */
+static int write_and_release(struct viewdb *b, const char *dir, int level)
+{
+	int rc = viewdb_write(b, dir, level);
+	viewdb_release(b);
+	return rc;
+}
+
+/* B begun for PROGRAM alone, one thread, with source file SOURCE (its string in *SOURCE_STRING):
+ * the program's module. */
+static uint32_t begin_one_module(struct viewdb *b, const char *program, const char *source,
+				 uint32_t *source_string)
+{
+	viewdb_init(b, program, 1);
+	*source_string = viewdb_string(b, source);
+	return viewdb_module(b, program);
+}
+
 /*
  * The small database (values of cpu-clock per thread t0/t1/t2; cycles on lines 13, 31, 8):
  *
@@ -313,9 +331,7 @@ int viewdb_make_small(const char *dir)
 	(void)sq;
 	(void)comp2;
 	(void)ev;
-	int rc = viewdb_write(&b, dir, 3);
-	viewdb_release(&b);
-	return rc;
+	return write_and_release(&b, dir, 3);
 }
 
 /*
@@ -326,9 +342,7 @@ int viewdb_make_small(const char *dir)
 int viewdb_make_deep(const char *dir)
 {
 	struct viewdb b;
-	viewdb_init(&b, "/usr/bin/deep", 1);
-	uint32_t rec_c = viewdb_string(&b, "rec.c");
-	uint32_t mp = viewdb_module(&b, "/usr/bin/deep");
+	uint32_t rec_c, mp = begin_one_module(&b, "/usr/bin/deep", "rec.c", &rec_c);
 	uint32_t fmain = viewdb_function(&b, "main", mp, rec_c, 28);
 	uint32_t frec = viewdb_function(&b, "recurse", mp, rec_c, 5);
 	uint32_t flong = viewdb_function(
@@ -350,9 +364,7 @@ int viewdb_make_deep(const char *dir)
 	uint32_t l21 = viewdb_context(&b, at, DBFILE_LINE, flong, rec_c, 21, mp, 0);
 	viewdb_value(&b, l21, 0, cpu, 100);
 	viewdb_value(&b, l30, 0, cpu, 10);
-	int rc = viewdb_write(&b, dir, 3);
-	viewdb_release(&b);
-	return rc;
+	return write_and_release(&b, dir, 3);
 }
 
 /*
@@ -367,9 +379,7 @@ int viewdb_make_deep(const char *dir)
 int viewdb_make_tma(const char *dir)
 {
 	struct viewdb b;
-	viewdb_init(&b, "/opt/tma/kern", 1);
-	uint32_t kern_c = viewdb_string(&b, "kern.c");
-	uint32_t mk = viewdb_module(&b, "/opt/tma/kern");
+	uint32_t kern_c, mk = begin_one_module(&b, "/opt/tma/kern", "kern.c", &kern_c);
 	uint32_t fmain = viewdb_function(&b, "main", mk, kern_c, 3);
 	uint32_t cpu = viewdb_metric(&b, "cpu-clock", MFILE_UNIT_NANOSECONDS, NULL);
 	static const char *const inputs[] = { "slots[T1]", "topdown-retiring[T1]",
@@ -420,9 +430,7 @@ int viewdb_make_tma(const char *dir)
 	viewdb_value(&b, l6, 0, cpu, 1000);
 	viewdb_value(&b, l8, 0, cpu, 1000);
 	viewdb_value(&b, l12, 0, cpu, 1000);
-	int rc = viewdb_write(&b, dir, 3);
-	viewdb_release(&b);
-	return rc;
+	return write_and_release(&b, dir, 3);
 }
 
 /* A deterministic generator (xorshift). */
@@ -522,7 +530,5 @@ int viewdb_make_large(const char *dir, uint32_t ncontexts, uint32_t nthreads, ui
 	b.db.metrics[ins].samples = samples;
 	free(queue);
 	free(files);
-	int rc = viewdb_write(&b, dir, 1);
-	viewdb_release(&b);
-	return rc;
+	return write_and_release(&b, dir, 1);
 }

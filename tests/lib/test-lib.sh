@@ -91,6 +91,41 @@ has_pmu() {
 	[ -e /sys/bus/event_source/devices/cpu ] || [ -e /sys/bus/event_source/devices/cpu_core ]
 }
 
+# without_pmu TITLE: whether this machine has no hardware PMU; where it has one, the test TITLE
+# is skipped.
+without_pmu() {
+	! has_pmu && return 0
+	skip 'hardware counters exist here' "$1"
+	return 1
+}
+
+# test_expect_refused TITLE MESSAGE EVENT [VM_MESSAGE [VM_EVENT]]: measure -e EVENT exits with
+# status 2 and MESSAGE, and before it ran the program or wrote its output directory; in a
+# virtual machine, measure -e VM_EVENT (default EVENT) also says VM_MESSAGE.
+test_expect_refused() {
+	test_expect_error "$1" 2 "$2" measure -o out -e "$3" /bin/true
+	test_expect_success 'and nothing ran or was written' '! test -e out'
+	[ -n "${4:-}" ] && grep -q hypervisor /proc/cpuinfo || return 0
+	test_expect_error 'and names the virtual machine' 2 "$4" measure -e "${5:-$3}" /bin/true
+}
+
+# faults_in_touch_pages METRIC DIR: whether, in test-tool's profile of METRIC in DIR's thread
+# files (of measure-workloads/faults at 30 rounds, into p), touch_pages has 85% or more of the
+# total and compute 10% or less.
+faults_in_touch_pages() {
+	test-tool profile -m "$1" -r touch_pages -r compute "$2"/*.fthm >p && cat p &&
+	awk "/^total/ {t=\$2} /^reach touch_pages/ {a=\$3} /^reach compute/ {b=\$3}
+	     END { printf \"faults in touch_pages: %.1f%%\\n\", 100 * a / t;
+		   exit !(t >= 30 * 4096 * 0.5 && a >= 0.85 * t && b <= 0.1 * t) }" p
+}
+
+# shared_by_both METRIC DIR: whether both touch_pages and compute have some of METRIC (as
+# faults_in_touch_pages reads it).
+shared_by_both() {
+	test-tool profile -m "$1" -r touch_pages -r compute "$2"/*.fthm >p && cat p &&
+	awk "/^reach touch_pages/ {a=\$3} /^reach compute/ {b=\$3} END { exit !(a > 0 && b > 0) }" p
+}
+
 # unusable_reason NAME LIST: the reason under which LIST (the output of measure -L) says
 # event NAME cannot be used here; nothing when it does not list NAME as unusable.  Each
 # reason (lines indented by two spaces) heads the names (indented by six) it stops.

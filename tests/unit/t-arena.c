@@ -2,6 +2,7 @@
 /* t-arena.c: the bump allocator: alignment, zeroing, limits, signal reentrancy, threads, forks. */
 #include "compat.h"
 #include "arena.h"
+#include "hmap.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -25,19 +26,9 @@ struct rec {
 	uint8_t from_signal;
 };
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
 static uint8_t tag_of(uint64_t idx)
 {
-	return (uint8_t)(mix64(idx + 1) | 1); /* never 0, so overlap with fresh memory shows */
+	return (uint8_t)(hmap_mix(idx + 1) | 1); /* never 0, so overlap with fresh memory shows */
 }
 
 static bool all_bytes(const void *p, size_t n, uint8_t c)
@@ -346,10 +337,10 @@ static void on_signal(int sig)
 	if (sig_enabled) {
 		if (in_alloc)
 			sig_inside++;
-		uint64_t seed = mix64(sig_calls * 2 + (unsigned)(sig == SIGALRM));
+		uint64_t seed = hmap_mix(sig_calls * 2 + (unsigned)(sig == SIGALRM));
 		int n = 4 + (int)(seed % 5);
 		for (int i = 0; i < n; i++) {
-			uint64_t x = mix64(seed + (uint64_t)i);
+			uint64_t x = hmap_mix(seed + (uint64_t)i);
 			size_t size = 1 + (size_t)(x % 700);
 			size_t align = (size_t)1 << ((x >> 16) % 13);
 			if (i == 0 && (x >> 40) % 8 == 0)
@@ -407,7 +398,7 @@ static void test_signals(void)
 		sig_enabled = 1;
 		while (bytes < ROUND_BYTES &&
 		       __atomic_load_n(&sig_nrecs, __ATOMIC_RELAXED) < SIG_RECS - 8192) {
-			x = mix64(x);
+			x = hmap_mix(x);
 			size_t size = 1 + (size_t)(x % 400);
 			size_t align = (size_t)1 << ((x >> 20) % 8);
 			if ((x >> 32) % 64 == 0)
@@ -473,7 +464,7 @@ static void *arena_thread(void *arg)
 	uint64_t x = (uint64_t)r->id * 1000003 + 7;
 	size_t sum = 0;
 	for (size_t i = 0; i < THREAD_ALLOCS; i++) {
-		x = mix64(x);
+		x = hmap_mix(x);
 		size_t size = 1 + (size_t)(x % 300);
 		size_t align = (size_t)1 << ((x >> 20) % 13);
 		if ((x >> 32) % 1000 == 0)

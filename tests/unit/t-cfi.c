@@ -475,13 +475,20 @@ static bool replay_same;
 static volatile int chain_sink;
 static volatile bool in_cmp_chain;
 
+/* Frame R appended to T: its index. */
+static int record_frame(struct trace *t, const struct cfi_regs *r)
+{
+	int i = t->n++;
+	t->pc[i] = r->rip;
+	t->exact[i] = r->exact;
+	return i;
+}
+
 static void unwind(struct cfi_regs r, struct trace *t)
 {
 	t->n = 0;
 	while (t->n < MAX_FRAMES) {
-		int i = t->n++;
-		t->pc[i] = r.rip;
-		t->exact[i] = r.exact;
+		int i = record_frame(t, &r);
 		struct mod *m = mod_of(r.rip);
 		if (!m) {
 			t->rc[i] = 100;
@@ -513,9 +520,7 @@ static void unwind_cached(struct cfi_regs r, struct trace *t)
 {
 	t->n = 0;
 	while (t->n < MAX_FRAMES) {
-		int i = t->n++;
-		t->pc[i] = r.rip;
-		t->exact[i] = r.exact;
+		int i = record_frame(t, &r);
 		t->rc[i] = cfi_step_cached(&cache, find_table, NULL, &r, &stack_bounds);
 		if (t->rc[i] != CFI_STEP_OK && t->rc[i] != CFI_STEP_SIGNAL)
 			return;

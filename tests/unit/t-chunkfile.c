@@ -25,6 +25,17 @@ static uint8_t pattern_byte(size_t i)
 	return (uint8_t)((i * 2654435761u) >> 13);
 }
 
+/* W finished unless RC says a step failed, its workspace WS freed and FD closed: RC, or the
+ * finish's. */
+static int finish_writing(struct cf_writer *w, int rc, void *ws, int fd)
+{
+	if (rc == 0)
+		rc = cf_writer_finish(w);
+	free(ws);
+	close(fd);
+	return rc;
+}
+
 /* Write a file with three chunks: A (small text), B (BIG bytes, fed in odd pieces), C empty. */
 static int write_test_file(const char *path, int level, uint16_t major)
 {
@@ -62,11 +73,7 @@ static int write_test_file(const char *path, int level, uint16_t major)
 		rc = cf_chunk_begin(&w, CF_ID('C', 'C', 'C', 'C'));
 	if (rc == 0)
 		rc = cf_chunk_end(&w);
-	if (rc == 0)
-		rc = cf_writer_finish(&w);
-	free(ws);
-	close(fd);
-	return rc;
+	return finish_writing(&w, rc, ws, fd);
 }
 
 static void test_round_trip(int level)
@@ -270,10 +277,7 @@ static void test_bad_input(void)
 		if (rc == 0)
 			rc = cf_chunk_end(&w);
 	}
-	if (rc == 0)
-		rc = cf_writer_finish(&w);
-	close(fd);
-	free(ws);
+	rc = finish_writing(&w, rc, ws, fd);
 	ok(rc == 0 && read_everything(path) == 0, "small file written and read");
 	size_t n;
 	uint8_t *orig = tap_read_file(path, &n);

@@ -12,6 +12,7 @@
 #include "error.h"
 #include "mfile.h"
 #include "prof.h"
+#include "sample.h"
 #include "sfile.h"
 #include "xalloc.h"
 
@@ -114,15 +115,7 @@ static void make_mfile(struct mfile *m, const struct node *nodes, uint32_t n, ui
 	uint32_t nv = 0;
 	for (uint32_t i = 0; i < n; i++)
 		nv += nodes[i].value != 0;
-	c->nnodes = n;
-	c->nvalues = nv;
-	c->parent = xcalloc(n, sizeof(*c->parent));
-	c->kind = xcalloc(n, sizeof(*c->kind));
-	c->module = xcalloc(n, sizeof(*c->module));
-	c->offset = xcalloc(n, sizeof(*c->offset));
-	c->val_start = xcalloc(n + 1, sizeof(*c->val_start));
-	c->val_metric = xcalloc(nv + 1, sizeof(*c->val_metric));
-	c->val = xcalloc(nv + 1, sizeof(*c->val));
+	sample_alloc_cct(c, n, nv);
 	uint32_t v = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		c->parent[i] = nodes[i].parent;
@@ -153,6 +146,13 @@ static void split_thread(struct mfile *m, uint64_t k, uint32_t tid)
 		{ 0, MFILE_NODE_SAMPLE, 0x105, 500 * k },  /* main line 40 */
 	};
 	make_mfile(m, nodes, ARRAY_SIZE(nodes), tid);
+}
+
+/* T[0] and T[1]: the split program's threads 100 and 101, each with its values once. */
+static void two_threads(struct mfile t[2])
+{
+	split_thread(&t[0], 1, 100);
+	split_thread(&t[1], 1, 101);
 }
 
 static uint32_t find_ctx(const struct dbfile *db, uint8_t kind, const char *fname,
@@ -564,8 +564,7 @@ static void test_multiplexing(struct structs *ss)
 {
 	char *dir = tap_mkdir("mux");
 	struct mfile t[2];
-	split_thread(&t[0], 1, 100);
-	split_thread(&t[1], 1, 101);
+	two_threads(t);
 	/* Thread 1 counted a quarter of the time it was enabled: its values count 4 times. */
 	t[1].metrics[0].flags |= MFILE_METRIC_MULTIPLEXED;
 	t[1].metrics[0].time_enabled = 4000;
@@ -593,8 +592,7 @@ static void test_tma_formulas(struct structs *ss)
 {
 	char *dir = tap_mkdir("tma");
 	struct mfile t[2];
-	split_thread(&t[0], 1, 100);
-	split_thread(&t[1], 1, 101);
+	two_threads(t);
 	/* Thread 1: metrics slots, cpu-clock, and the TMA node Retiring = $0 / $1 (its file). */
 	struct mfile *b = &t[1];
 	b->metrics = xreallocarray(b->metrics, 3, sizeof(*b->metrics));

@@ -33,9 +33,7 @@ static bool near(double got, double want, double tol, const char *name)
 
 static struct tma_request request(unsigned subtrees)
 {
-	struct tma_request r;
-	memset(&r, 0, sizeof(r));
-	r.subtrees = subtrees;
+	struct tma_request r = { .subtrees = subtrees };
 	for (int i = 0; i < 4; i++) {
 		r.rate[i] = 300;
 		r.freq[i] = true;
