@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* bench-stats.c: the clocks and the median of bench-stats.h. */
+/* bench-stats.c: the clocks, the median and the resident memory of bench-stats.h. */
 #include "compat.h"
 #include "bench-stats.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 double bench_clock(clockid_t clock)
 {
@@ -27,4 +30,15 @@ double bench_median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double bench_rss_mib(void)
+{
+	unsigned long size, resident;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!f)
+		return NAN;
+	int n = fscanf(f, "%lu %lu", &size, &resident);
+	fclose(f);
+	return n == 2 ? (double)resident * (double)sysconf(_SC_PAGESIZE) / (1 << 20) : NAN;
 }

@@ -11,5 +11,7 @@ double bench_clock(clockid_t clock);
 double bench_now(void);
 /* The median of the N values at V, which it sorts. */
 double bench_median(double *v, int n);
+/* This process's resident memory in MiB (/proc/self/statm), or NaN. */
+double bench_rss_mib(void);
 
 #endif

@@ -34,17 +34,6 @@
 #define NPHASES 16
 #define NLEAVES 4
 
-static double rss_mib(void)
-{
-	unsigned long size, resident;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (!f)
-		return NAN;
-	int n = fscanf(f, "%lu %lu", &size, &resident);
-	fclose(f);
-	return n == 2 ? (double)resident * (double)sysconf(_SC_PAGESIZE) / (1 << 20) : NAN;
-}
-
 /* The database: main, 16 phase functions of 4 leaves each, one line each; every thread's
  * trace walks the phases, a leaf at a time. */
 static void generate(const char *dir, uint32_t nthreads, uint64_t nsamples)
@@ -144,7 +133,7 @@ static void run_once(const char *dir, double *t)
 	redraw(m, a, z);
 	t[OP_OPEN] = bench_now() - t0;
 	if (isnan(rss_open))
-		rss_open = rss_mib();
+		rss_open = bench_rss_mib();
 	t[OP_WHOLE] = redraw(m, a, z);
 	t[OP_ZOOM1] = redraw(m, mid - span / 16, mid + span / 16);
 	t[OP_ZOOM2] = redraw(m, mid - span / 128, mid + span / 128);
@@ -200,7 +189,7 @@ int main(int argc, char **argv)
 	}
 	printf("traces.fdb: %.1f MB, %.2f bytes a sample\n", (double)st.st_size / 1e6,
 	       (double)st.st_size / ((double)nthreads * (double)nsamples));
-	double rss_before = rss_mib();
+	double rss_before = bench_rss_mib();
 	double *t = xcalloc((size_t)runs * NOPS, sizeof(*t));
 	for (uint32_t r = 0; r < runs; r++)
 		run_once(dir, &t[(size_t)r * NOPS]);
@@ -217,7 +206,7 @@ int main(int argc, char **argv)
 		printf("%-26s %8.1f ms   < %4.0f ms %s\n", op_names[op], med * 1e3, target * 1e3,
 		       ok ? "PASS" : "FAIL");
 	}
-	double rss_end = rss_mib();
+	double rss_end = bench_rss_mib();
 	printf("resident memory: %.1f MiB before opening, %.1f MiB after the first open, %.1f "
 	       "MiB at the end; traces.fdb is %.1f MiB\n", rss_before, rss_open, rss_end,
 	       (double)st.st_size / (1 << 20));

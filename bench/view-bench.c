@@ -65,18 +65,6 @@ static const char *const op_names[NOPS] = {
 	"statistics of a node", "select a thread", "select another thread", "peer",
 };
 
-/* The resident memory now, in MiB (/proc/self/statm), or NaN. */
-static double rss_now(void)
-{
-	unsigned long size, resident;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (!f)
-		return NAN;
-	int n = fscanf(f, "%lu %lu", &size, &resident);
-	fclose(f);
-	return n == 2 ? (double)resident * (double)sysconf(_SC_PAGESIZE) / (1 << 20) : NAN;
-}
-
 static double rss_open = NAN; /* after the first open and first screen */
 
 /*
@@ -114,7 +102,7 @@ static void note_memory(const struct dbfile *db)
 static double run_once(const char *dir, double *t)
 {
 	if (isnan(rss_start))
-		rss_start = rss_now();
+		rss_start = bench_rss_mib();
 	double t0 = bench_now();
 	struct model *model = model_open(dir);
 	if (!model)
@@ -124,7 +112,7 @@ static double run_once(const char *dir, double *t)
 	double sink = screen(model, MODEL_TOPDOWN, metric);
 	t[OP_OPEN] = bench_now() - t0;
 	if (isnan(rss_open)) {
-		rss_open = rss_now();
+		rss_open = bench_rss_mib();
 		note_memory(model_db(model));
 	}
 
@@ -188,10 +176,10 @@ static double run_once(const char *dir, double *t)
 
 	bool first = isnan(rss_thread_before);
 	if (first)
-		rss_thread_before = rss_now();
+		rss_thread_before = bench_rss_mib();
 	t[OP_THREAD] = thread_screen(model, 1, metric, &sink);
 	if (first)
-		rss_thread_after = rss_now();
+		rss_thread_after = bench_rss_mib();
 	t[OP_THREAD2] = thread_screen(model, 0, metric, &sink);
 	model_close(model);
 

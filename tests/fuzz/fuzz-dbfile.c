@@ -96,49 +96,18 @@ static void check_context(struct dbfile *db, uint32_t i)
 	}
 }
 
-/* The directory of the threads.fdb part (made once, removed at exit). */
-static char tmpdir[] = "/tmp/fuzz-dbfile-XXXXXX";
-static char threads_path[sizeof(tmpdir) + 16];
-
-static void remove_tmpdir(void)
-{
-	unlink(threads_path);
-	rmdir(tmpdir);
-}
-
-static void put_threads(const uint8_t *data, size_t size)
-{
-	if (!threads_path[0]) {
-		if (!mkdtemp(tmpdir)) {
-			perror("mkdtemp");
-			abort();
-		}
-		snprintf(threads_path, sizeof(threads_path), "%s/%s", tmpdir, DBFILE_THREADS);
-		atexit(remove_tmpdir);
-	}
-	unlink(threads_path);
-	if (!size)
-		return;
-	int fd = open(threads_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || write(fd, data, size) != (ssize_t)size) {
-		perror(threads_path);
-		abort();
-	}
-	close(fd);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t split = size;
 	const uint8_t *end = memmem(data, size, CF_END_MAGIC, 8);
 	if (end)
 		split = (size_t)(end - data) + 8;
-	put_threads(data + split, size - split);
+	const char *dir = fuzz_dir_file(DBFILE_THREADS, data + split, size - split);
 	const char *path = fuzz_input_path(data, split);
 	struct dbfile db;
 	if (dbfile_read_summary_file(path, &db) == 0) {
 		check_accepted(&db);
-		db.dir = xstrdup(tmpdir);
+		db.dir = xstrdup(dir);
 		/* Contexts and statistics on demand, in an order that makes the cache evict. */
 		for (uint32_t k = 0; k < 64 && k < 2 * db.ncontexts; k++) {
 			uint32_t c = (uint32_t)(((uint64_t)k * 7919) % db.ncontexts);

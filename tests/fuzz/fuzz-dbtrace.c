@@ -14,41 +14,12 @@
 #include "error.h"
 #include "fuzz-input.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static char tmpdir[] = "/tmp/fuzz-dbtrace-XXXXXX";
-static char traces_path[sizeof(tmpdir) + 16];
-
-static void remove_tmpdir(void)
-{
-	unlink(traces_path);
-	rmdir(tmpdir);
-}
-
-static void put_traces(const uint8_t *data, size_t size)
-{
-	if (!traces_path[0]) {
-		if (!mkdtemp(tmpdir)) {
-			perror("mkdtemp");
-			abort();
-		}
-		snprintf(traces_path, sizeof(traces_path), "%s/%s", tmpdir, DBTRACE_FILE);
-		atexit(remove_tmpdir);
-	}
-	unlink(traces_path);
-	int fd = open(traces_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || write(fd, data, size) != (ssize_t)size) {
-		perror(traces_path);
-		abort();
-	}
-	close(fd);
-}
 
 struct check {
 	uint64_t t0, t1, prev;
@@ -89,9 +60,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		nthreads = db.nthreads;
 		dbfile_close(&db);
 	}
-	put_traces(data + split, size - split);
+	const char *dir = fuzz_dir_file(DBTRACE_FILE, data + split, size - split);
 	struct dbtrace tr;
-	int rc = dbtrace_open(&tr, tmpdir, ncontexts, nthreads);
+	int rc = dbtrace_open(&tr, dir, ncontexts, nthreads);
 	if (rc < 0 && !fth_errmsg()[0])
 		abort();
 	if (rc != 0)
