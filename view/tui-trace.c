@@ -275,6 +275,9 @@ static void draw_side(struct tui *t, struct tui_rect r, const struct trace_cell 
 		buf_printf(&b, "%u threads of process %u together", row->count, row->pid);
 	} else if (row->thread < 0) {
 		buf_printf(&b, "process %u (its threads together)", row->pid);
+		const struct dbfile_thread *th = &db->threads[tt->order[row->first]];
+		if (th->rank >= 0)
+			buf_printf(&b, ", rank %d", (int)th->rank);
 	} else {
 		const struct dbfile_thread *th = &db->threads[row->thread];
 		buf_printf(&b, "thread %u, tid %u of pid %u", (uint32_t)row->thread, th->tid,
@@ -425,6 +428,8 @@ void tui_trace_draw(struct tui *t)
 					first = &db->threads[tt->order[k]];
 			const char *prog = first ? strrchr(first->program, '/') : NULL;
 			buf_printf(&b, "%s%u ", is_collapsed(tt, r->pid) ? "+" : "-", r->pid);
+			if (first && first->rank >= 0)
+				buf_printf(&b, "r%d ", (int)first->rank);
 			tui_escape(t, &b, prog ? prog + 1 : first ? first->program : "");
 			attrset(A_BOLD);
 		} else {
