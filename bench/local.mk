@@ -20,7 +20,6 @@ EXTRA_DIST += \
 	bench/sync-bench.sh \
 	bench/struct-bench.sh \
 	bench/run-prof-bench.sh \
-	bench/run-prof-trace-bench.sh \
 	bench/prof-vs-perf.sh \
 	bench/workloads-lib.sh \
 	bench/workloads/common.h \
@@ -98,4 +97,4 @@ bench-trace: bench/trace-bench$(EXEEXT)
 	bench/trace-bench$(EXEEXT)
 # make bench-prof-trace: prof with and without the traces of a traced synthetic measurement.
 bench-prof-trace: bench/prof-bench$(EXEEXT) prof/prof$(EXEEXT)
-	$(SHELL) $(top_srcdir)/bench/run-prof-trace-bench.sh $(abs_top_builddir)
+	$(SHELL) $(top_srcdir)/bench/run-prof-bench.sh $(abs_top_builddir) 200 20000 30000
