@@ -7,12 +7,12 @@
  * table, the tree's breadth-first order and children ranges across the blocks.
  */
 #include "compat.h"
-#include "crc32c.h"
 #include "dbfile.h"
 #include "dbfile-fields.h"
 #include "error.h"
 #include "le.h"
 #include "mfile.h"
+#include "piece.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -22,7 +22,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zstd.h>
 
 /* Notes in INFO at most (what prof could not do: a handful). */
 #define MAX_NOTES 4096
@@ -558,9 +557,9 @@ struct dbfile_cache {
 	uint32_t stat_cached; /* the STAT block in stat_incl, stat_excl */
 	struct dbfile_stat *stat_incl, *stat_excl;
 	uint64_t stat_cap;
-	void *dctx; /* ZSTD_DCtx for the pieces of threads.fdb */
-	uint8_t *piece, *raw;
-	size_t piece_cap, raw_cap;
+	struct piece_codec codec; /* decodes the pieces of threads.fdb */
+	uint8_t *piece;
+	size_t piece_cap;
 };
 
 static uint32_t block_end(const struct dbfile *db, uint32_t b)
@@ -594,9 +593,8 @@ static void cache_free(struct dbfile_cache *c)
 	free(c->list_at);
 	free(c->stat_incl);
 	free(c->stat_excl);
-	ZSTD_freeDCtx(c->dctx);
+	piece_codec_release(&c->codec);
 	free(c->piece);
-	free(c->raw);
 	free(c);
 }
 
@@ -1375,36 +1373,8 @@ static int thread_piece(struct dbfile *db, uint32_t t, uint32_t p, const uint8_t
 	}
 	if (read_at(r, e->offset + a, c->piece, stored) < 0)
 		return -1;
-	uint8_t enc = c->piece[0];
-	uint32_t rawlen = le_get32(c->piece + 1), crc = le_get32(c->piece + 5);
-	const uint8_t *data = c->piece + 9;
-	size_t dlen = stored - 9;
-	if (enc > 1 || (enc == 0 && dlen != rawlen) || rawlen > (1u << 30))
-		return fth_error("%s: thread %u: piece %u: bad header", r->path, t, p);
-	if (enc == 1) {
-		unsigned long long fs = ZSTD_getFrameContentSize(data, dlen);
-		if (fs != rawlen)
-			return fth_error("%s: thread %u: piece %u: bad zstd frame", r->path, t, p);
-	}
-	if (rawlen + 1 > c->raw_cap) {
-		c->raw_cap = rawlen + 1;
-		free(c->raw);
-		c->raw = xmalloc(c->raw_cap);
-	}
-	if (enc == 1) {
-		if (!c->dctx && !(c->dctx = ZSTD_createDCtx()))
-			return fth_error("cannot create a zstd decompressor");
-		size_t got = ZSTD_decompressDCtx(c->dctx, c->raw, rawlen, data, dlen);
-		if (ZSTD_isError(got) || got != rawlen)
-			return fth_error("%s: thread %u: piece %u: %s", r->path, t, p,
-					 ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short");
-	} else {
-		memcpy(c->raw, data, rawlen);
-	}
-	if (CF_VERIFY_CHECKSUMS && crc32c(0, c->raw, rawlen) != crc)
-		return fth_error("%s: thread %u: piece %u: checksum mismatch", r->path, t, p);
-	*raw = c->raw;
-	*len = rawlen;
+	if (piece_get(&c->codec, c->piece, stored, raw, len) < 0)
+		return fth_error_prefix("%s: thread %u: piece %u", r->path, t, p);
 	return 0;
 }
 
