@@ -36,8 +36,7 @@ static int put_f64(struct cf_writer *w, double d)
 	return cf_put_u64(w, le_f64_bits(d));
 }
 
-static int open_file(const char *dir, const char *name, char **path, int *fd, void **ws,
-		     int level)
+int dbfile_create(const char *dir, const char *name, char **path, int *fd)
 {
 	*path = xpath_join(dir, name);
 	*fd = open(*path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -46,8 +45,29 @@ static int open_file(const char *dir, const char *name, char **path, int *fd, vo
 		FREE_AND_NULL(*path);
 		return -1;
 	}
-	size_t size = cf_writer_workspace_size(level);
-	*ws = xmalloc(size);
+	return 0;
+}
+
+int dbfile_end(int *fd, const char *path, int rc, bool sync)
+{
+	if (*fd >= 0) {
+		if (rc == 0 && sync && fsync(*fd) < 0 && errno != EINVAL)
+			rc = fth_error_errno(errno, "%s: cannot sync", path);
+		if (close(*fd) < 0 && rc == 0)
+			rc = fth_error_errno(errno, "%s: cannot close", path);
+	}
+	*fd = -1;
+	if (rc < 0 && path)
+		unlink(path);
+	return rc;
+}
+
+static int open_file(const char *dir, const char *name, char **path, int *fd, void **ws,
+		     int level)
+{
+	if (dbfile_create(dir, name, path, fd) < 0)
+		return -1;
+	*ws = xmalloc(cf_writer_workspace_size(level));
 	return 0;
 }
 
@@ -819,13 +839,9 @@ static int convert_threads(struct cf_reader *r, struct cf_writer *w, const struc
  */
 static int close_file(int fd, char *path, void *ws, int rc)
 {
-	if (rc == 0 && fsync(fd) < 0 && errno != EINVAL)
-		rc = fth_error_errno(errno, "%s: cannot sync", path);
-	if (close(fd) < 0 && rc == 0)
-		rc = fth_error_errno(errno, "%s: cannot close", path);
-	if (rc < 0) {
+	if (dbfile_end(&fd, path, rc, true) < 0) {
 		fth_error_prefix("%s", path);
-		unlink(path);
+		rc = -1;
 	}
 	free(ws);
 	free(path);
@@ -953,30 +969,23 @@ int dbfile_threads_add(struct dbfile_thread_writer *w, const struct dbfile_value
 	return 0;
 }
 
-int dbfile_threads_finish(struct dbfile_thread_writer *w)
+/* End the thread spool, written (RC 0) or not (-1); removed unless written and closed. */
+static int threads_end(struct dbfile_thread_writer *w, int rc)
 {
-	int rc = 0;
-	if (w->next % w->group != 0 && cf_chunk_end(&w->cf) < 0)
-		rc = -1;
-	if (rc == 0 && cf_writer_finish(&w->cf) < 0)
-		rc = -1;
-	if (close(w->fd) < 0 && rc == 0)
-		rc = fth_error_errno(errno, "%s: cannot close", w->path);
-	w->fd = -1;
-	if (rc < 0)
-		unlink(w->path);
+	rc = dbfile_end(&w->fd, w->path, rc, false);
 	FREE_AND_NULL(w->ws);
 	FREE_AND_NULL(w->path);
 	return rc;
 }
 
+int dbfile_threads_finish(struct dbfile_thread_writer *w)
+{
+	bool written = (w->next % w->group == 0 || cf_chunk_end(&w->cf) >= 0) &&
+		       cf_writer_finish(&w->cf) >= 0;
+	return threads_end(w, written ? 0 : -1);
+}
+
 void dbfile_threads_abort(struct dbfile_thread_writer *w)
 {
-	if (w->fd >= 0)
-		close(w->fd);
-	w->fd = -1;
-	if (w->path)
-		unlink(w->path);
-	FREE_AND_NULL(w->ws);
-	FREE_AND_NULL(w->path);
+	threads_end(w, -1);
 }

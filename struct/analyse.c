@@ -1245,14 +1245,7 @@ static void add_func_range(struct func *f, uint64_t lo, uint64_t hi)
 
 static uint32_t symbol_at(const struct image *img, uint64_t addr)
 {
-	uint32_t lo = 0, hi = img->nsyms;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (img->syms[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint32_t lo = (uint32_t)FTH_LOWER_BOUND(img->syms, img->nsyms, addr, addr);
 	return lo < img->nsyms && img->syms[lo].addr == addr ? lo : NONE32;
 }
 
