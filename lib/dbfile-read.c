@@ -142,7 +142,6 @@ static int read_strings(struct cf_reader *r, struct dbfile *db)
 
 static int read_module(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 {
-	(void)n;
 	struct dbfile *db = arg;
 	struct dbfile_module *m = &db->modules[i];
 	m->path = DBFILE_NONE;
@@ -190,7 +189,6 @@ static int read_modules(struct cf_reader *r, struct dbfile *db)
 
 static int read_function(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 {
-	(void)n;
 	struct dbfile *db = arg;
 	struct dbfile_function *f = &db->functions[i];
 	if (get_ref(s, &f->name, db->nstrings, "function name") < 0 ||
@@ -287,7 +285,6 @@ static int metric_field(struct cf_stream *s, struct dbfile_metric *m, unsigned f
 
 static int read_metric(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 {
-	(void)n;
 	struct dbfile *db = arg;
 	struct dbfile_metric *m = &db->metrics[i];
 	m->parent = -1;
@@ -389,7 +386,6 @@ static int thread_field(struct cf_stream *s, struct dbfile_thread *t, unsigned f
 
 static int read_thread(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 {
-	(void)n;
 	struct dbfile *db = arg;
 	struct dbfile_thread *t = &db->threads[i];
 	t->rank = -1;
@@ -425,7 +421,6 @@ static int read_threads(struct cf_reader *r, struct dbfile *db)
 
 static int read_group(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 {
-	(void)n;
 	struct dbfile *db = arg;
 	struct dbfile_group *g = &db->groups[i];
 	if (get_ref(s, &g->module, db->nmodules, "group module") < 0 ||

@@ -169,36 +169,35 @@ static void parse_unary(struct compiler *c)
 	c->nesting--;
 }
 
+/*
+ * OPERAND, then any number of "OP1 OPERAND" or "OP2 OPERAND", left to right: operators of one
+ * precedence, compiled to CODE1 and CODE2.
+ */
+static void parse_left_to_right(struct compiler *c, void (*operand)(struct compiler *c),
+				char op1, uint8_t code1, char op2, uint8_t code2)
+{
+	operand(c);
+	while (!c->error) {
+		uint8_t code;
+		if (accept(c, op1))
+			code = code1;
+		else if (accept(c, op2))
+			code = code2;
+		else
+			return;
+		operand(c);
+		emit(c, code, 0, 0, -1);
+	}
+}
+
 static void parse_product(struct compiler *c)
 {
-	parse_unary(c);
-	while (!c->error) {
-		if (accept(c, '*')) {
-			parse_unary(c);
-			emit(c, OP_MUL, 0, 0, -1);
-		} else if (accept(c, '/')) {
-			parse_unary(c);
-			emit(c, OP_DIV, 0, 0, -1);
-		} else {
-			return;
-		}
-	}
+	parse_left_to_right(c, parse_unary, '*', OP_MUL, '/', OP_DIV);
 }
 
 static void parse_sum(struct compiler *c)
 {
-	parse_product(c);
-	while (!c->error) {
-		if (accept(c, '+')) {
-			parse_product(c);
-			emit(c, OP_ADD, 0, 0, -1);
-		} else if (accept(c, '-')) {
-			parse_product(c);
-			emit(c, OP_SUB, 0, 0, -1);
-		} else {
-			return;
-		}
-	}
+	parse_left_to_right(c, parse_product, '+', OP_ADD, '-', OP_SUB);
 }
 
 static void parse_expr(struct compiler *c)

@@ -207,7 +207,6 @@ static int check_node_kind(struct cf_stream *s, const struct sfile *sf, uint32_t
 /* Declaration K, of an inlined function. */
 static int read_decl(struct cf_stream *s, void *arg, uint64_t k, uint64_t n)
 {
-	(void)n;
 	struct sfile *sf = arg;
 	uint32_t node = 0, file = 0, line = 0;
 	if (get_node(s, sf, &node) < 0 || cf_get_u32_max(s, &file, UINT32_MAX, "file") < 0 ||
@@ -234,7 +233,6 @@ static int read_decls(struct cf_reader *r, struct sfile *sf)
 /* Latch K, of a loop. */
 static int read_latch(struct cf_stream *s, void *arg, uint64_t k, uint64_t n)
 {
-	(void)n;
 	struct sfile *sf = arg;
 	uint32_t node = 0, file = SFILE_NONE, line = 0, column = 0;
 	if (get_node(s, sf, &node) < 0 || get_index(s, &file, sf->nstrings, "file") < 0 ||
@@ -267,7 +265,6 @@ struct rows {
 
 static int read_range(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 {
-	(void)n;
 	struct rows *rows = arg;
 	struct sfile *sf = rows->sf;
 	struct sfile_range *x = &sf->ranges[i];
@@ -293,7 +290,6 @@ static int read_ranges(struct cf_reader *r, struct sfile *sf)
 
 static int read_line(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 {
-	(void)n;
 	struct rows *rows = arg;
 	struct sfile *sf = rows->sf;
 	struct sfile_line *x = &sf->lines[i];
