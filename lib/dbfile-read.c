@@ -43,12 +43,10 @@ static inline int next_u8(struct cf_stream *s, uint8_t *v)
 /* A reference to an entry of a table of N: 0 = none, else index + 1. */
 static inline int get_ref(struct cf_stream *s, uint32_t *v, uint32_t n, const char *what)
 {
-	uint64_t x;
-	if (cf_next_varint(s, &x) < 0)
+	uint32_t x = 0;
+	if (cf_get_u32_max(s, &x, n, what) < 0)
 		return -1;
-	if (x > n)
-		return cf_stream_error(s, "%s %llu out of range", what, (unsigned long long)x);
-	*v = x ? (uint32_t)(x - 1) : DBFILE_NONE;
+	*v = x ? x - 1 : DBFILE_NONE;
 	return 0;
 }
 
