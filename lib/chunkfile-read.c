@@ -552,6 +552,20 @@ int cf_open_table(struct cf_reader *r, uint32_t id, uint64_t limit, unsigned min
 	return 0;
 }
 
+int cf_read_fields(struct cf_stream *s,
+		   int (*field)(struct cf_stream *s, void *arg, unsigned f, unsigned wire), void *arg)
+{
+	for (;;) {
+		unsigned f, wire;
+		if (cf_get_tag(s, &f, &wire) < 0)
+			return -1;
+		if (f == 0)
+			return 0;
+		if (field(s, arg, f, wire) < 0)
+			return -1;
+	}
+}
+
 int cf_read_table(struct cf_reader *r, const struct cf_table *t, void **records, void *arg)
 {
 	struct cf_stream s;

@@ -188,6 +188,10 @@ int cf_get_count(struct cf_stream *s, uint64_t limit, unsigned min, const char *
 /* cf_open_unique, then the table's count (cf_get_count); the stream is freed on failure. */
 int cf_open_table(struct cf_reader *r, uint32_t id, uint64_t limit, unsigned min,
 		  const char *what, struct cf_stream *s, uint64_t *n);
+/* The fields of a tagged record up to its end (field 0), FIELD(S, ARG, F, WIRE) reading each:
+ * 0, or -1 with a message. */
+int cf_read_fields(struct cf_stream *s,
+		   int (*field)(struct cf_stream *s, void *arg, unsigned f, unsigned wire), void *arg);
 /*
  * A table in the only chunk ID: a count (at most LIMIT records of at least MIN bytes each, as
  * cf_open_table), then the records, SIZE bytes each in memory.  READ reads record I of N into

@@ -138,44 +138,45 @@ static int read_strings(struct cf_reader *r, struct dbfile *db)
 				    &db->nstrings);
 }
 
+/* A field of the module being read, DB's last. */
+static int module_field(struct cf_stream *s, void *arg, unsigned f, unsigned wire)
+{
+	struct dbfile *db = arg;
+	uint32_t i = db->nmodules - 1;
+	struct dbfile_module *m = &db->modules[i];
+	uint64_t v;
+	if (f == MODS_BUILD_ID) {
+		char *b = NULL;
+		size_t len;
+		if (cf_get_bytes_field(s, wire, "build-id", MAX_BUILD_ID, &b, &len) < 0)
+			return -1;
+		free(m->build_id);
+		m->build_id = len ? (uint8_t *)b : NULL;
+		m->build_id_len = (uint32_t)len;
+		if (!len)
+			free(b);
+		return 0;
+	}
+	if (f != MODS_PATH && f != MODS_FLAGS)
+		return cf_skip_field(s, wire);
+	if (cf_get_varint_field(s, wire, &v) < 0)
+		return -1;
+	if (f == MODS_FLAGS) {
+		m->flags = (uint32_t)v;
+		return 0;
+	}
+	if (v > db->nstrings)
+		return cf_stream_error(s, "module %u: bad path", i);
+	m->path = v ? (uint32_t)(v - 1) : DBFILE_NONE;
+	return 0;
+}
+
 static int read_module(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 {
 	struct dbfile *db = arg;
-	struct dbfile_module *m = &db->modules[i];
-	m->path = DBFILE_NONE;
+	db->modules[i].path = DBFILE_NONE;
 	db->nmodules = (uint32_t)i + 1;
-	for (;;) {
-		unsigned f, wire;
-		uint64_t v;
-		if (cf_get_tag(s, &f, &wire) < 0)
-			return -1;
-		if (f == 0)
-			return 0;
-		if (f == MODS_BUILD_ID) {
-			char *b = NULL;
-			size_t len;
-			if (cf_get_bytes_field(s, wire, "build-id", MAX_BUILD_ID, &b, &len) < 0)
-				return -1;
-			free(m->build_id);
-			m->build_id = len ? (uint8_t *)b : NULL;
-			m->build_id_len = (uint32_t)len;
-			if (!len)
-				free(b);
-		} else if (f == MODS_PATH || f == MODS_FLAGS) {
-			if (cf_get_varint_field(s, wire, &v) < 0)
-				return -1;
-			if (f == MODS_PATH) {
-				if (v > db->nstrings)
-					return cf_stream_error(s, "module %llu: bad path",
-							       (unsigned long long)i);
-				m->path = v ? (uint32_t)(v - 1) : DBFILE_NONE;
-			} else {
-				m->flags = (uint32_t)v;
-			}
-		} else if (cf_skip_field(s, wire) < 0) {
-			return -1;
-		}
-	}
+	return cf_read_fields(s, module_field, db);
 }
 
 static int read_modules(struct cf_reader *r, struct dbfile *db)
@@ -210,7 +211,7 @@ static int read_functions(struct cf_reader *r, struct dbfile *db)
 	return cf_read_table(r, &functions, (void **)&db->functions, db);
 }
 
-static int metric_field(struct cf_stream *s, struct dbfile_metric *m, unsigned f, unsigned wire)
+static int metric_value(struct cf_stream *s, struct dbfile_metric *m, unsigned f, unsigned wire)
 {
 	uint64_t v;
 	switch (f) {
@@ -281,6 +282,16 @@ static int metric_field(struct cf_stream *s, struct dbfile_metric *m, unsigned f
 	return 0;
 }
 
+/* A field of the metric being read, DB's last; its errors name the metric. */
+static int metric_field(struct cf_stream *s, void *arg, unsigned f, unsigned wire)
+{
+	struct dbfile *db = arg;
+	uint32_t i = db->nmetrics - 1;
+	if (metric_value(s, &db->metrics[i], f, wire) < 0)
+		return fth_error_prefix("metric %u", i);
+	return 0;
+}
+
 static int read_metric(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 {
 	struct dbfile *db = arg;
@@ -289,15 +300,8 @@ static int read_metric(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 	m->threshold = NAN;
 	m->scale = 1;
 	db->nmetrics = (uint32_t)i + 1;
-	for (;;) {
-		unsigned f, wire;
-		if (cf_get_tag(s, &f, &wire) < 0)
-			return -1;
-		if (f == 0)
-			break;
-		if (metric_field(s, m, f, wire) < 0)
-			return fth_error_prefix("metric %llu", (unsigned long long)i);
-	}
+	if (cf_read_fields(s, metric_field, db) < 0)
+		return -1;
 	if (!m->name || !*m->name)
 		return cf_stream_error(s, "metric %llu has no name", (unsigned long long)i);
 	if (!m->description)
@@ -330,8 +334,9 @@ static int read_metrics(struct cf_reader *r, struct dbfile *db)
 	return cf_read_table(r, &metrics, (void **)&db->metrics, db);
 }
 
-static int thread_field(struct cf_stream *s, struct dbfile_thread *t, unsigned f, unsigned wire)
+static int thread_field(struct cf_stream *s, void *thread, unsigned f, unsigned wire)
 {
+	struct dbfile_thread *t = thread;
 	uint64_t v;
 	switch (f) {
 	case THRD_FILE: return cf_get_str_field(s, wire, MAX_STRING, &t->file);
@@ -388,15 +393,8 @@ static int read_thread(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 	struct dbfile_thread *t = &db->threads[i];
 	t->rank = -1;
 	db->nthreads = (uint32_t)i + 1;
-	for (;;) {
-		unsigned f, wire;
-		if (cf_get_tag(s, &f, &wire) < 0)
-			return -1;
-		if (f == 0)
-			break;
-		if (thread_field(s, t, f, wire) < 0)
-			return -1;
-	}
+	if (cf_read_fields(s, thread_field, t) < 0)
+		return -1;
 	if (!t->file)
 		t->file = xstrdup("");
 	if (!t->host)
