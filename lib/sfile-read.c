@@ -34,63 +34,51 @@ static int get_index(struct cf_stream *s, uint32_t *v, uint32_t count, const cha
 	return 0;
 }
 
+static int module_field(struct cf_stream *s, void *arg, unsigned field, unsigned wire)
+{
+	struct sfile *sf = arg;
+	uint64_t v;
+	char *bytes = NULL;
+	size_t len;
+	switch (field) {
+	case MODL_PATH: return cf_get_str_field(s, wire, SFILE_MAX_STRING, &sf->path);
+	case MODL_DEBUG_PATH: return cf_get_str_field(s, wire, SFILE_MAX_STRING, &sf->debug_path);
+	case MODL_BUILD_ID:
+		if (cf_get_bytes_field(s, wire, "build-id", SFILE_MAX_BUILD_ID, &bytes, &len) < 0)
+			return -1;
+		free(sf->build_id);
+		sf->build_id = (uint8_t *)bytes;
+		sf->build_id_len = (uint32_t)len;
+		return 0;
+	case MODL_MACHINE:
+	case MODL_FLAGS:
+	case MODL_TEXT_BYTES:
+		if (cf_get_varint_field(s, wire, &v) < 0)
+			return -1;
+		if (field != MODL_TEXT_BYTES && v > UINT32_MAX)
+			return cf_stream_error(s, "field %u out of range", field);
+		if (field == MODL_MACHINE)
+			sf->machine = (uint32_t)v;
+		else if (field == MODL_FLAGS)
+			sf->flags = (uint32_t)v;
+		else
+			sf->text_bytes = v;
+		return 0;
+	default: return cf_skip_field(s, wire);
+	}
+}
+
 static int read_module(struct cf_reader *r, struct sfile *sf)
 {
 	struct cf_stream s;
 	if (cf_open_unique(r, SFILE_CHUNK_MODULE, &s) < 0)
 		return -1;
-	for (;;) {
-		unsigned field, wire;
-		uint64_t v;
-		char *bytes = NULL;
-		size_t len;
-		int rc = cf_get_tag(&s, &field, &wire);
-		if (rc == 0 && field == 0)
-			break;
-		if (rc == 0) {
-			switch (field) {
-			case MODL_PATH:
-				rc = cf_get_str_field(&s, wire, SFILE_MAX_STRING, &sf->path);
-				break;
-			case MODL_DEBUG_PATH:
-				rc = cf_get_str_field(&s, wire, SFILE_MAX_STRING, &sf->debug_path);
-				break;
-			case MODL_BUILD_ID:
-				rc = cf_get_bytes_field(&s, wire, "build-id", SFILE_MAX_BUILD_ID, &bytes,
-							&len);
-				if (rc == 0) {
-					free(sf->build_id);
-					sf->build_id = (uint8_t *)bytes;
-					sf->build_id_len = (uint32_t)len;
-				}
-				break;
-			case MODL_MACHINE:
-			case MODL_FLAGS:
-			case MODL_TEXT_BYTES:
-				rc = cf_get_varint_field(&s, wire, &v);
-				if (rc == 0 && field != MODL_TEXT_BYTES && v > UINT32_MAX)
-					rc = cf_stream_error(&s, "field %u out of range", field);
-				if (rc == 0 && field == MODL_MACHINE)
-					sf->machine = (uint32_t)v;
-				else if (rc == 0 && field == MODL_FLAGS)
-					sf->flags = (uint32_t)v;
-				else if (rc == 0)
-					sf->text_bytes = v;
-				break;
-			default: rc = cf_skip_field(&s, wire); break;
-			}
-		}
-		if (rc < 0)
-			goto fail;
-	}
-	if (!sf->path) {
-		cf_stream_error(&s, "module without a path");
-		goto fail;
+	if (cf_read_fields(&s, module_field, sf) < 0 ||
+	    (!sf->path && cf_stream_error(&s, "module without a path") < 0)) {
+		cf_stream_free(&s);
+		return -1;
 	}
 	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
 }
 
 static int read_strings(struct cf_reader *r, struct sfile *sf)
