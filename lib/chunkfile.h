@@ -188,6 +188,29 @@ int cf_get_count(struct cf_stream *s, uint64_t limit, unsigned min, const char *
 /* cf_open_unique, then the table's count (cf_get_count); the stream is freed on failure. */
 int cf_open_table(struct cf_reader *r, uint32_t id, uint64_t limit, unsigned min,
 		  const char *what, struct cf_stream *s, uint64_t *n);
+/* The fields of a tagged record up to its end (field 0), FIELD(S, ARG, F, WIRE) reading each:
+ * 0, or -1 with a message. */
+int cf_read_fields(struct cf_stream *s,
+		   int (*field)(struct cf_stream *s, void *arg, unsigned f, unsigned wire), void *arg);
+/*
+ * A table in the only chunk ID: a count (at most LIMIT records of at least MIN bytes each, as
+ * cf_open_table), then the records, SIZE bytes each in memory.  READ reads record I of N into
+ * what ARG holds (keeping the count of records to free up to date), CHECK (NULL: none) what
+ * the records say together; both return 0, or -1 with a message.
+ */
+struct cf_table {
+	uint32_t id;
+	uint64_t limit;
+	unsigned min;
+	const char *what;
+	size_t size;
+	int (*read)(struct cf_stream *s, void *arg, uint64_t i, uint64_t n);
+	int (*check)(struct cf_stream *s, void *arg);
+};
+/* Table T: *RECORDS allocated (zeroed) for its records unless RECORDS is NULL (READ then puts
+ * them elsewhere), each read, then checked; *RECORDS is kept on failure for the caller to free
+ * what was read. */
+int cf_read_table(struct cf_reader *r, const struct cf_table *t, void **records, void *arg);
 /* A table of N strings of at most MAX bytes each, in the only chunk ID: *STRINGS and *COUNT
  * grow as strings are read, so that the caller frees what was read when it fails. */
 int cf_read_string_table(struct cf_reader *r, uint32_t id, size_t max, char ***strings,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dbfile-index.h: the indices dbfile-write.c derives from the caller's tree before it writes
- * (dbfile-index.c), and the flat-profile accumulators it fills per thread.  Internal to lib/.
+ * (dbfile-index.c), the flat-profile accumulators it fills per thread, and the creating and
+ * closing of a database's files that it and dbtrace.c share.  Internal to lib/.
  */
 #ifndef FATHOM_DBFILE_INDEX_H
 #define FATHOM_DBFILE_INDEX_H
@@ -52,5 +53,13 @@ void dbfile_flat_acc_add(struct dbfile_flat_acc *a, const struct dbfile *db,
 void dbfile_flat_acc_finish(struct dbfile_flat_acc *a, const struct dbfile *db,
 			    const struct dbfile_index *d, struct dbfile_flat *fn,
 			    struct dbfile_flat *grp, struct dbfile_flat *mod);
+
+/* Create DIR/NAME, which must not exist, for writing: *PATH (allocated) and *FD; 0, or -1 with
+ * a message (nothing left allocated). */
+int dbfile_create(const char *dir, const char *name, char **path, int *fd);
+/* End the file at PATH open on *FD (if it is), RC saying whether writing it succeeded (0) or
+ * failed (-1): synced first when SYNC and RC is 0, closed, removed if anything failed; *FD
+ * becomes -1.  Returns RC, or -1 with a message when syncing or closing fails. */
+int dbfile_end(int *fd, const char *path, int rc, bool sync);
 
 #endif

@@ -7,12 +7,12 @@
  * table, the tree's breadth-first order and children ranges across the blocks.
  */
 #include "compat.h"
-#include "crc32c.h"
 #include "dbfile.h"
 #include "dbfile-fields.h"
 #include "error.h"
 #include "le.h"
 #include "mfile.h"
+#include "piece.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -22,7 +22,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zstd.h>
 
 /* Notes in INFO at most (what prof could not do: a handful). */
 #define MAX_NOTES 4096
@@ -44,12 +43,10 @@ static inline int next_u8(struct cf_stream *s, uint8_t *v)
 /* A reference to an entry of a table of N: 0 = none, else index + 1. */
 static inline int get_ref(struct cf_stream *s, uint32_t *v, uint32_t n, const char *what)
 {
-	uint64_t x;
-	if (cf_next_varint(s, &x) < 0)
+	uint32_t x = 0;
+	if (cf_get_u32_max(s, &x, n, what) < 0)
 		return -1;
-	if (x > n)
-		return cf_stream_error(s, "%s %llu out of range", what, (unsigned long long)x);
-	*v = x ? (uint32_t)(x - 1) : DBFILE_NONE;
+	*v = x ? x - 1 : DBFILE_NONE;
 	return 0;
 }
 
@@ -141,87 +138,80 @@ static int read_strings(struct cf_reader *r, struct dbfile *db)
 				    &db->nstrings);
 }
 
+/* A field of the module being read, DB's last. */
+static int module_field(struct cf_stream *s, void *arg, unsigned f, unsigned wire)
+{
+	struct dbfile *db = arg;
+	uint32_t i = db->nmodules - 1;
+	struct dbfile_module *m = &db->modules[i];
+	uint64_t v;
+	if (f == MODS_BUILD_ID) {
+		char *b = NULL;
+		size_t len;
+		if (cf_get_bytes_field(s, wire, "build-id", MAX_BUILD_ID, &b, &len) < 0)
+			return -1;
+		free(m->build_id);
+		m->build_id = len ? (uint8_t *)b : NULL;
+		m->build_id_len = (uint32_t)len;
+		if (!len)
+			free(b);
+		return 0;
+	}
+	if (f != MODS_PATH && f != MODS_FLAGS)
+		return cf_skip_field(s, wire);
+	if (cf_get_varint_field(s, wire, &v) < 0)
+		return -1;
+	if (f == MODS_FLAGS) {
+		m->flags = (uint32_t)v;
+		return 0;
+	}
+	if (v > db->nstrings)
+		return cf_stream_error(s, "module %u: bad path", i);
+	m->path = v ? (uint32_t)(v - 1) : DBFILE_NONE;
+	return 0;
+}
+
+static int read_module(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
+{
+	struct dbfile *db = arg;
+	db->modules[i].path = DBFILE_NONE;
+	db->nmodules = (uint32_t)i + 1;
+	return cf_read_fields(s, module_field, db);
+}
+
 static int read_modules(struct cf_reader *r, struct dbfile *db)
 {
-	struct cf_stream s;
-	uint64_t n;
-	if (cf_open_table(r, DBFILE_CHUNK_MODULES, UINT32_MAX - 1, 1, "modules", &s, &n) < 0)
+	static const struct cf_table modules = { DBFILE_CHUNK_MODULES, UINT32_MAX - 1, 1, "modules",
+						 sizeof(*db->modules), read_module, NULL };
+	return cf_read_table(r, &modules, (void **)&db->modules, db);
+}
+
+static int read_function(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
+{
+	struct dbfile *db = arg;
+	struct dbfile_function *f = &db->functions[i];
+	if (get_ref(s, &f->name, db->nstrings, "function name") < 0 ||
+	    get_ref(s, &f->module, db->nmodules, "function module") < 0 ||
+	    get_ref(s, &f->file, db->nstrings, "function file") < 0 ||
+	    cf_get_u32_max(s, &f->line, UINT32_MAX, "function line") < 0 ||
+	    cf_next_varint(s, &f->addr) < 0 ||
+	    cf_get_u32_max(s, &f->group, UINT32_MAX - 1, "function group") < 0)
 		return -1;
-	db->modules = xcalloc(n ? n : 1, sizeof(*db->modules));
-	for (uint64_t i = 0; i < n; i++) {
-		struct dbfile_module *m = &db->modules[i];
-		m->path = DBFILE_NONE;
-		db->nmodules = (uint32_t)i + 1;
-		for (;;) {
-			unsigned f, wire;
-			uint64_t v;
-			if (cf_get_tag(&s, &f, &wire) < 0)
-				goto fail;
-			if (f == 0)
-				break;
-			if (f == MODS_BUILD_ID) {
-				char *b = NULL;
-				size_t len;
-				if (cf_get_bytes_field(&s, wire, "build-id", MAX_BUILD_ID, &b, &len) < 0)
-					goto fail;
-				free(m->build_id);
-				m->build_id = len ? (uint8_t *)b : NULL;
-				m->build_id_len = (uint32_t)len;
-				if (!len)
-					free(b);
-			} else if (f == MODS_PATH || f == MODS_FLAGS) {
-				if (cf_get_varint_field(&s, wire, &v) < 0)
-					goto fail;
-				if (f == MODS_PATH) {
-					if (v > db->nstrings) {
-						cf_stream_error(&s, "module %llu: bad path",
-								(unsigned long long)i);
-						goto fail;
-					}
-					m->path = v ? (uint32_t)(v - 1) : DBFILE_NONE;
-				} else {
-					m->flags = (uint32_t)v;
-				}
-			} else if (cf_skip_field(&s, wire) < 0) {
-				goto fail;
-			}
-		}
-	}
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	if (f->name == DBFILE_NONE)
+		return cf_stream_error(s, "function %llu has no name", (unsigned long long)i);
+	db->nfunctions = (uint32_t)i + 1;
+	return 0;
 }
 
 static int read_functions(struct cf_reader *r, struct dbfile *db)
 {
-	struct cf_stream s;
-	uint64_t n;
-	if (cf_open_table(r, DBFILE_CHUNK_FUNCTIONS, UINT32_MAX - 1, 6, "functions", &s, &n) < 0)
-		return -1;
-	db->functions = xcalloc(n ? n : 1, sizeof(*db->functions));
-	for (uint64_t i = 0; i < n; i++) {
-		struct dbfile_function *f = &db->functions[i];
-		if (get_ref(&s, &f->name, db->nstrings, "function name") < 0 ||
-		    get_ref(&s, &f->module, db->nmodules, "function module") < 0 ||
-		    get_ref(&s, &f->file, db->nstrings, "function file") < 0 ||
-		    cf_get_u32_max(&s, &f->line, UINT32_MAX, "function line") < 0 ||
-		    cf_next_varint(&s, &f->addr) < 0 ||
-		    cf_get_u32_max(&s, &f->group, UINT32_MAX - 1, "function group") < 0)
-			goto fail;
-		if (f->name == DBFILE_NONE) {
-			cf_stream_error(&s, "function %llu has no name", (unsigned long long)i);
-			goto fail;
-		}
-		db->nfunctions = (uint32_t)i + 1;
-	}
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	static const struct cf_table functions = { DBFILE_CHUNK_FUNCTIONS, UINT32_MAX - 1, 6,
+						   "functions", sizeof(*db->functions),
+						   read_function, NULL };
+	return cf_read_table(r, &functions, (void **)&db->functions, db);
 }
 
-static int metric_field(struct cf_stream *s, struct dbfile_metric *m, unsigned f, unsigned wire)
+static int metric_value(struct cf_stream *s, struct dbfile_metric *m, unsigned f, unsigned wire)
 {
 	uint64_t v;
 	switch (f) {
@@ -292,57 +282,61 @@ static int metric_field(struct cf_stream *s, struct dbfile_metric *m, unsigned f
 	return 0;
 }
 
-static int read_metrics(struct cf_reader *r, struct dbfile *db)
+/* A field of the metric being read, DB's last; its errors name the metric. */
+static int metric_field(struct cf_stream *s, void *arg, unsigned f, unsigned wire)
 {
-	struct cf_stream s;
-	uint64_t n;
-	if (cf_open_table(r, DBFILE_CHUNK_METRICS, MFILE_MAX_METRICS, 1, "metrics", &s, &n) < 0)
+	struct dbfile *db = arg;
+	uint32_t i = db->nmetrics - 1;
+	if (metric_value(s, &db->metrics[i], f, wire) < 0)
+		return fth_error_prefix("metric %u", i);
+	return 0;
+}
+
+static int read_metric(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
+{
+	struct dbfile *db = arg;
+	struct dbfile_metric *m = &db->metrics[i];
+	m->parent = -1;
+	m->threshold = NAN;
+	m->scale = 1;
+	db->nmetrics = (uint32_t)i + 1;
+	if (cf_read_fields(s, metric_field, db) < 0)
 		return -1;
-	db->metrics = xcalloc(n ? n : 1, sizeof(*db->metrics));
-	for (uint64_t i = 0; i < n; i++) {
-		struct dbfile_metric *m = &db->metrics[i];
-		m->parent = -1;
-		m->threshold = NAN;
-		m->scale = 1;
-		db->nmetrics = (uint32_t)i + 1;
-		for (;;) {
-			unsigned f, wire;
-			if (cf_get_tag(&s, &f, &wire) < 0)
-				goto fail;
-			if (f == 0)
-				break;
-			if (metric_field(&s, m, f, wire) < 0) {
-				fth_error_prefix("metric %llu", (unsigned long long)i);
-				goto fail;
-			}
-		}
-		if (!m->name || !*m->name) {
-			cf_stream_error(&s, "metric %llu has no name", (unsigned long long)i);
-			goto fail;
-		}
-		if (!m->description)
-			m->description = xstrdup("");
-		if (!m->formula)
-			m->formula = xstrdup("");
-	}
+	if (!m->name || !*m->name)
+		return cf_stream_error(s, "metric %llu has no name", (unsigned long long)i);
+	if (!m->description)
+		m->description = xstrdup("");
+	if (!m->formula)
+		m->formula = xstrdup("");
+	return 0;
+}
+
+/* Every metric's chain of parents ends. */
+static int check_parents(struct cf_stream *s, void *arg)
+{
+	struct dbfile *db = arg;
 	for (uint32_t i = 0; i < db->nmetrics; i++) {
 		int32_t p = db->metrics[i].parent;
 		for (uint32_t steps = 0; p >= 0; steps++) {
-			if ((uint32_t)p >= db->nmetrics || steps > db->nmetrics) {
-				cf_stream_error(&s, "metric %u: bad parent chain", i);
-				goto fail;
-			}
+			if ((uint32_t)p >= db->nmetrics || steps > db->nmetrics)
+				return cf_stream_error(s, "metric %u: bad parent chain", i);
 			p = db->metrics[p].parent;
 		}
 	}
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	return 0;
 }
 
-static int thread_field(struct cf_stream *s, struct dbfile_thread *t, unsigned f, unsigned wire)
+static int read_metrics(struct cf_reader *r, struct dbfile *db)
 {
+	static const struct cf_table metrics = { DBFILE_CHUNK_METRICS, MFILE_MAX_METRICS, 1,
+						 "metrics", sizeof(*db->metrics), read_metric,
+						 check_parents };
+	return cf_read_table(r, &metrics, (void **)&db->metrics, db);
+}
+
+static int thread_field(struct cf_stream *s, void *thread, unsigned f, unsigned wire)
+{
+	struct dbfile_thread *t = thread;
 	uint64_t v;
 	switch (f) {
 	case THRD_FILE: return cf_get_str_field(s, wire, MAX_STRING, &t->file);
@@ -393,67 +387,62 @@ static int thread_field(struct cf_stream *s, struct dbfile_thread *t, unsigned f
 	return 0;
 }
 
+static int read_thread(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
+{
+	struct dbfile *db = arg;
+	struct dbfile_thread *t = &db->threads[i];
+	t->rank = -1;
+	db->nthreads = (uint32_t)i + 1;
+	if (cf_read_fields(s, thread_field, t) < 0)
+		return -1;
+	if (!t->file)
+		t->file = xstrdup("");
+	if (!t->host)
+		t->host = xstrdup("");
+	if (!t->program)
+		t->program = xstrdup("");
+	if (!t->name)
+		t->name = xstrdup("");
+	if (!t->entry)
+		t->entry = xstrdup("");
+	return 0;
+}
+
 static int read_threads(struct cf_reader *r, struct dbfile *db)
 {
-	struct cf_stream s;
-	uint64_t n;
-	if (cf_open_table(r, DBFILE_CHUNK_THREADS, UINT32_MAX - 1, 1, "threads", &s, &n) < 0)
+	static const struct cf_table threads = { DBFILE_CHUNK_THREADS, UINT32_MAX - 1, 1,
+						 "threads", sizeof(*db->threads), read_thread, NULL };
+	return cf_read_table(r, &threads, (void **)&db->threads, db);
+}
+
+static int read_group(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
+{
+	struct dbfile *db = arg;
+	struct dbfile_group *g = &db->groups[i];
+	if (get_ref(s, &g->module, db->nmodules, "group module") < 0 ||
+	    get_ref(s, &g->file, db->nstrings, "group file") < 0)
 		return -1;
-	db->threads = xcalloc(n ? n : 1, sizeof(*db->threads));
-	for (uint64_t i = 0; i < n; i++) {
-		struct dbfile_thread *t = &db->threads[i];
-		t->rank = -1;
-		db->nthreads = (uint32_t)i + 1;
-		for (;;) {
-			unsigned f, wire;
-			if (cf_get_tag(&s, &f, &wire) < 0)
-				goto fail;
-			if (f == 0)
-				break;
-			if (thread_field(&s, t, f, wire) < 0)
-				goto fail;
-		}
-		if (!t->file)
-			t->file = xstrdup("");
-		if (!t->host)
-			t->host = xstrdup("");
-		if (!t->program)
-			t->program = xstrdup("");
-		if (!t->name)
-			t->name = xstrdup("");
-		if (!t->entry)
-			t->entry = xstrdup("");
-	}
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	db->ngroups = (uint32_t)i + 1;
+	return 0;
+}
+
+/* Every function is in a group of its module. */
+static int check_groups(struct cf_stream *s, void *arg)
+{
+	struct dbfile *db = arg;
+	for (uint32_t f = 0; f < db->nfunctions; f++)
+		if (db->functions[f].group >= db->ngroups ||
+		    db->groups[db->functions[f].group].module != db->functions[f].module)
+			return cf_stream_error(s, "function %u: bad group %u", f,
+					       db->functions[f].group);
+	return 0;
 }
 
 static int read_groups(struct cf_reader *r, struct dbfile *db)
 {
-	struct cf_stream s;
-	uint64_t n;
-	if (cf_open_table(r, DBFILE_CHUNK_GROUPS, UINT32_MAX - 1, 2, "groups", &s, &n) < 0)
-		return -1;
-	db->groups = xcalloc(n ? n : 1, sizeof(*db->groups));
-	for (uint64_t i = 0; i < n; i++) {
-		struct dbfile_group *g = &db->groups[i];
-		if (get_ref(&s, &g->module, db->nmodules, "group module") < 0 ||
-		    get_ref(&s, &g->file, db->nstrings, "group file") < 0)
-			goto fail;
-		db->ngroups = (uint32_t)i + 1;
-	}
-	for (uint32_t f = 0; f < db->nfunctions; f++)
-		if (db->functions[f].group >= db->ngroups ||
-		    db->groups[db->functions[f].group].module != db->functions[f].module) {
-			cf_stream_error(&s, "function %u: bad group %u", f, db->functions[f].group);
-			goto fail;
-		}
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	static const struct cf_table groups = { DBFILE_CHUNK_GROUPS, UINT32_MAX - 1, 2, "groups",
+						sizeof(*db->groups), read_group, check_groups };
+	return cf_read_table(r, &groups, (void **)&db->groups, db);
 }
 
 static inline int get_metric(struct cf_stream *s, uint64_t j, uint64_t start,
@@ -558,10 +547,37 @@ struct dbfile_cache {
 	uint32_t stat_cached; /* the STAT block in stat_incl, stat_excl */
 	struct dbfile_stat *stat_incl, *stat_excl;
 	uint64_t stat_cap;
-	void *dctx; /* ZSTD_DCtx for the pieces of threads.fdb */
-	uint8_t *piece, *raw;
-	size_t piece_cap, raw_cap;
+	struct piece_codec codec; /* decodes the pieces of threads.fdb */
+	uint8_t *piece;
+	size_t piece_cap;
 };
+
+/*
+ * The slot to reuse of the N at SLOTS (STRIDE bytes each; at byte BLOCK the uint32_t block it
+ * holds, DBFILE_NONE when empty, at byte USED the uint64_t clock of its last use): the last
+ * empty one, else the least recently used.
+ */
+static uint32_t lru_slot(const void *slots, uint32_t n, size_t stride, size_t block,
+			 size_t used)
+{
+	const char *base = slots;
+	uint32_t victim = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t sb, vb;
+		uint64_t su, vu;
+		memcpy(&sb, base + i * stride + block, sizeof(sb));
+		memcpy(&vb, base + victim * stride + block, sizeof(vb));
+		memcpy(&su, base + i * stride + used, sizeof(su));
+		memcpy(&vu, base + victim * stride + used, sizeof(vu));
+		if (sb == DBFILE_NONE || (vb != DBFILE_NONE && su < vu))
+			victim = i;
+	}
+	return victim;
+}
+
+#define LRU_SLOT(slots, n)                                                              \
+	lru_slot((slots), (n), sizeof(*(slots)), offsetof(__typeof__(*(slots)), block), \
+		 offsetof(__typeof__(*(slots)), used))
 
 static uint32_t block_end(const struct dbfile *db, uint32_t b)
 {
@@ -594,9 +610,8 @@ static void cache_free(struct dbfile_cache *c)
 	free(c->list_at);
 	free(c->stat_incl);
 	free(c->stat_excl);
-	ZSTD_freeDCtx(c->dctx);
+	piece_codec_release(&c->codec);
 	free(c->piece);
-	free(c->raw);
 	free(c);
 }
 
@@ -1051,17 +1066,11 @@ int dbfile_context(struct dbfile *db, uint32_t ctx, struct dbfile_context *out)
 	if (!c || ctx >= db->ncontexts)
 		return fth_error("%s: no context %u", db_name(db), ctx);
 	uint32_t b = ctx / db->block;
-	struct ctx_slot *slot = NULL, *victim = &c->ctx[0];
+	struct ctx_slot *slot = NULL;
 	if (c->ctx_at[b] != DBFILE_NONE && c->ctx[c->ctx_at[b]].block == b)
 		slot = &c->ctx[c->ctx_at[b]];
-	for (uint32_t i = 0; !slot && i < c->nctx; i++) {
-		struct ctx_slot *s = &c->ctx[i];
-		if (s->block == DBFILE_NONE ||
-		    (victim->block != DBFILE_NONE && s->used < victim->used))
-			victim = s;
-	}
 	if (!slot) {
-		slot = victim;
+		slot = &c->ctx[LRU_SLOT(c->ctx, c->nctx)];
 		if (slot->block != DBFILE_NONE)
 			c->ctx_at[slot->block] = DBFILE_NONE;
 		slot->block = DBFILE_NONE;
@@ -1084,7 +1093,6 @@ static struct row_slot *row_block(struct dbfile *db, uint32_t thread, uint32_t b
 {
 	struct dbfile_cache *c = db->cache;
 	uint32_t *at = thread == DBFILE_NONE ? c->sum_at : c->thread_at;
-	struct row_slot *victim = &c->rows[0];
 	if (at[b] != DBFILE_NONE) {
 		struct row_slot *s = &c->rows[at[b]];
 		if (s->block == b && s->thread == thread) {
@@ -1099,10 +1107,8 @@ static struct row_slot *row_block(struct dbfile *db, uint32_t thread, uint32_t b
 			at[b] = i;
 			return s;
 		}
-		if (s->block == DBFILE_NONE ||
-		    (victim->block != DBFILE_NONE && s->used < victim->used))
-			victim = s;
 	}
+	struct row_slot *victim = &c->rows[LRU_SLOT(c->rows, c->nrows)];
 	if (victim->block != DBFILE_NONE) {
 		uint32_t *vat = victim->thread == DBFILE_NONE ? c->sum_at : c->thread_at;
 		if (vat[victim->block] == (uint32_t)(victim - c->rows))
@@ -1207,17 +1213,11 @@ static int function_list(struct dbfile *db, uint32_t f, int which, uint32_t **li
 		return fth_error("%s: no function %u", db_name(db), f);
 	struct dbfile_cache *c = db->cache;
 	uint32_t b = f / c->list_block;
-	struct list_slot *l = NULL, *victim = &c->lists[0];
+	struct list_slot *l = NULL;
 	if (c->list_at[b] != DBFILE_NONE && c->lists[c->list_at[b]].block == b)
 		l = &c->lists[c->list_at[b]];
-	for (uint32_t i = 0; !l && i < c->nlist; i++) {
-		struct list_slot *s = &c->lists[i];
-		if (s->block == DBFILE_NONE ||
-		    (victim->block != DBFILE_NONE && s->used < victim->used))
-			victim = s;
-	}
 	if (!l) {
-		l = victim;
+		l = &c->lists[LRU_SLOT(c->lists, c->nlist)];
 		if (l->block != DBFILE_NONE)
 			c->list_at[l->block] = DBFILE_NONE;
 		if (decode_list_block(db, b, l) < 0)
@@ -1375,36 +1375,8 @@ static int thread_piece(struct dbfile *db, uint32_t t, uint32_t p, const uint8_t
 	}
 	if (read_at(r, e->offset + a, c->piece, stored) < 0)
 		return -1;
-	uint8_t enc = c->piece[0];
-	uint32_t rawlen = le_get32(c->piece + 1), crc = le_get32(c->piece + 5);
-	const uint8_t *data = c->piece + 9;
-	size_t dlen = stored - 9;
-	if (enc > 1 || (enc == 0 && dlen != rawlen) || rawlen > (1u << 30))
-		return fth_error("%s: thread %u: piece %u: bad header", r->path, t, p);
-	if (enc == 1) {
-		unsigned long long fs = ZSTD_getFrameContentSize(data, dlen);
-		if (fs != rawlen)
-			return fth_error("%s: thread %u: piece %u: bad zstd frame", r->path, t, p);
-	}
-	if (rawlen + 1 > c->raw_cap) {
-		c->raw_cap = rawlen + 1;
-		free(c->raw);
-		c->raw = xmalloc(c->raw_cap);
-	}
-	if (enc == 1) {
-		if (!c->dctx && !(c->dctx = ZSTD_createDCtx()))
-			return fth_error("cannot create a zstd decompressor");
-		size_t got = ZSTD_decompressDCtx(c->dctx, c->raw, rawlen, data, dlen);
-		if (ZSTD_isError(got) || got != rawlen)
-			return fth_error("%s: thread %u: piece %u: %s", r->path, t, p,
-					 ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short");
-	} else {
-		memcpy(c->raw, data, rawlen);
-	}
-	if (CF_VERIFY_CHECKSUMS && crc32c(0, c->raw, rawlen) != crc)
-		return fth_error("%s: thread %u: piece %u: checksum mismatch", r->path, t, p);
-	*raw = c->raw;
-	*len = rawlen;
+	if (piece_get(&c->codec, c->piece, stored, raw, len) < 0)
+		return fth_error_prefix("%s: thread %u: piece %u", r->path, t, p);
 	return 0;
 }
 

@@ -7,7 +7,6 @@
  */
 #include "compat.h"
 #include "buf.h"
-#include "crc32c.h"
 #include "dbfile.h"
 #include "dbtrace.h"
 #include "dbfile-fields.h"
@@ -15,6 +14,7 @@
 #include "error.h"
 #include "le.h"
 #include "mfile.h"
+#include "piece.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zstd.h>
 
 
 static uint64_t ref(uint32_t v)
@@ -37,8 +36,7 @@ static int put_f64(struct cf_writer *w, double d)
 	return cf_put_u64(w, le_f64_bits(d));
 }
 
-static int open_file(const char *dir, const char *name, char **path, int *fd, void **ws,
-		     int level)
+int dbfile_create(const char *dir, const char *name, char **path, int *fd)
 {
 	*path = xpath_join(dir, name);
 	*fd = open(*path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -47,8 +45,29 @@ static int open_file(const char *dir, const char *name, char **path, int *fd, vo
 		FREE_AND_NULL(*path);
 		return -1;
 	}
-	size_t size = cf_writer_workspace_size(level);
-	*ws = xmalloc(size);
+	return 0;
+}
+
+int dbfile_end(int *fd, const char *path, int rc, bool sync)
+{
+	if (*fd >= 0) {
+		if (rc == 0 && sync && fsync(*fd) < 0 && errno != EINVAL)
+			rc = fth_error_errno(errno, "%s: cannot sync", path);
+		if (close(*fd) < 0 && rc == 0)
+			rc = fth_error_errno(errno, "%s: cannot close", path);
+	}
+	*fd = -1;
+	if (rc < 0 && path)
+		unlink(path);
+	return rc;
+}
+
+static int open_file(const char *dir, const char *name, char **path, int *fd, void **ws,
+		     int level)
+{
+	if (dbfile_create(dir, name, path, fd) < 0)
+		return -1;
+	*ws = xmalloc(cf_writer_workspace_size(level));
 	return 0;
 }
 
@@ -399,36 +418,12 @@ struct converter {
 	const struct dbfile *db;
 	const struct dbfile_index *d;
 	unsigned mbits;
-	int level;
-	ZSTD_CCtx *cctx;
+	struct piece_codec codec;
 	struct buf raw, pieces;
 	struct dbfile_flat_acc acc;
 	struct tbuf tb;
 	uint64_t *off; /* the offsets of a group's pieces */
 };
-
-/* Append RAW as a piece to OUT: encoding, raw size, CRC-32C of the raw bytes, the bytes. */
-static int put_piece(struct converter *cv, const struct buf *raw, struct buf *out)
-{
-	if (raw->len > UINT32_MAX)
-		return fth_error("a piece of %zu bytes is too large", raw->len);
-	uint8_t *h = buf_reserve(out, 9);
-	h[0] = cv->level ? 1 : 0;
-	le_put32(h + 1, (uint32_t)raw->len);
-	le_put32(h + 5, crc32c(0, raw->data, raw->len));
-	out->len += 9;
-	if (!cv->level) {
-		buf_add(out, raw->data, raw->len);
-		return 0;
-	}
-	size_t cap = ZSTD_compressBound(raw->len);
-	uint8_t *dst = buf_reserve(out, cap);
-	size_t n = ZSTD_compressCCtx(cv->cctx, dst, cap, raw->data, raw->len, cv->level);
-	if (ZSTD_isError(n))
-		return fth_error("zstd: %s", ZSTD_getErrorName(n));
-	out->len += n;
-	return 0;
-}
 
 /* The raw bytes of one flat profile: entries, then per row its count and entries. */
 static void buf_flat(struct buf *b, const struct dbfile_flat *fl)
@@ -491,7 +486,7 @@ static int encode_thread(struct converter *cv, const struct tvalue *v, uint64_t 
 			prev = c;
 			i = e;
 		}
-		if (put_piece(cv, &cv->raw, out) < 0)
+		if (piece_put(&cv->codec, cv->raw.data, cv->raw.len, out) < 0)
 			return -1;
 	}
 	off[d->nblocks] = out->len;
@@ -507,7 +502,7 @@ static int encode_thread(struct converter *cv, const struct tvalue *v, uint64_t 
 		buf_flat(&cv->raw, &fl[k]);
 		dbfile_flat_release(&fl[k]);
 	}
-	return put_piece(cv, &cv->raw, out);
+	return piece_put(&cv->codec, cv->raw.data, cv->raw.len, out);
 }
 
 static inline int spool_number(struct cf_stream *s, double *d)
@@ -623,14 +618,12 @@ static int converter_init(struct converter *cv, const struct dbfile *db,
 	memset(cv, 0, sizeof(*cv));
 	cv->db = db;
 	cv->d = d;
-	cv->level = level;
+	cv->codec.level = level;
 	cv->mbits = metric_bits(d->nm);
 	buf_init(&cv->raw);
 	buf_init(&cv->pieces);
 	dbfile_flat_acc_init(&cv->acc, db, d);
 	cv->off = xcalloc((size_t)db->thread_group * (d->nblocks + 1) + 1, sizeof(uint64_t));
-	if (level && !(cv->cctx = ZSTD_createCCtx()))
-		return fth_error("cannot create a zstd compressor");
 	return 0;
 }
 
@@ -642,7 +635,7 @@ static void converter_release(struct converter *cv)
 	dbfile_flat_acc_release(&cv->acc);
 	buf_release(&cv->raw);
 	buf_release(&cv->pieces);
-	ZSTD_freeCCtx(cv->cctx);
+	piece_codec_release(&cv->codec);
 }
 
 /*
@@ -846,13 +839,9 @@ static int convert_threads(struct cf_reader *r, struct cf_writer *w, const struc
  */
 static int close_file(int fd, char *path, void *ws, int rc)
 {
-	if (rc == 0 && fsync(fd) < 0 && errno != EINVAL)
-		rc = fth_error_errno(errno, "%s: cannot sync", path);
-	if (close(fd) < 0 && rc == 0)
-		rc = fth_error_errno(errno, "%s: cannot close", path);
-	if (rc < 0) {
+	if (dbfile_end(&fd, path, rc, true) < 0) {
 		fth_error_prefix("%s", path);
-		unlink(path);
+		rc = -1;
 	}
 	free(ws);
 	free(path);
@@ -980,30 +969,23 @@ int dbfile_threads_add(struct dbfile_thread_writer *w, const struct dbfile_value
 	return 0;
 }
 
-int dbfile_threads_finish(struct dbfile_thread_writer *w)
+/* End the thread spool, written (RC 0) or not (-1); removed unless written and closed. */
+static int threads_end(struct dbfile_thread_writer *w, int rc)
 {
-	int rc = 0;
-	if (w->next % w->group != 0 && cf_chunk_end(&w->cf) < 0)
-		rc = -1;
-	if (rc == 0 && cf_writer_finish(&w->cf) < 0)
-		rc = -1;
-	if (close(w->fd) < 0 && rc == 0)
-		rc = fth_error_errno(errno, "%s: cannot close", w->path);
-	w->fd = -1;
-	if (rc < 0)
-		unlink(w->path);
+	rc = dbfile_end(&w->fd, w->path, rc, false);
 	FREE_AND_NULL(w->ws);
 	FREE_AND_NULL(w->path);
 	return rc;
 }
 
+int dbfile_threads_finish(struct dbfile_thread_writer *w)
+{
+	bool written = (w->next % w->group == 0 || cf_chunk_end(&w->cf) >= 0) &&
+		       cf_writer_finish(&w->cf) >= 0;
+	return threads_end(w, written ? 0 : -1);
+}
+
 void dbfile_threads_abort(struct dbfile_thread_writer *w)
 {
-	if (w->fd >= 0)
-		close(w->fd);
-	w->fd = -1;
-	if (w->path)
-		unlink(w->path);
-	FREE_AND_NULL(w->ws);
-	FREE_AND_NULL(w->path);
+	threads_end(w, -1);
 }

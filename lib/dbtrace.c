@@ -9,12 +9,13 @@
 #include "dbtrace.h"
 #include "buf.h"
 #include "dbfile.h"
+#include "dbfile-index.h"
 #include "error.h"
 #include "le.h"
+#include "search.h"
 #include "xalloc.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,23 +30,11 @@ enum { RINF_CONTEXTS = 1, RINF_THREADS, RINF_TRACED, RINF_PIECE, RINF_UNIT, RINF
 
 /* ---- the spool ---- */
 
-static int create_file(const char *dir, const char *name, char **path, int *fd)
-{
-	*path = xpath_join(dir, name);
-	*fd = open(*path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (*fd < 0) {
-		fth_error_errno(errno, "%s: cannot create", *path);
-		FREE_AND_NULL(*path);
-		return -1;
-	}
-	return 0;
-}
-
 int dbtrace_spool_open(struct dbtrace_spool *s, const char *dir)
 {
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
-	if (create_file(dir, DBTRACE_SPOOL, &s->path, &s->fd) < 0)
+	if (dbfile_create(dir, DBTRACE_SPOOL, &s->path, &s->fd) < 0)
 		return -1;
 	s->ws = xmalloc(cf_writer_workspace_size(0));
 	if (cf_writer_open(&s->cf, s->fd, s->path, SPOOL_MAGIC, DBFILE_MAJOR, DBFILE_MINOR, 0, s->ws,
@@ -83,28 +72,23 @@ int dbtrace_spool_add(struct dbtrace_spool *s, uint32_t thread, const struct dbt
 	return cf_chunk_end(cf);
 }
 
-int dbtrace_spool_finish(struct dbtrace_spool *s)
+/* End the spool, written (RC 0) or not (-1); removed unless written and closed. */
+static int spool_end(struct dbtrace_spool *s, int rc)
 {
-	int rc = cf_writer_finish(&s->cf);
-	if (close(s->fd) < 0 && rc == 0)
-		rc = fth_error_errno(errno, "%s: cannot close", s->path);
-	s->fd = -1;
-	if (rc < 0)
-		unlink(s->path);
+	rc = dbfile_end(&s->fd, s->path, rc, false);
 	FREE_AND_NULL(s->ws);
 	FREE_AND_NULL(s->path);
 	return rc;
 }
 
+int dbtrace_spool_finish(struct dbtrace_spool *s)
+{
+	return spool_end(s, cf_writer_finish(&s->cf));
+}
+
 void dbtrace_spool_abort(struct dbtrace_spool *s)
 {
-	if (s->fd >= 0)
-		close(s->fd);
-	s->fd = -1;
-	if (s->path)
-		unlink(s->path);
-	FREE_AND_NULL(s->ws);
-	FREE_AND_NULL(s->path);
+	spool_end(s, -1);
 }
 
 /* ---- writing traces.fdb ---- */
@@ -460,7 +444,7 @@ int dbtrace_write(const char *dir, const uint32_t *order, uint32_t ncontexts, ui
 	}
 	char *path;
 	int fd, rc = -1;
-	if (create_file(dir, DBTRACE_FILE, &path, &fd) == 0) {
+	if (dbfile_create(dir, DBTRACE_FILE, &path, &fd) == 0) {
 		void *ws = xmalloc(cf_writer_workspace_size(0));
 		struct cf_writer w;
 		rc = cf_writer_open(&w, fd, path, DBFILE_MAGIC, DBFILE_MAJOR, DBFILE_MINOR, 0, ws,
@@ -469,12 +453,7 @@ int dbtrace_write(const char *dir, const uint32_t *order, uint32_t ncontexts, ui
 				     cf_writer_finish(&w) >= 0
 			     ? 0
 			     : -1;
-		if (rc == 0 && fsync(fd) < 0 && errno != EINVAL)
-			rc = fth_error_errno(errno, "%s: cannot sync", path);
-		if (close(fd) < 0 && rc == 0)
-			rc = fth_error_errno(errno, "%s: cannot close", path);
-		if (rc < 0)
-			unlink(path);
+		rc = dbfile_end(&fd, path, rc, true);
 		free(ws);
 		free(path);
 	}
@@ -777,15 +756,8 @@ int dbtrace_scan(struct dbtrace *tr, uint32_t thread, uint32_t level, uint64_t t
 		return 0;
 	const struct dbtrace_level *lv = &t->level[level];
 	/* The first piece that ends at or after T0. */
-	uint32_t lo = 0, hi = lv->npieces;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (lv->piece[mid].t_hi < t0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (uint32_t p = lo; p < lv->npieces && lv->piece[p].t_lo <= t1; p++) {
+	uint32_t first = (uint32_t)FTH_LOWER_BOUND(lv->piece, lv->npieces, t_hi, t0);
+	for (uint32_t p = first; p < lv->npieces && lv->piece[p].t_lo <= t1; p++) {
 		const struct dbtrace_unit *u = NULL;
 		if (get_piece(tr, t, level, p, &u) < 0)
 			return -1;

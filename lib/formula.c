@@ -76,6 +76,21 @@ static void expect(struct compiler *c, char ch, const char *why)
 
 static void parse_expr(struct compiler *c);
 
+/*
+ * A function's N arguments, "(expr, expr...)"; MISSING says what is wrong when the '(', each
+ * ',' or the ')' is not there, in that order.
+ */
+static void parse_arguments(struct compiler *c, int n, const char *const *missing)
+{
+	expect(c, '(', missing[0]);
+	for (int i = 0; i < n; i++) {
+		if (i > 0)
+			expect(c, ',', missing[i]);
+		parse_expr(c);
+	}
+	expect(c, ')', missing[n]);
+}
+
 /* A decimal number by hand ('.' whatever the locale): digits [. digits] [e [+-] digits]. */
 static void parse_number(struct compiler *c)
 {
@@ -145,23 +160,18 @@ static void parse_unary(struct compiler *c)
 	} else if (isdigit((unsigned char)*c->s) || *c->s == '.') {
 		parse_number(c);
 	} else if (!strncmp(c->s, "min", 3) || !strncmp(c->s, "max", 3)) {
+		static const char *const missing[] = { "min or max without '('",
+							"min or max without ','",
+							"min or max without ')'" };
 		uint8_t code = c->s[1] == 'i' ? OP_MIN : OP_MAX;
 		c->s += 3;
-		expect(c, '(', "min or max without '('");
-		parse_expr(c);
-		expect(c, ',', "min or max without ','");
-		parse_expr(c);
-		expect(c, ')', "min or max without ')'");
+		parse_arguments(c, 2, missing);
 		emit(c, code, 0, 0, -1);
 	} else if (!strncmp(c->s, "if", 2)) {
+		static const char *const missing[] = { "if without '('", "if without ','",
+							"if without its second ','", "if without ')'" };
 		c->s += 2;
-		expect(c, '(', "if without '('");
-		parse_expr(c);
-		expect(c, ',', "if without ','");
-		parse_expr(c);
-		expect(c, ',', "if without its second ','");
-		parse_expr(c);
-		expect(c, ')', "if without ')'");
+		parse_arguments(c, 3, missing);
 		emit(c, OP_IF, 0, 0, -2);
 	} else {
 		fail(c, *c->s ? "an unexpected character" : "an unexpected end");
@@ -169,36 +179,35 @@ static void parse_unary(struct compiler *c)
 	c->nesting--;
 }
 
+/*
+ * OPERAND, then any number of "OP1 OPERAND" or "OP2 OPERAND", left to right: operators of one
+ * precedence, compiled to CODE1 and CODE2.
+ */
+static void parse_left_to_right(struct compiler *c, void (*operand)(struct compiler *c),
+				char op1, uint8_t code1, char op2, uint8_t code2)
+{
+	operand(c);
+	while (!c->error) {
+		uint8_t code;
+		if (accept(c, op1))
+			code = code1;
+		else if (accept(c, op2))
+			code = code2;
+		else
+			return;
+		operand(c);
+		emit(c, code, 0, 0, -1);
+	}
+}
+
 static void parse_product(struct compiler *c)
 {
-	parse_unary(c);
-	while (!c->error) {
-		if (accept(c, '*')) {
-			parse_unary(c);
-			emit(c, OP_MUL, 0, 0, -1);
-		} else if (accept(c, '/')) {
-			parse_unary(c);
-			emit(c, OP_DIV, 0, 0, -1);
-		} else {
-			return;
-		}
-	}
+	parse_left_to_right(c, parse_unary, '*', OP_MUL, '/', OP_DIV);
 }
 
 static void parse_sum(struct compiler *c)
 {
-	parse_product(c);
-	while (!c->error) {
-		if (accept(c, '+')) {
-			parse_product(c);
-			emit(c, OP_ADD, 0, 0, -1);
-		} else if (accept(c, '-')) {
-			parse_product(c);
-			emit(c, OP_SUB, 0, 0, -1);
-		} else {
-			return;
-		}
-	}
+	parse_left_to_right(c, parse_product, '+', OP_ADD, '-', OP_SUB);
 }
 
 static void parse_expr(struct compiler *c)

@@ -65,3 +65,8 @@ lib_libfathom_la_SOURCES = \
 	lib/dbtrace.h
 lib_libfathom_la_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 lib_libfathom_la_LIBADD = lib/liblean.la $(ZSTD_LIBS) -lm
+# The ELF symbol reader: it needs libelf, which libfathom does not link, so struct and prof
+# compile it into themselves (STRUCT_CORE, PROF_CORE).
+ELFSYMS_SOURCES = \
+	lib/elfsyms.c \
+	lib/elfsyms.h

@@ -564,6 +564,16 @@ fail:
 	return -1;
 }
 
+static int stat_field(struct cf_stream *s, void *stat, unsigned field, unsigned wire)
+{
+	struct mfile_stat *st = stat;
+	if (field == STAT_NAME)
+		return cf_get_str_field(s, wire, MFILE_MAX_STRING, &st->name);
+	if (field == STAT_VALUE)
+		return cf_get_varint_field(s, wire, &st->value);
+	return cf_skip_field(s, wire);
+}
+
 static int read_stats(struct cf_reader *r, struct mfile *m)
 {
 	struct cf_stream s;
@@ -575,22 +585,8 @@ static int read_stats(struct cf_reader *r, struct mfile *m)
 	for (uint64_t i = 0; i < n; i++) {
 		struct mfile_stat *st = &m->stats[i];
 		m->nstats = (uint32_t)i + 1;
-		for (;;) {
-			unsigned field, wire;
-			int rc = cf_get_tag(&s, &field, &wire);
-			if (rc == 0 && field == 0)
-				break;
-			if (rc == 0) {
-				if (field == STAT_NAME)
-					rc = cf_get_str_field(&s, wire, MFILE_MAX_STRING, &st->name);
-				else if (field == STAT_VALUE)
-					rc = cf_get_varint_field(&s, wire, &st->value);
-				else
-					rc = cf_skip_field(&s, wire);
-			}
-			if (rc < 0)
-				goto fail;
-		}
+		if (cf_read_fields(&s, stat_field, st) < 0)
+			goto fail;
 		if (!st->name) {
 			cf_stream_error(&s, "counter %llu without a name", (unsigned long long)i);
 			goto fail;

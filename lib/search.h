@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * search.h: binary search over an array of records sorted by a uint64_t field (addresses of
- * symbols, sections and line rows), one loop for every table the tools look addresses up in.
+ * symbols, sections and line rows, the times of trace pieces), one loop for every table the
+ * tools look a key up in; and the order of records by several keys, for sorting them.
  */
 #ifndef FATHOM_SEARCH_H
 #define FATHOM_SEARCH_H
@@ -35,5 +36,25 @@ static inline size_t fth_upper_bound(const void *rows, size_t n, size_t stride, 
 #define FTH_UPPER_BOUND(rows, n, member, key)                                               \
 	fth_upper_bound((rows), (n), sizeof(*(rows)), offsetof(__typeof__(*(rows)), member), \
 			(key))
+
+/* The index of the first of the N records at ROWS with the field at least KEY. */
+static inline size_t fth_lower_bound(const void *rows, size_t n, size_t stride, size_t field,
+				     uint64_t key)
+{
+	return key ? fth_upper_bound(rows, n, stride, field, key - 1) : 0;
+}
+
+#define FTH_LOWER_BOUND(rows, n, member, key)                                               \
+	fth_lower_bound((rows), (n), sizeof(*(rows)), offsetof(__typeof__(*(rows)), member), \
+			(key))
+
+/* The order of two records by their N keys A and B, the first that differs deciding: -1, 0, 1. */
+static inline int fth_compare_keys(const uint64_t *a, const uint64_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
 
 #endif

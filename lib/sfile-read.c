@@ -34,63 +34,51 @@ static int get_index(struct cf_stream *s, uint32_t *v, uint32_t count, const cha
 	return 0;
 }
 
+static int module_field(struct cf_stream *s, void *arg, unsigned field, unsigned wire)
+{
+	struct sfile *sf = arg;
+	uint64_t v;
+	char *bytes = NULL;
+	size_t len;
+	switch (field) {
+	case MODL_PATH: return cf_get_str_field(s, wire, SFILE_MAX_STRING, &sf->path);
+	case MODL_DEBUG_PATH: return cf_get_str_field(s, wire, SFILE_MAX_STRING, &sf->debug_path);
+	case MODL_BUILD_ID:
+		if (cf_get_bytes_field(s, wire, "build-id", SFILE_MAX_BUILD_ID, &bytes, &len) < 0)
+			return -1;
+		free(sf->build_id);
+		sf->build_id = (uint8_t *)bytes;
+		sf->build_id_len = (uint32_t)len;
+		return 0;
+	case MODL_MACHINE:
+	case MODL_FLAGS:
+	case MODL_TEXT_BYTES:
+		if (cf_get_varint_field(s, wire, &v) < 0)
+			return -1;
+		if (field != MODL_TEXT_BYTES && v > UINT32_MAX)
+			return cf_stream_error(s, "field %u out of range", field);
+		if (field == MODL_MACHINE)
+			sf->machine = (uint32_t)v;
+		else if (field == MODL_FLAGS)
+			sf->flags = (uint32_t)v;
+		else
+			sf->text_bytes = v;
+		return 0;
+	default: return cf_skip_field(s, wire);
+	}
+}
+
 static int read_module(struct cf_reader *r, struct sfile *sf)
 {
 	struct cf_stream s;
 	if (cf_open_unique(r, SFILE_CHUNK_MODULE, &s) < 0)
 		return -1;
-	for (;;) {
-		unsigned field, wire;
-		uint64_t v;
-		char *bytes = NULL;
-		size_t len;
-		int rc = cf_get_tag(&s, &field, &wire);
-		if (rc == 0 && field == 0)
-			break;
-		if (rc == 0) {
-			switch (field) {
-			case MODL_PATH:
-				rc = cf_get_str_field(&s, wire, SFILE_MAX_STRING, &sf->path);
-				break;
-			case MODL_DEBUG_PATH:
-				rc = cf_get_str_field(&s, wire, SFILE_MAX_STRING, &sf->debug_path);
-				break;
-			case MODL_BUILD_ID:
-				rc = cf_get_bytes_field(&s, wire, "build-id", SFILE_MAX_BUILD_ID, &bytes,
-							&len);
-				if (rc == 0) {
-					free(sf->build_id);
-					sf->build_id = (uint8_t *)bytes;
-					sf->build_id_len = (uint32_t)len;
-				}
-				break;
-			case MODL_MACHINE:
-			case MODL_FLAGS:
-			case MODL_TEXT_BYTES:
-				rc = cf_get_varint_field(&s, wire, &v);
-				if (rc == 0 && field != MODL_TEXT_BYTES && v > UINT32_MAX)
-					rc = cf_stream_error(&s, "field %u out of range", field);
-				if (rc == 0 && field == MODL_MACHINE)
-					sf->machine = (uint32_t)v;
-				else if (rc == 0 && field == MODL_FLAGS)
-					sf->flags = (uint32_t)v;
-				else if (rc == 0)
-					sf->text_bytes = v;
-				break;
-			default: rc = cf_skip_field(&s, wire); break;
-			}
-		}
-		if (rc < 0)
-			goto fail;
-	}
-	if (!sf->path) {
-		cf_stream_error(&s, "module without a path");
-		goto fail;
+	if (cf_read_fields(&s, module_field, sf) < 0 ||
+	    (!sf->path && cf_stream_error(&s, "module without a path") < 0)) {
+		cf_stream_free(&s);
+		return -1;
 	}
 	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
 }
 
 static int read_strings(struct cf_reader *r, struct sfile *sf)
@@ -115,43 +103,46 @@ static int check_node(struct cf_stream *s, const struct sfile *sf, uint32_t i)
 	return 0;
 }
 
-static int read_nodes(struct cf_reader *r, struct sfile *sf)
+static int read_node(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 {
-	struct cf_stream s;
-	uint64_t n;
-	if (cf_open_table(r, SFILE_CHUNK_NODES, UINT32_MAX - 1, NODE_MIN_BYTES, "nodes", &s,
-			  &n) < 0)
+	struct sfile *sf = arg;
+	struct sfile_node *x = &sf->nodes[i];
+	uint32_t ns = sf->nstrings;
+	if (cf_get_u8(s, &x->kind) < 0 || get_index(s, &x->parent, (uint32_t)n, "parent") < 0 ||
+	    get_index(s, &x->name, ns, "name") < 0 ||
+	    get_index(s, &x->symbol, ns, "symbol") < 0 ||
+	    get_index(s, &x->file, ns, "file") < 0 ||
+	    cf_get_u32_max(s, &x->line, UINT32_MAX, "line") < 0 ||
+	    cf_get_u32_max(s, &x->column, UINT32_MAX, "column") < 0 ||
+	    cf_get_u32_max(s, &x->flags, UINT32_MAX, "flags") < 0 ||
+	    cf_get_varint(s, &x->addr) < 0 ||
+	    get_index(s, &x->origin, (uint32_t)n, "origin") < 0 ||
+	    cf_get_u32_max(s, &x->entries, UINT32_MAX, "entries") < 0 ||
+	    check_node(s, sf, (uint32_t)i) < 0)
 		return -1;
-	sf->nodes = xcalloc(n ? n : 1, sizeof(*sf->nodes));
-	for (uint32_t i = 0; i < n; i++) {
-		struct sfile_node *x = &sf->nodes[i];
-		uint32_t ns = sf->nstrings;
-		if (cf_get_u8(&s, &x->kind) < 0 ||
-		    get_index(&s, &x->parent, (uint32_t)n, "parent") < 0 ||
-		    get_index(&s, &x->name, ns, "name") < 0 ||
-		    get_index(&s, &x->symbol, ns, "symbol") < 0 ||
-		    get_index(&s, &x->file, ns, "file") < 0 ||
-		    cf_get_u32_max(&s, &x->line, UINT32_MAX, "line") < 0 ||
-		    cf_get_u32_max(&s, &x->column, UINT32_MAX, "column") < 0 ||
-		    cf_get_u32_max(&s, &x->flags, UINT32_MAX, "flags") < 0 ||
-		    cf_get_varint(&s, &x->addr) < 0 ||
-		    get_index(&s, &x->origin, (uint32_t)n, "origin") < 0 ||
-		    cf_get_u32_max(&s, &x->entries, UINT32_MAX, "entries") < 0 ||
-		    check_node(&s, sf, i) < 0)
-			goto fail;
-		sf->nnodes = i + 1;
-	}
+	sf->nnodes = (uint32_t)i + 1;
+	return 0;
+}
+
+/* A node's origin is another function. */
+static int check_origins(struct cf_stream *s, void *arg)
+{
+	struct sfile *sf = arg;
 	for (uint32_t i = 0; i < sf->nnodes; i++) {
 		uint32_t o = sf->nodes[i].origin;
-		if (o != SFILE_NONE && (o == i || sf->nodes[o].kind != SFILE_FUNCTION)) {
-			cf_stream_error(&s, "node %u: origin %u is not another function", i, o);
-			goto fail;
-		}
+		if (o != SFILE_NONE && (o == i || sf->nodes[o].kind != SFILE_FUNCTION))
+			return cf_stream_error(s, "node %u: origin %u is not another function", i,
+					       o);
 	}
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	return 0;
+}
+
+static int read_nodes(struct cf_reader *r, struct sfile *sf)
+{
+	static const struct cf_table nodes = { SFILE_CHUNK_NODES, UINT32_MAX - 1, NODE_MIN_BYTES,
+					       "nodes", sizeof(*sf->nodes), read_node,
+					       check_origins };
+	return cf_read_table(r, &nodes, (void **)&sf->nodes, sf);
 }
 
 /* Read a table of sorted, disjoint [lo, hi) rows, each "gap, length" then EXTRA varints. */
@@ -171,16 +162,18 @@ static int get_interval(struct cf_stream *s, uint64_t *prev, uint64_t *lo, uint6
 }
 
 /*
- * Open table ID of records about nodes, one per node at most and MIN bytes each at least: a
- * chunk that a minor version added, absent in older files (where no node has such a record).
- * Returns 1 when opened, with its count in *N; 0 when absent; -1 with a message.
+ * Table ID of records about nodes, one per node at most and MIN bytes each at least, each read
+ * by READ: a chunk that a minor version added, absent in older files (where no node has such a
+ * record).
  */
-static int open_node_records(struct cf_reader *r, const struct sfile *sf, uint32_t id,
-			     unsigned min, const char *what, struct cf_stream *s, uint64_t *n)
+static int read_node_records(struct cf_reader *r, struct sfile *sf, uint32_t id, unsigned min,
+			     const char *what,
+			     int (*read)(struct cf_stream *s, void *arg, uint64_t k, uint64_t n))
 {
 	if (!cf_find(r, id, 0))
 		return 0;
-	return cf_open_table(r, id, sf->nnodes, min, what, s, n) < 0 ? -1 : 1;
+	const struct cf_table records = { id, sf->nnodes, min, what, 0, read, NULL };
+	return cf_read_table(r, &records, NULL, sf);
 }
 
 /* The node a record is about. */
@@ -199,37 +192,47 @@ static int check_node_kind(struct cf_stream *s, const struct sfile *sf, uint32_t
 			       a_kind);
 }
 
+/* Declaration K, of an inlined function. */
+static int read_decl(struct cf_stream *s, void *arg, uint64_t k, uint64_t n)
+{
+	struct sfile *sf = arg;
+	uint32_t node = 0, file = 0, line = 0;
+	if (get_node(s, sf, &node) < 0 || cf_get_u32_max(s, &file, UINT32_MAX, "file") < 0 ||
+	    cf_get_u32_max(s, &line, UINT32_MAX, "line") < 0)
+		return -1;
+	if (file >= sf->nstrings)
+		return cf_stream_error(s, "declaration %llu: file %u out of range",
+				       (unsigned long long)k, file);
+	if (check_node_kind(s, sf, node, SFILE_INLINE, "declaration", k, "an inlined call") < 0)
+		return -1;
+	sf->nodes[node].decl_file = file;
+	sf->nodes[node].decl_line = line;
+	return 0;
+}
+
 /* The declarations of inlined functions: a chunk since 1.1, absent before (none known). */
 static int read_decls(struct cf_reader *r, struct sfile *sf)
 {
 	for (uint32_t i = 0; i < sf->nnodes; i++)
 		sf->nodes[i].decl_file = SFILE_NONE;
-	struct cf_stream s;
-	uint64_t n;
-	int opened = open_node_records(r, sf, SFILE_CHUNK_DECLS, 3, "declarations", &s, &n);
-	if (opened <= 0)
-		return opened;
-	for (uint64_t k = 0; k < n; k++) {
-		uint32_t node = 0, file = 0, line = 0;
-		if (get_node(&s, sf, &node) < 0 ||
-		    cf_get_u32_max(&s, &file, UINT32_MAX, "file") < 0 ||
-		    cf_get_u32_max(&s, &line, UINT32_MAX, "line") < 0)
-			goto fail;
-		if (file >= sf->nstrings) {
-			cf_stream_error(&s, "declaration %llu: file %u out of range",
-					(unsigned long long)k, file);
-			goto fail;
-		}
-		if (check_node_kind(&s, sf, node, SFILE_INLINE, "declaration", k,
-				    "an inlined call") < 0)
-			goto fail;
-		sf->nodes[node].decl_file = file;
-		sf->nodes[node].decl_line = line;
-	}
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	return read_node_records(r, sf, SFILE_CHUNK_DECLS, 3, "declarations", read_decl);
+}
+
+/* Latch K, of a loop. */
+static int read_latch(struct cf_stream *s, void *arg, uint64_t k, uint64_t n)
+{
+	struct sfile *sf = arg;
+	uint32_t node = 0, file = SFILE_NONE, line = 0, column = 0;
+	if (get_node(s, sf, &node) < 0 || get_index(s, &file, sf->nstrings, "file") < 0 ||
+	    cf_get_u32_max(s, &line, UINT32_MAX, "line") < 0 ||
+	    cf_get_u32_max(s, &column, UINT32_MAX, "column") < 0)
+		return -1;
+	if (check_node_kind(s, sf, node, SFILE_LOOP, "latch", k, "a loop") < 0)
+		return -1;
+	sf->nodes[node].latch_file = file;
+	sf->nodes[node].latch_line = line;
+	sf->nodes[node].latch_column = column;
+	return 0;
 }
 
 /* The latch lines of loops: a chunk since 1.3, absent before (none known). */
@@ -239,78 +242,60 @@ static int read_latches(struct cf_reader *r, struct sfile *sf)
 		sf->nodes[i].latch_file = SFILE_NONE;
 		sf->nodes[i].latch_line = sf->nodes[i].latch_column = 0;
 	}
-	struct cf_stream s;
-	uint64_t n;
-	int opened = open_node_records(r, sf, SFILE_CHUNK_LATCHES, 4, "latches", &s, &n);
-	if (opened <= 0)
-		return opened;
-	for (uint64_t k = 0; k < n; k++) {
-		uint32_t node = 0, file = SFILE_NONE, line = 0, column = 0;
-		if (get_node(&s, sf, &node) < 0 ||
-		    get_index(&s, &file, sf->nstrings, "file") < 0 ||
-		    cf_get_u32_max(&s, &line, UINT32_MAX, "line") < 0 ||
-		    cf_get_u32_max(&s, &column, UINT32_MAX, "column") < 0)
-			goto fail;
-		if (check_node_kind(&s, sf, node, SFILE_LOOP, "latch", k, "a loop") < 0)
-			goto fail;
-		sf->nodes[node].latch_file = file;
-		sf->nodes[node].latch_line = line;
-		sf->nodes[node].latch_column = column;
-	}
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	return read_node_records(r, sf, SFILE_CHUNK_LATCHES, 4, "latches", read_latch);
+}
+
+/* What reading a table of address rows needs: the file, the end of the row before. */
+struct rows {
+	struct sfile *sf;
+	uint64_t prev;
+};
+
+static int read_range(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
+{
+	struct rows *rows = arg;
+	struct sfile *sf = rows->sf;
+	struct sfile_range *x = &sf->ranges[i];
+	uint64_t node;
+	if (get_interval(s, &rows->prev, &x->lo, &x->hi, i) < 0 || cf_get_varint(s, &node) < 0)
+		return -1;
+	if (node >= sf->nnodes)
+		return cf_stream_error(s, "row %llu: node %llu out of range",
+				       (unsigned long long)i, (unsigned long long)node);
+	x->node = (uint32_t)node;
+	sf->nranges = i + 1;
+	return 0;
 }
 
 static int read_ranges(struct cf_reader *r, struct sfile *sf)
 {
-	struct cf_stream s;
-	uint64_t n, prev = 0;
-	if (cf_open_table(r, SFILE_CHUNK_RANGES, UINT64_MAX / 64, RANGE_MIN_BYTES, "ranges", &s,
-			  &n) < 0)
+	static const struct cf_table ranges = { SFILE_CHUNK_RANGES, UINT64_MAX / 64,
+						RANGE_MIN_BYTES, "ranges", sizeof(*sf->ranges),
+						read_range, NULL };
+	struct rows rows = { sf, 0 };
+	return cf_read_table(r, &ranges, (void **)&sf->ranges, &rows);
+}
+
+static int read_line(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
+{
+	struct rows *rows = arg;
+	struct sfile *sf = rows->sf;
+	struct sfile_line *x = &sf->lines[i];
+	if (get_interval(s, &rows->prev, &x->lo, &x->hi, i) < 0 ||
+	    get_index(s, &x->file, sf->nstrings, "file") < 0 ||
+	    cf_get_u32_max(s, &x->line, UINT32_MAX, "line") < 0 ||
+	    cf_get_u32_max(s, &x->column, UINT32_MAX, "column") < 0)
 		return -1;
-	sf->ranges = xcalloc(n ? n : 1, sizeof(*sf->ranges));
-	for (uint64_t i = 0; i < n; i++) {
-		struct sfile_range *x = &sf->ranges[i];
-		uint64_t node;
-		if (get_interval(&s, &prev, &x->lo, &x->hi, i) < 0 || cf_get_varint(&s, &node) < 0)
-			goto fail;
-		if (node >= sf->nnodes) {
-			cf_stream_error(&s, "row %llu: node %llu out of range", (unsigned long long)i,
-					(unsigned long long)node);
-			goto fail;
-		}
-		x->node = (uint32_t)node;
-		sf->nranges = i + 1;
-	}
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	sf->nlines = i + 1;
+	return 0;
 }
 
 static int read_lines(struct cf_reader *r, struct sfile *sf)
 {
-	struct cf_stream s;
-	uint64_t n, prev = 0;
-	if (cf_open_table(r, SFILE_CHUNK_LINES, UINT64_MAX / 64, LINE_MIN_BYTES, "line rows", &s,
-			  &n) < 0)
-		return -1;
-	sf->lines = xcalloc(n ? n : 1, sizeof(*sf->lines));
-	for (uint64_t i = 0; i < n; i++) {
-		struct sfile_line *x = &sf->lines[i];
-		if (get_interval(&s, &prev, &x->lo, &x->hi, i) < 0 ||
-		    get_index(&s, &x->file, sf->nstrings, "file") < 0 ||
-		    cf_get_u32_max(&s, &x->line, UINT32_MAX, "line") < 0 ||
-		    cf_get_u32_max(&s, &x->column, UINT32_MAX, "column") < 0)
-			goto fail;
-		sf->nlines = i + 1;
-	}
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	static const struct cf_table lines = { SFILE_CHUNK_LINES, UINT64_MAX / 64, LINE_MIN_BYTES,
+					       "line rows", sizeof(*sf->lines), read_line, NULL };
+	struct rows rows = { sf, 0 };
+	return cf_read_table(r, &lines, (void **)&sf->lines, &rows);
 }
 
 int sfile_read(const char *path, struct sfile *sf)

@@ -7,8 +7,7 @@ PROF_CORE = \
 	prof/prof.h \
 	prof/unify.c \
 	prof/structure.c \
-	lib/elfsyms.c \
-	lib/elfsyms.h
+	$(ELFSYMS_SOURCES)
 prof_prof_SOURCES = prof/main.c $(PROF_CORE)
 prof_prof_CPPFLAGS = $(AM_CPPFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
 prof_prof_LDADD = lib/libfathom.la $(LIBDW_LIBS) $(LIBELF_LIBS) -lpthread -lm

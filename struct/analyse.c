@@ -1245,14 +1245,7 @@ static void add_func_range(struct func *f, uint64_t lo, uint64_t hi)
 
 static uint32_t symbol_at(const struct image *img, uint64_t addr)
 {
-	uint32_t lo = 0, hi = img->nsyms;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (img->syms[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint32_t lo = (uint32_t)FTH_LOWER_BOUND(img->syms, img->nsyms, addr, addr);
 	return lo < img->nsyms && img->syms[lo].addr == addr ? lo : NONE32;
 }
 
@@ -1262,21 +1255,9 @@ static int func_order(const void *a, const void *b)
 	uint64_t xl = x->nranges ? x->ranges[0].lo : 0, yl = y->nranges ? y->ranges[0].lo : 0;
 	uint64_t xh = x->nranges ? x->ranges[x->nranges - 1].hi : 0;
 	uint64_t yh = y->nranges ? y->ranges[y->nranges - 1].hi : 0;
-	if (xl != yl)
-		return xl < yl ? -1 : 1;
-	if (xh != yh)
-		return xh < yh ? -1 : 1;
-	if (x->name != y->name)
-		return x->name < y->name ? -1 : 1;
-	if (x->entry != y->entry)
-		return x->entry < y->entry ? -1 : 1;
-	if (x->nranges != y->nranges)
-		return x->nranges < y->nranges ? -1 : 1;
-	if (x->file != y->file)
-		return x->file < y->file ? -1 : 1;
-	if (x->line != y->line)
-		return x->line < y->line ? -1 : 1;
-	return x->die < y->die ? -1 : x->die > y->die;
+	const uint64_t kx[] = { xl, xh, x->name, x->entry, x->nranges, x->file, x->line, x->die };
+	const uint64_t ky[] = { yl, yh, y->name, y->entry, y->nranges, y->file, y->line, y->die };
+	return fth_compare_keys(kx, ky, ARRAY_SIZE(kx));
 }
 
 static struct func *collect_functions(const struct image *img, struct dw_info *dw,

@@ -10,6 +10,7 @@
 #include "buf.h"
 #include "error.h"
 #include "hmap.h"
+#include "search.h"
 #include "srcpath.h"
 #include "xalloc.h"
 
@@ -536,15 +537,9 @@ static void read_lines(struct dw_thread *t, Dwarf_Die *cudie)
 
 static int line_order_by(const struct sfile_line *x, const struct sfile_line *y)
 {
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	if (x->hi != y->hi)
-		return x->hi < y->hi ? -1 : 1;
-	if (x->line != y->line)
-		return x->line < y->line ? -1 : 1;
-	if (x->column != y->column)
-		return x->column < y->column ? -1 : 1;
-	return 0;
+	const uint64_t kx[] = { x->lo, x->hi, x->line, x->column };
+	const uint64_t ky[] = { y->lo, y->hi, y->line, y->column };
+	return fth_compare_keys(kx, ky, ARRAY_SIZE(kx));
 }
 
 static int line_order_local(const void *a, const void *b, void *strings)

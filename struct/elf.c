@@ -300,14 +300,7 @@ static void read_fde_starts(struct image *img, uint32_t *cap)
 		uint64_t start = sh.sh_addr + (uint64_t)(int64_t)rel;
 		if (!in_text(img, start))
 			continue;
-		uint32_t lo = 0, hi = known;
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2;
-			if (img->syms[mid].addr < start)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		uint32_t lo = (uint32_t)FTH_LOWER_BOUND(img->syms, known, addr, start);
 		if (lo < known && img->syms[lo].addr == start)
 			continue;
 		char label[40];

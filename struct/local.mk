@@ -15,8 +15,7 @@ STRUCT_CORE = \
 	struct/loops.c \
 	struct/analyse.c \
 	struct/dwimage.c \
-	lib/elfsyms.c \
-	lib/elfsyms.h
+	$(ELFSYMS_SOURCES)
 STRUCT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/struct $(LIBDW_CFLAGS) $(LIBELF_CFLAGS) \
 	$(ZLIB_CFLAGS)
 STRUCT_LIBS = $(LIBDW_LIBS) $(LIBELF_LIBS) $(ZLIB_LIBS) $(ZYDIS_LIBS) -lpthread

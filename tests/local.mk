@@ -212,36 +212,14 @@ tests_helper_rename_exchange_LDADD = lib/libfathom.la
 # file's is fuzz-replay), and a libFuzzer binary when clang has it (fuzz-NAME-libfuzzer, for
 # make check and make fuzz).  Both compile the readers with checksums off so that mutations
 # reach the parsers: tests/fuzz/libfuzzread.la holds them, built once with the replay
-# drivers' flags.
+# drivers' flags: all of lib/'s sources, as lib/local.mk lists them.
 FUZZ_TARGETS += \
 	mfile \
 	sfile \
 	dbfile \
 	dbtrace
-FUZZ_LIB_SOURCES = \
-	lib/error.c \
-	lib/input.c \
-	lib/crc32c.c \
-	lib/chunkfile-write.c \
-	lib/chunkfile-read.c \
-	lib/mfile-write.c \
-	lib/mfile-read.c \
-	lib/mfile-dump.c \
-	lib/sfile-write.c \
-	lib/sfile-read.c \
-	lib/sfile-dump.c \
-	lib/dbfile-index.c \
-	lib/dbfile-write.c \
-	lib/dbfile-read.c \
-	lib/dbfile-dump.c \
-	lib/dbtrace.c \
-	lib/piece.c \
-	lib/xalloc.c \
-	lib/buf.c \
-	lib/cli.c \
-	lib/escape.c \
-	lib/hmap.c \
-	lib/srcpath.c
+FUZZ_LIB_SOURCES = $(lib_liblean_la_SOURCES) $(lib_libfathom_la_SOURCES)
+FUZZ_LIB_C = $(filter %.c,$(FUZZ_LIB_SOURCES))
 FUZZ_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 FUZZ_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) $(SANITIZE_CFLAGS)
 FUZZ_LDADD = tests/fuzz/libfuzzread.la $(ZSTD_LIBS) -lm
@@ -288,10 +266,10 @@ LIBFUZZER_BINARIES = $(FUZZ_TARGETS:%=tests/fuzz/fuzz-%-libfuzzer)
 if HAVE_LIBFUZZER
 check_DATA += $(LIBFUZZER_BINARIES)
 endif
-tests/fuzz/fuzz-%-libfuzzer: $(top_srcdir)/tests/fuzz/fuzz-%.c $(FUZZ_LIB_SOURCES:%=$(top_srcdir)/%)
+tests/fuzz/fuzz-%-libfuzzer: $(top_srcdir)/tests/fuzz/fuzz-%.c $(FUZZ_LIB_C:%=$(top_srcdir)/%)
 	$(AM_V_CCLD)$(MKDIR_P) tests/fuzz && $(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -DHAVE_CONFIG_H -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I$(top_srcdir)/lib \
-	  -I$(top_builddir) $(ZSTD_CFLAGS) $< $(FUZZ_LIB_SOURCES:%=$(top_srcdir)/%) \
+	  -I$(top_builddir) $(ZSTD_CFLAGS) $< $(FUZZ_LIB_C:%=$(top_srcdir)/%) \
 	  $(ZSTD_LIBS) -lm -o $@
 # make fuzz: every libFuzzer binary, for long runs; make fuzz-struct: the structure file's.
 fuzz: $(LIBFUZZER_BINARIES)

@@ -32,47 +32,52 @@ static void print_text(struct buf *out)
 	buf_release(out);
 }
 
-static int dump_measurement(const char *path)
+/* Each format's reader and dump: the file at PATH as text into OUT, 0 or -1 with a message
+ * (a database's dump may fail part way, after some text). */
+static int dump_measurement(const char *path, struct buf *out)
 {
 	struct mfile m;
 	if (mfile_read(path, &m) < 0)
 		return -1;
-	struct buf out = BUF_INIT;
-	mfile_dump(&m, &out);
+	mfile_dump(&m, out);
 	mfile_release(&m);
-	print_text(&out);
 	return 0;
 }
 
-static int dump_structure(const char *path)
+static int dump_structure(const char *path, struct buf *out)
 {
 	struct sfile sf;
 	if (sfile_read(path, &sf) < 0)
 		return -1;
-	struct buf out = BUF_INIT;
-	sfile_dump(&sf, &out);
+	sfile_dump(&sf, out);
 	sfile_release(&sf);
-	print_text(&out);
 	return 0;
 }
 
 /* A database: its directory or its summary.fdb; every thread's values too. */
-static int dump_database(const char *path)
+static int dump_database(const char *path, struct buf *out)
 {
 	struct dbfile db;
 	if (dbfile_open(path, &db) < 0)
 		return -1;
-	struct buf out = BUF_INIT;
-	int rc = dbfile_dump(&db, &out, true);
+	int rc = dbfile_dump(&db, out, true);
 	struct dbtrace tr;
 	int traced = rc == 0 ? dbtrace_open(&tr, db.dir, db.ncontexts, db.nthreads) : 1;
 	if (traced == 0) {
-		rc = dbtrace_dump(&tr, &out);
+		rc = dbtrace_dump(&tr, out);
 		dbtrace_close(&tr);
 	} else if (traced < 0) {
 		rc = -1;
 	}
 	dbfile_close(&db);
+	return rc;
+}
+
+/* Print what DUMP makes of PATH, all of it even when it fails part way. */
+static int print_dump(int (*dump)(const char *path, struct buf *out), const char *path)
+{
+	struct buf out = BUF_INIT;
+	int rc = dump(path, &out);
 	print_text(&out);
 	return rc;
 }
@@ -80,7 +85,7 @@ static int dump_database(const char *path)
 /* The kinds of file fathom-dump prints, told by their magic number. */
 static const struct format {
 	const char *magic; /* 8 bytes */
-	int (*dump)(const char *path);
+	int (*dump)(const char *path, struct buf *out);
 } formats[] = {
 	{ MFILE_MAGIC, dump_measurement },
 	{ SFILE_MAGIC, dump_structure },
@@ -95,7 +100,7 @@ static int dump_one(const char *path)
 	char summary[4096];
 	snprintf(summary, sizeof(summary), "%s/%s", path, DBFILE_SUMMARY);
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && stat(summary, &st) == 0)
-		return dump_database(path);
+		return print_dump(dump_database, path);
 	/* A database's traces are dumped with it: they need its summary's numbers. */
 	const char *base = strrchr(path, '/');
 	if (!strcmp(base ? base + 1 : path, DBTRACE_FILE))
@@ -113,7 +118,7 @@ static int dump_one(const char *path)
 				 "or something else)", path, n ? "too short" : "empty", n);
 	for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
 		if (memcmp(magic, formats[i].magic, 8) == 0)
-			return formats[i].dump(path);
+			return print_dump(formats[i].dump, path);
 	if (memcmp(magic, "FTHM", 4) == 0)
 		return fth_error("%s: fathom '%.8s' files cannot be dumped by this version", path,
 				 magic);
