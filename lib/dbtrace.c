@@ -762,15 +762,8 @@ int dbtrace_scan(struct dbtrace *tr, uint32_t thread, uint32_t level, uint64_t t
 		if (get_piece(tr, t, level, p, &u) < 0)
 			return -1;
 		/* The first unit that ends at or after T0 (units are in time order). */
-		uint32_t first = 0, last = lv->piece[p].count;
-		while (first < last) {
-			uint32_t mid = first + (last - first) / 2;
-			if (u[mid].t_hi < t0)
-				first = mid + 1;
-			else
-				last = mid;
-		}
-		for (uint32_t i = first; i < lv->piece[p].count; i++) {
+		uint32_t from = (uint32_t)FTH_LOWER_BOUND(u, lv->piece[p].count, t_hi, t0);
+		for (uint32_t i = from; i < lv->piece[p].count; i++) {
 			if (u[i].t_hi < t0)
 				continue;
 			if (u[i].t_lo > t1)

@@ -16,8 +16,8 @@ test_expect_success 'setup' '
 '
 test_expect_success 'help at 80x24: descriptions wrap inside the box, it says how to scroll' '
 	tui_start 80 24 --no-hot-path small && ready 80x24 && tui_keys "?" && tui_wait "Keys of view" &&
-	tui_wait "└─ lines 1-19 of [0-9]+, ↑↓ PgUp PgDn scroll ─+┘" && tui_keys NPage &&
-	tui_wait "└─ lines 19-37 of [0-9]+, ↑↓ PgUp PgDn scroll" && tui_screen >s && cat s &&
+	tui_wait "└─ lines 1-19 of [0-9]+, ↑↓ PgUp PgDn scroll ─+┘" && tui_keys NPage Down &&
+	tui_wait "└─ lines 20-38 of [0-9]+, ↑↓ PgUp PgDn scroll" && tui_screen >s && cat s &&
 	grep -Eq "│   \\\\  &  F4       filter: hide scopes matching a glob \(then s: the scopes +│" s &&
 	grep -Eq "│ {18}only, their children stay; t or Enter: with their +│" s &&
 	grep -Eq "│ {18}subtrees\); several filters all apply; -N drops filter +│" s &&
