@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* bench-stats.c: the clocks, the median and the resident memory of bench-stats.h. */
+/* bench-stats.c: the clocks, the median, the resident memory and the scratch directories of
+ * bench-stats.h. */
 #include "compat.h"
 #include "bench-stats.h"
 
@@ -41,4 +42,12 @@ double bench_rss_mib(void)
 	int n = fscanf(f, "%lu %lu", &size, &resident);
 	fclose(f);
 	return n == 2 ? (double)resident * (double)sysconf(_SC_PAGESIZE) / (1 << 20) : NAN;
+}
+
+void bench_remove_tree(const char *dir, const char *prog)
+{
+	char cmd[4400];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "%s: could not remove %s\n", prog, dir);
 }

@@ -13,5 +13,7 @@ double bench_now(void);
 double bench_median(double *v, int n);
 /* This process's resident memory in MiB (/proc/self/statm), or NaN. */
 double bench_rss_mib(void);
+/* Remove the scratch directory DIR and all below it (saying so for PROG when it cannot). */
+void bench_remove_tree(const char *dir, const char *prog);
 
 #endif

@@ -211,12 +211,8 @@ int main(int argc, char **argv)
 	       "MiB at the end; traces.fdb is %.1f MiB\n", rss_before, rss_open, rss_end,
 	       (double)st.st_size / (1 << 20));
 	free(t);
-	if (!keep) {
-		char cmd[4400];
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-		if (system(cmd) != 0)
-			fprintf(stderr, "trace-bench: could not remove %s\n", tmp);
-	}
+	if (!keep)
+		bench_remove_tree(tmp, "trace-bench");
 	printf("%s\n", pass ? "PASS" : "FAIL");
 	return pass ? 0 : 1;
 }

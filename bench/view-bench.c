@@ -357,11 +357,7 @@ int main(int argc, char **argv)
 	}
 	printf("view-bench: %s (%d runs, checksum %.6g)\n", pass ? "PASS" : "FAIL", runs, sink);
 	free(t);
-	if (!keep) {
-		char cmd[4300];
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpl);
-		if (system(cmd) != 0)
-			fprintf(stderr, "view-bench: could not remove %s\n", tmpl);
-	}
+	if (!keep)
+		bench_remove_tree(tmpl, "view-bench");
 	return pass ? 0 : 1;
 }

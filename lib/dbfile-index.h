@@ -61,5 +61,16 @@ int dbfile_create(const char *dir, const char *name, char **path, int *fd);
  * failed (-1): synced first when SYNC and RC is 0, closed, removed if anything failed; *FD
  * becomes -1.  Returns RC, or -1 with a message when syncing or closing fails. */
 int dbfile_end(int *fd, const char *path, int rc, bool sync);
+/*
+ * When the spool DIR/SPOOL (a container with MAGIC, KIND in messages) exists: write DIR/NAME,
+ * a container of stored chunks, by CONVERT(spool, writer, ARG), then remove the spool.  0 (also
+ * when there is no spool), or -1 with a message; a file not written whole is removed.
+ */
+struct cf_reader;
+struct cf_writer;
+int dbfile_convert_spool(const char *dir, const char *spool, const char magic[8], const char *kind,
+			 const char *name,
+			 int (*convert)(struct cf_reader *r, struct cf_writer *w, void *arg),
+			 void *arg);
 
 #endif

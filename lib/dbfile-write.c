@@ -62,6 +62,46 @@ int dbfile_end(int *fd, const char *path, int rc, bool sync)
 	return rc;
 }
 
+int dbfile_convert_spool(const char *dir, const char *spool, const char magic[8], const char *kind,
+			 const char *name,
+			 int (*convert)(struct cf_reader *r, struct cf_writer *w, void *arg),
+			 void *arg)
+{
+	char *from = xpath_join(dir, spool);
+	if (access(from, F_OK) < 0) {
+		free(from);
+		return 0;
+	}
+	struct cf_reader r;
+	if (cf_open(&r, from, magic, kind, DBFILE_MAJOR) < 0) {
+		free(from);
+		return -1;
+	}
+	char *path;
+	int fd, rc = -1;
+	if (dbfile_create(dir, name, &path, &fd) == 0) {
+		size_t size = cf_writer_workspace_size(0);
+		void *ws = xmalloc(size);
+		struct cf_writer w;
+		rc = cf_writer_open(&w, fd, path, DBFILE_MAGIC, DBFILE_MAJOR, DBFILE_MINOR, 0, ws,
+				    size) >= 0 &&
+				     convert(&r, &w, arg) >= 0 && cf_writer_finish(&w) >= 0
+			     ? 0
+			     : -1;
+		if (dbfile_end(&fd, path, rc, true) < 0) {
+			fth_error_prefix("%s", path);
+			rc = -1;
+		}
+		free(ws);
+		free(path);
+	}
+	cf_close(&r);
+	if (rc == 0)
+		unlink(from);
+	free(from);
+	return rc;
+}
+
 static int open_file(const char *dir, const char *name, char **path, int *fd, void **ws,
 		     int level)
 {
@@ -848,36 +888,23 @@ static int close_file(int fd, char *path, void *ws, int rc)
 	return rc;
 }
 
+struct threads_args {
+	const struct dbfile *db;
+	const struct dbfile_index *d;
+};
+
+static int convert_spool(struct cf_reader *r, struct cf_writer *w, void *arg)
+{
+	const struct threads_args *a = arg;
+	return convert_threads(r, w, a->db, a->d);
+}
+
 /* DIR/threads.fdb from DIR/threads.spool when there is one; the spool removed. */
 static int write_threads_file(const char *dir, const struct dbfile *db, const struct dbfile_index *d)
 {
-	char *spool = xpath_join(dir, DBFILE_SPOOL);
-	if (access(spool, F_OK) < 0) {
-		free(spool);
-		return 0;
-	}
-	struct cf_reader r;
-	if (cf_open(&r, spool, DBFILE_SPOOL_MAGIC, "thread spool", DBFILE_MAJOR) < 0) {
-		free(spool);
-		return -1;
-	}
-	char *path;
-	int fd;
-	void *ws;
-	int rc = -1;
-	if (open_file(dir, DBFILE_THREADS, &path, &fd, &ws, 0) < 0)
-		goto close_spool;
-	struct cf_writer w;
-	bool written = cf_writer_open(&w, fd, path, DBFILE_MAGIC, DBFILE_MAJOR, DBFILE_MINOR, 0, ws,
-				      cf_writer_workspace_size(0)) >= 0 &&
-		       convert_threads(&r, &w, db, d) >= 0 && cf_writer_finish(&w) >= 0;
-	rc = close_file(fd, path, ws, written ? 0 : -1);
-close_spool:
-	cf_close(&r);
-	if (rc == 0)
-		unlink(spool);
-	free(spool);
-	return rc;
+	struct threads_args a = { db, d };
+	return dbfile_convert_spool(dir, DBFILE_SPOOL, DBFILE_SPOOL_MAGIC, "thread spool",
+				    DBFILE_THREADS, convert_spool, &a);
 }
 
 int dbfile_write_summary(const char *dir, const struct dbfile *db, int level)

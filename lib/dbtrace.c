@@ -429,39 +429,24 @@ static int convert(struct cf_reader *r, struct cf_writer *w, const uint32_t *ord
 	return rc;
 }
 
+struct convert_args {
+	const uint32_t *order;
+	uint32_t ncontexts, nthreads;
+	int level;
+};
+
+static int convert_spool(struct cf_reader *r, struct cf_writer *w, void *arg)
+{
+	const struct convert_args *a = arg;
+	return convert(r, w, a->order, a->ncontexts, a->nthreads, a->level);
+}
+
 int dbtrace_write(const char *dir, const uint32_t *order, uint32_t ncontexts, uint32_t nthreads,
 		  int level)
 {
-	char *spool = xpath_join(dir, DBTRACE_SPOOL);
-	if (access(spool, F_OK) < 0) {
-		free(spool);
-		return 0;
-	}
-	struct cf_reader r;
-	if (cf_open(&r, spool, SPOOL_MAGIC, "trace spool", DBFILE_MAJOR) < 0) {
-		free(spool);
-		return -1;
-	}
-	char *path;
-	int fd, rc = -1;
-	if (dbfile_create(dir, DBTRACE_FILE, &path, &fd) == 0) {
-		void *ws = xmalloc(cf_writer_workspace_size(0));
-		struct cf_writer w;
-		rc = cf_writer_open(&w, fd, path, DBFILE_MAGIC, DBFILE_MAJOR, DBFILE_MINOR, 0, ws,
-				    cf_writer_workspace_size(0)) >= 0 &&
-				     convert(&r, &w, order, ncontexts, nthreads, level) >= 0 &&
-				     cf_writer_finish(&w) >= 0
-			     ? 0
-			     : -1;
-		rc = dbfile_end(&fd, path, rc, true);
-		free(ws);
-		free(path);
-	}
-	cf_close(&r);
-	if (rc == 0)
-		unlink(spool);
-	free(spool);
-	return rc;
+	struct convert_args a = { order, ncontexts, nthreads, level };
+	return dbfile_convert_spool(dir, DBTRACE_SPOOL, SPOOL_MAGIC, "trace spool", DBTRACE_FILE,
+				    convert_spool, &a);
 }
 
 /* ---- reading ---- */
