@@ -36,40 +36,39 @@ static bool is_function(uint8_t kind)
 	return kind == DBFILE_FUNCTION || kind == DBFILE_INLINE;
 }
 
+/* The function (FUNCTION or INLINE) contexts from CTX up to the root: how many, and the one
+ * SKIP of them above the innermost (DBFILE_NONE when there are not so many). */
+static uint32_t path_functions(struct trace_model *m, uint32_t ctx, uint64_t skip,
+			       uint32_t *found)
+{
+	uint32_t n = 0;
+	*found = DBFILE_NONE;
+	for (uint32_t c = ctx; c != DBFILE_NONE;) {
+		struct dbfile_context x;
+		if (dbfile_context(m->db, c, &x) < 0)
+			break;
+		if (is_function(x.kind) && n++ == skip)
+			*found = c;
+		c = x.parent;
+	}
+	return n;
+}
+
 uint32_t trace_model_scope(struct trace_model *m, uint32_t ctx)
 {
 	if (ctx >= m->db->ncontexts)
 		return DBFILE_NONE;
 	if (m->scope_of[ctx] != SCOPE_UNSET)
 		return m->scope_of[ctx];
-	/* The functions on the path, innermost first. */
-	uint32_t path[512], n = 0, deepest = DBFILE_NONE;
-	uint64_t len = 0;
-	for (uint32_t c = ctx; c != DBFILE_NONE;) {
-		struct dbfile_context x;
-		if (dbfile_context(m->db, c, &x) < 0)
-			break;
-		if (is_function(x.kind)) {
-			if (deepest == DBFILE_NONE)
-				deepest = c;
-			if (n < ARRAY_SIZE(path))
-				path[n++] = c;
-			else
-				memmove(path, path + 1, (--n) * sizeof(*path)), path[n++] = c;
-			len++;
-		}
-		c = x.parent;
-	}
-	uint32_t scope = DBFILE_NONE;
-	if (n) {
-		/* path[n - 1] is the outermost function, depth 0. */
-		uint64_t d = m->depth < len ? m->depth : len - 1;
-		uint64_t from_inner = len - 1 - d;
-		scope = from_inner < n ? path[from_inner] : path[0];
+	/* Depth 0 is the outermost function: count the path's functions, then take the one at
+	 * the depth (the innermost when the path is shorter). */
+	uint32_t scope, len = path_functions(m, ctx, UINT64_MAX, &scope);
+	if (len) {
+		uint32_t d = m->depth < len ? m->depth : len - 1;
+		path_functions(m, ctx, len - 1 - d, &scope);
 		if (len - 1 > m->max_depth)
-			m->max_depth = (uint32_t)(len - 1 > UINT32_MAX ? UINT32_MAX : len - 1);
+			m->max_depth = len - 1;
 	}
-	(void)deepest;
 	m->scope_of[ctx] = scope;
 	return scope;
 }
