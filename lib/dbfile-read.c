@@ -1245,7 +1245,7 @@ int dbfile_inlined_contexts(struct dbfile *db, uint32_t f, uint32_t **list, uint
 
 /* ---- threads.fdb ---- */
 
-static int open_threads_file(struct dbfile *db)
+int dbfile_open_threads(struct dbfile *db)
 {
 	if (db->threads_open)
 		return 0;
@@ -1345,7 +1345,7 @@ static int thread_piece(struct dbfile *db, uint32_t t, uint32_t p, const uint8_t
 	*len = 0;
 	if (t >= db->nthreads)
 		return fth_error("%s: no thread %u", db->dir ? db->dir : "database", t);
-	if (open_threads_file(db) < 0)
+	if (dbfile_open_threads(db) < 0)
 		return -1;
 	struct dbfile_cache *c = db->cache;
 	struct cf_reader *r = &db->threads_file;

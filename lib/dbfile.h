@@ -352,6 +352,9 @@ int dbfile_load_blocks(struct dbfile *db, uint32_t thread);
 uint32_t dbfile_block_size(uint32_t ncontexts);
 /* The end of the block of BLOCK items (contexts, functions) that starts at item FIRST of N. */
 uint32_t dbfile_block_end(uint32_t first, uint32_t block, uint32_t n);
+/* Open threads.fdb now rather than on first use (it is then read through the descriptor even
+ * once its name is gone).  -1 when the database kept no per-thread values or it fails. */
+int dbfile_open_threads(struct dbfile *db);
 /* Read one thread's values (sparse, contexts ascending) from threads.fdb, for dumps. */
 int dbfile_read_thread(struct dbfile *db, uint32_t thread, struct dbfile_values *out);
 void dbfile_close(struct dbfile *db);

@@ -309,6 +309,13 @@ $(MEASURE_WORKLOAD_BINARIES): tests/measure-workloads/%: $(top_srcdir)/tests/mea
 	  $(MEASURE_WORKLOAD_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< -ldl -lpthread
 CLEANFILES += $(MEASURE_WORKLOAD_BINARIES)
 EXTRA_DIST += $(MEASURE_WORKLOADS:%=tests/measure-workloads/%.c)
+# split rebuilt 1:1 with its code moved: the second run of view's comparison (t0413).
+check_SCRIPTS += tests/measure-workloads/split-even
+tests/measure-workloads/split-even: $(top_srcdir)/tests/measure-workloads/split.c \
+	$(top_srcdir)/tests/measure-workloads/burn.h
+	$(AM_V_CCLD)$(MKDIR_P) tests/measure-workloads && $(CC) $(CPPFLAGS) \
+	  $(MEASURE_WORKLOAD_CFLAGS) $(CFLAGS) $(LDFLAGS) -DSPLIT_THREE=0.5 -DSPLIT_PAD -o $@ $<
+CLEANFILES += tests/measure-workloads/split-even
 # Two plugins built from one source, dlopen'ed one after the other by plugins.
 check_DATA += \
 	tests/measure-workloads/libplugina.so \

@@ -147,6 +147,22 @@ static void put_escaped(struct buf *b, const char *s, bool utf8)
 	put_terminal(b, s, strlen(s), utf8);
 }
 
+/* In a comparison, which runs measured NODE: "A" or "B" (one only), or NULL (both). */
+static const char *one_run(struct model *model, const struct batch_options *opt,
+			   model_node node)
+{
+	if (!model_comparison(model))
+		return NULL;
+	unsigned runs = model_node_runs(model, opt->view, node);
+	return runs == 1 ? "A" : runs == 2 ? "B" : NULL;
+}
+
+/* A TMA node's name: without its run's prefix in a comparison (the rows pair both runs). */
+static const char *tma_name(const struct model *model, uint32_t metric)
+{
+	return model_metric_base_name(model, metric);
+}
+
 /* A database string as JSON: its exact bytes (lib/escape.h). */
 static void json_text(struct buf *b, const char *s)
 {
@@ -227,7 +243,9 @@ static void walk_start(struct walk *w, struct model *model, const struct batch_o
 		return;
 	model_node root = model_root(model, opt->view);
 	model_expand(model, opt->view, root, true);
-	model_hot_path(model, opt->view, root, opt->metrics[0], 0.5);
+	/* Along the order's metric: in a comparison, the change (main.c). */
+	struct model_sort sort = model_get_sort(model);
+	model_hot_path(model, opt->view, root, sort.by_name ? opt->metrics[0] : sort.metric, 0.5);
 	const model_node *rows;
 	w->nrows = model_rows(model, opt->view, &rows);
 	/* Copy: values and labels below may rebuild the model's row array. */
@@ -317,12 +335,22 @@ static void put_tma_text(struct model *model, const struct batch_options *opt, m
 	uint32_t n = model_tma(model, opt->view, node, &rows);
 	for (uint32_t i = 0; i < n; i++) {
 		buf_printf(b, "%*s  | %*s", (int)indent, "", (int)(2 * rows[i].depth), "");
-		put_escaped(b, model_metric(model, rows[i].metric)->name, !opt->ascii);
+		put_escaped(b, tma_name(model, rows[i].metric), !opt->ascii);
 		buf_addch(b, ' ');
 		if (isnan(rows[i].fraction))
 			buf_addstr(b, "n/a");
 		else
 			buf_printf(b, "%.1f%%", 100 * rows[i].fraction);
+		if (model_comparison(model)) {
+			/* A's, B's, and the change in points of the parent's slots */
+			double fa = rows[i].fraction, fb = rows[i].fraction_b;
+			if (isnan(fb))
+				buf_addstr(b, " -> n/a");
+			else
+				buf_printf(b, " -> %.1f%%", 100 * fb);
+			if (!isnan(fa) && !isnan(fb))
+				buf_printf(b, " (%+.1f pp)", 100 * (fb - fa));
+		}
 		if (rows[i].over_threshold)
 			buf_addstr(b, " !");
 		if (rows[i].dominant)
@@ -369,6 +397,9 @@ static size_t text_label(struct model *model, const struct batch_options *opt, m
 	size_t at = line->len;
 	put_indent(line, 2 * (size_t)depth);
 	put_label(model, opt, row, scratch, line);
+	const char *run = one_run(model, opt, row);
+	if (run)
+		buf_printf(line, " [%s only]", run);
 	return text_width((const char *)line->data + at, line->len - at);
 }
 
@@ -718,7 +749,10 @@ static void run_csv(struct model *model, const struct batch_options *opt, struct
 	struct buf *b = &out->b;
 	/* ID is the row's number, PARENT its parent's: a tree that splits back whatever the names
 	 * hold (PATH, the labels joined with " > ", is for reading) */
+	bool comparing = model_comparison(model) != NULL;
 	buf_addstr(b, "id,parent,depth,path,kind,name,file,line");
+	if (comparing)
+		buf_addstr(b, ",runs"); /* A, B or both */
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
 		const char *name = model_metric(model, opt->metrics[k])->name;
 		const char *unit =
@@ -737,14 +771,18 @@ static void run_csv(struct model *model, const struct batch_options *opt, struct
 			buf_release(&col);
 		}
 	}
-	for (uint32_t i = 0; i < ntma; i++) {
-		struct buf col = BUF_INIT;
-		buf_addstr(&col, "topdown ");
-		put_escaped(&col, model_metric(model, tma_metric[i])->name, !opt->ascii);
-		buf_addch(b, ',');
-		csv_field(b, (const char *)col.data, col.len);
-		buf_release(&col);
-	}
+	static const char *const tma_runs[3] = { " (A)", " (B)", " (B-A)" };
+	for (uint32_t i = 0; i < ntma; i++)
+		for (int r = 0; r < (comparing ? 3 : 1); r++) {
+			struct buf col = BUF_INIT;
+			buf_addstr(&col, "topdown ");
+			put_escaped(&col, tma_name(model, tma_metric[i]), !opt->ascii);
+			if (comparing)
+				buf_addstr(&col, tma_runs[r]);
+			buf_addch(b, ',');
+			csv_field(b, (const char *)col.data, col.len);
+			buf_release(&col);
+		}
 	buf_addch(b, '\n');
 	double *totals = xcalloc(opt->nmetrics + 1, sizeof(double));
 	bool *pct = xcalloc(opt->nmetrics + 1, sizeof(bool));
@@ -794,6 +832,11 @@ static void run_csv(struct model *model, const struct batch_options *opt, struct
 		buf_addch(b, ',');
 		if (in.line)
 			put_uint(b, in.line);
+		if (comparing) {
+			const char *run = one_run(model, opt, row);
+			buf_addch(b, ',');
+			buf_addstr(b, run ? run : "both");
+		}
 		for (uint32_t k = 0; k < opt->nmetrics; k++)
 			for (int incl = 1; incl >= 0; incl--) {
 				double v =
@@ -808,9 +851,13 @@ static void run_csv(struct model *model, const struct batch_options *opt, struct
 		if (ntma) {
 			uint32_t n = model_tma(model, opt->view, row, &tma);
 			for (uint32_t i = 0; i < ntma; i++) {
-				buf_addch(b, ',');
-				if (i < n)
-					put_fraction(opt, tma[i].fraction, "", b);
+				double f[3] = { i < n ? tma[i].fraction : NAN,
+						i < n ? tma[i].fraction_b : NAN, NAN };
+				f[2] = f[1] - f[0];
+				for (int run = 0; run < (comparing ? 3 : 1); run++) {
+					buf_addch(b, ',');
+					put_fraction(opt, f[run], "", b);
+				}
 			}
 		}
 		buf_addch(b, '\n');
@@ -850,6 +897,54 @@ static void json_metric_object(struct model *model, const struct batch_options *
 	buf_addch(out, '}');
 }
 
+/* "comparison": the two databases, the metric groups (A, B, B - A, B / A), the metrics of one
+ * run, what was matched loosely, and how many scopes each run had alone. */
+static void json_comparison(struct model *model, struct buf *out)
+{
+	const struct model_compare *cmp = model_comparison(model);
+	buf_addstr(out, "\"comparison\": {\"a\": ");
+	json_text(out, cmp->name_a);
+	buf_addstr(out, ", \"b\": ");
+	json_text(out, cmp->name_b);
+	buf_addstr(out, ", \"groups\": [");
+	bool first = true;
+	for (uint32_t k = 0; k < model_nmetrics(model); k++) {
+		const struct model_compare_metric *c = &cmp->metrics[k];
+		if (c->role != MODEL_ROLE_A)
+			continue;
+		buf_addstr(out, first ? "{\"metric\": " : ", {\"metric\": ");
+		first = false;
+		json_text(out, model_metric_base_name(model, k));
+		const char *keys[4] = { "a", "b", "delta", "ratio" };
+		const uint32_t of[4] = { c->a, c->b, c->delta, c->ratio };
+		for (int g = 0; g < 4; g++) {
+			buf_printf(out, ", \"%s\": ", keys[g]);
+			json_text(out, model_metric(model, of[g])->name);
+		}
+		buf_printf(out, ", \"normalized\": %s}", c->normalized ? "true" : "false");
+	}
+	buf_addstr(out, "], \"one_run\": [");
+	first = true;
+	for (uint32_t k = 0; k < model_nmetrics(model); k++) {
+		const struct model_compare_metric *c = &cmp->metrics[k];
+		if (c->role != MODEL_ROLE_ONLY)
+			continue;
+		buf_addstr(out, first ? "{\"metric\": " : ", {\"metric\": ");
+		first = false;
+		json_text(out, model_metric(model, k)->name);
+		buf_printf(out, ", \"run\": \"%s\"}", c->run == 1 ? "A" : "B");
+	}
+	buf_addstr(out, "], \"notes\": [");
+	for (uint32_t i = 0; i < cmp->nnotes; i++) {
+		if (i)
+			buf_addstr(out, ", ");
+		json_text(out, cmp->notes[i]);
+	}
+	buf_printf(out,
+		   "], \"contexts\": {\"matched\": %u, \"a_only\": %u, \"b_only\": %u}},\n",
+		   cmp->contexts_matched, cmp->contexts_only_a, cmp->contexts_only_b);
+}
+
 static void run_json(struct model *model, const struct batch_options *opt, struct out *o)
 {
 	struct buf *out = &o->b;
@@ -884,7 +979,10 @@ static void run_json(struct model *model, const struct batch_options *opt, struc
 		else
 			buf_addstr(out, "null");
 	}
-	buf_addstr(out, "}, \"totals\": ");
+	buf_addstr(out, "}, ");
+	if (model_comparison(model))
+		json_comparison(model, out);
+	buf_addstr(out, "\"totals\": ");
 	struct buf *keys = xcalloc(opt->nmetrics + 1, sizeof(struct buf));
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
 		buf_init(&keys[k]);
@@ -933,6 +1031,10 @@ static void run_json(struct model *model, const struct batch_options *opt, struc
 			put_uint(out, in.line);
 		else
 			buf_addstr(out, "null");
+		if (model_comparison(model)) {
+			const char *run = one_run(model, opt, row);
+			buf_printf(out, ", \"runs\": \"%s\"", run ? run : "both");
+		}
 		buf_addstr(out, ", \"inclusive\": ");
 		json_metric_object(model, opt, row, JSON_INCLUSIVE, keys, out);
 		buf_addstr(out, ", \"exclusive\": ");
@@ -944,9 +1046,19 @@ static void run_json(struct model *model, const struct batch_options *opt, struc
 			for (uint32_t i = 0; i < n; i++) {
 				if (i)
 					buf_addstr(out, ", ");
-				json_text(out, model_metric(model, tma[i].metric)->name);
+				json_text(out, tma_name(model, tma[i].metric));
 				buf_addstr(out, ": ");
+				if (!model_comparison(model)) {
+					put_fraction(opt, tma[i].fraction, "null", out);
+					continue;
+				}
+				buf_addstr(out, "{\"a\": ");
 				put_fraction(opt, tma[i].fraction, "null", out);
+				buf_addstr(out, ", \"b\": ");
+				put_fraction(opt, tma[i].fraction_b, "null", out);
+				buf_addstr(out, ", \"change\": ");
+				put_fraction(opt, tma[i].fraction_b - tma[i].fraction, "null", out);
+				buf_addch(out, '}');
 			}
 			buf_addch(out, '}');
 		}

@@ -14,7 +14,9 @@ VIEW_MODEL = \
 	view/model-nav.c \
 	view/model-source.c \
 	view/model-tma.c \
-	view/units.c
+	view/units.c \
+	view/compare.h \
+	view/compare.c
 view_view_SOURCES = \
 	view/main.c \
 	view/tui.c \

@@ -7,6 +7,7 @@
 #include "compat.h"
 #include "batch.h"
 #include "batch-trace.h"
+#include "compare.h"
 #include "dbfile.h"
 #include "error.h"
 #include "model.h"
@@ -17,6 +18,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +27,10 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: view [options] DATABASE\n"
-		"Browse a metric database written by prof (its directory, or its summary.fdb).\n"
+		"       view [options] DATABASE-A DATABASE-B\n"
+		"Browse a metric database written by prof (its directory, or its summary.fdb), or\n"
+		"compare two: scopes matched by what they are in the source, each metric as A, B,\n"
+		"B-A and B/A, sorted by the largest change.\n"
 		"\n"
 		"  --batch                 print the tree instead of the interactive interface\n"
 		"  --view VIEW             top-down (default), bottom-up, flat or trace (the\n"
@@ -45,6 +50,11 @@ static void usage(FILE *f)
 		"  --topdown               batch: add each node's top-down (TMA) breakdown\n"
 		"  --raw                   batch: exact values as stored (ns, bytes, unrounded),\n"
 		"                          not in the screen's units and rounding\n"
+		"  --normalize             comparing: counts as shares of each run's total (time\n"
+		"                          stays in seconds), for runs of different lengths or rates\n"
+		"  --min-change X          comparing: hide scopes whose change of the sorted metric\n"
+		"                          is below X (in its unit: seconds, bytes, a count) or X%%\n"
+		"                          (of the larger run's total), with nothing larger below\n"
 		"  --source-path DIR       look for source files in DIR too (repeatable)\n"
 		"  --thread N              show thread N's values instead of the sum over threads\n"
 		"  --process PID           show the sums over process PID's threads\n"
@@ -60,7 +70,8 @@ static void usage(FILE *f)
 enum {
 	OPT_BATCH = 256, OPT_VIEW, OPT_FORMAT, OPT_METRIC, OPT_DEPTH, OPT_HOT_PATH, OPT_NO_HOT_PATH,
 	OPT_TOPDOWN, OPT_SOURCE_PATH, OPT_THREAD, OPT_PROCESS, OPT_ASCII, OPT_NO_COLOR, OPT_NO_MOUSE,
-	OPT_NO_DEMANGLE, OPT_KEYS, OPT_VERSION, OPT_RAW, OPT_LIST_KEYS, OPT_WIDTH, OPT_TIME
+	OPT_NO_DEMANGLE, OPT_KEYS, OPT_VERSION, OPT_RAW, OPT_LIST_KEYS, OPT_WIDTH, OPT_TIME,
+	OPT_NORMALIZE, OPT_MIN_CHANGE
 };
 
 static const struct option options[] = {
@@ -75,6 +86,8 @@ static const struct option options[] = {
 	{ "no-hot-path", no_argument, NULL, OPT_NO_HOT_PATH },
 	{ "topdown", no_argument, NULL, OPT_TOPDOWN },
 	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "normalize", no_argument, NULL, OPT_NORMALIZE },
+	{ "min-change", required_argument, NULL, OPT_MIN_CHANGE },
 	{ "source-path", required_argument, NULL, OPT_SOURCE_PATH },
 	{ "thread", required_argument, NULL, OPT_THREAD },
 	{ "process", required_argument, NULL, OPT_PROCESS },
@@ -175,6 +188,48 @@ static int batch_timeline(struct model *model, const struct batch_options *bo, u
 	return batch_trace(&o, stdout);
 }
 
+/* --min-change X or X%: *PERCENT says which. */
+static double parse_min_change(const char *arg, bool *percent)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	*percent = *end == '%';
+	if (end == arg || errno || (*end && strcmp(end, "%")) || !(v >= 0) || isinf(v))
+		die(1, "--min-change: '%s' is not a number, or a percentage (5%%)", arg);
+	return v;
+}
+
+/* The bound of --min-change on METRIC (a change, B - A) in its stored unit. */
+static double min_change_bound(struct model *model, uint32_t metric, double v, bool percent)
+{
+	const struct model_compare *cmp = model_comparison(model);
+	const struct model_compare_metric *c = &cmp->metrics[metric];
+	if (percent) {
+		if (c->normalized)
+			return v / 100;
+		double ta = fabs(model_total(model, c->a)), tb = fabs(model_total(model, c->b));
+		return v / 100 * (ta > tb ? ta : tb);
+	}
+	const char *unit = model_number_unit(model, metric, false);
+	return unit && !strcmp(unit, "s") ? v * 1e9 : v;
+}
+
+/* The columns of --metric NAME: in a comparison, a metric of both runs named without its run
+ * ("cpu-clock") brings its group (A, B, B-A, B/A). */
+static void add_metric_columns(struct model *model, uint32_t k, uint32_t *metrics, uint32_t *n)
+{
+	const struct model_compare *cmp = model_comparison(model);
+	const struct model_compare_metric *c = cmp ? &cmp->metrics[k] : NULL;
+	if (!c || c->role != MODEL_ROLE_A || c->delta == DBFILE_NONE) {
+		metrics[(*n)++] = k;
+		return;
+	}
+	const uint32_t group[4] = { c->a, c->b, c->delta, c->ratio };
+	for (int g = 0; g < 4; g++)
+		metrics[(*n)++] = group[g];
+}
+
 /* Whether PATH is a directory of measurement files (measure's output) without a database. */
 static bool is_measurement_directory(const char *path)
 {
@@ -204,7 +259,9 @@ int main(int argc, char **argv)
 	size_t nmetric_names = 0, nsource_paths = 0;
 	long thread = -1, process = -1;
 	uint32_t trace_width = 100;
-	double time_from = 0, time_to = -1;
+	double time_from = 0, time_to = -1, min_change = 0;
+	bool min_change_percent = false;
+	struct compare_options co = { 0 };
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
@@ -248,6 +305,12 @@ int main(int argc, char **argv)
 		case OPT_RAW:
 			bo.raw = true;
 			break;
+		case OPT_NORMALIZE:
+			co.normalize = true;
+			break;
+		case OPT_MIN_CHANGE:
+			min_change = parse_min_change(optarg, &min_change_percent);
+			break;
 		case OPT_SOURCE_PATH:
 			append_arg(&source_paths, &nsource_paths, optarg);
 			break;
@@ -287,21 +350,30 @@ int main(int argc, char **argv)
 			die(1, "unknown option %s (view --help lists the options)", argv[optind - 1]);
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind == argc || argc - optind > 2) {
 		usage(stderr);
-		die(1, optind == argc ? "no database given" : "one database only");
+		die(1, optind == argc ? "no database given" : "one database, or two to compare");
 	}
+	bool comparing = argc - optind == 2;
+	for (int i = optind; i < argc; i++)
+		if (is_measurement_directory(argv[i]))
+			die(1, "%s: a measurement directory, not a database: run 'prof %s' first, "
+			       "then view the database it writes", argv[i], argv[i]);
+	if (comparing && bo.view == MODEL_NVIEWS)
+		die(1, "--view trace: a timeline is of one run; view each database's on its own "
+		       "(view --view trace %s)", argv[optind]);
+	if (!comparing && (co.normalize || min_change > 0))
+		die(1, "%s: two databases to compare", co.normalize ? "--normalize" : "--min-change");
 	const char *database = argv[optind];
-	if (is_measurement_directory(database))
-		die(1, "%s: a measurement directory, not a database: run 'prof %s' first, then view "
-		       "the database it writes", database, database);
 	bool whole = batch && bo.view != MODEL_NVIEWS;
-	struct model *model = whole ? model_open_whole(database) : model_open(database);
+	co.whole = whole;
+	struct model *model = comparing ? compare_open(argv[optind], argv[optind + 1], &co)
+			      : whole	  ? model_open_whole(database)
+					  : model_open(database);
 	if (!model)
 		die(1, "%s", fth_errmsg());
 	model_set_demangle(model, !no_demangle);
-	uint32_t *metrics = xcalloc(nmetric_names ? nmetric_names : model_nmetrics(model) + 1,
-				    sizeof(uint32_t));
+	uint32_t *metrics = xcalloc(4 * nmetric_names + model_nmetrics(model) + 1, sizeof(uint32_t));
 	uint32_t nmetrics = 0;
 	for (size_t i = 0; i < nmetric_names; i++) {
 		int k = model_metric_by_name(model, metric_names[i]);
@@ -315,7 +387,7 @@ int main(int argc, char **argv)
 			model_close(model);
 			return 1;
 		}
-		metrics[nmetrics++] = (uint32_t)k;
+		add_metric_columns(model, (uint32_t)k, metrics, &nmetrics);
 	}
 	if (!nmetrics)
 		nmetrics = model_default_metrics(model, metrics, model_nmetrics(model));
@@ -335,9 +407,26 @@ int main(int argc, char **argv)
 		model_close(model);
 		return 1;
 	}
+	/* The order: the first column's, or in a comparison the change of its group. */
 	struct model_sort sort = model_get_sort(model);
+	const struct model_compare *cmp = model_comparison(model);
 	sort.metric = metrics[0];
+	if (cmp && cmp->metrics[metrics[0]].delta != DBFILE_NONE) {
+		sort.metric = cmp->metrics[metrics[0]].delta;
+		sort.by_magnitude = true;
+	}
 	model_set_sort(model, &sort);
+	if (min_change > 0) {
+		if (!cmp || cmp->metrics[sort.metric].role != MODEL_ROLE_DELTA) {
+			fprintf(stderr, "view: --min-change: the first metric (%s) was not measured "
+				"in both runs\n", model_metric(model, metrics[0])->name);
+			model_close(model);
+			return 1;
+		}
+		model_set_min_change(model, sort.metric,
+				     min_change_bound(model, sort.metric, min_change,
+						      min_change_percent));
+	}
 	int rc;
 	if (batch) {
 		bo.metrics = metrics;
@@ -354,8 +443,15 @@ int main(int argc, char **argv)
 		to.metrics = metrics;
 		to.nmetrics = nmetrics;
 		to.metrics_chosen = nmetric_names > 0;
-		to.database = database;
+		char *title = NULL;
+		if (cmp) {
+			size_t n = strlen(cmp->name_a) + strlen(cmp->name_b) + 8;
+			title = xmalloc(n);
+			snprintf(title, n, "%s vs %s", cmp->name_a, cmp->name_b);
+		}
+		to.database = title ? title : database;
 		rc = tui_run(model, &to);
+		free(title);
 		if (rc != 0 && fth_errmsg()[0])
 			fprintf(stderr, "view: %s\n", fth_errmsg());
 	}

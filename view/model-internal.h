@@ -114,6 +114,7 @@ struct trace_model;
 struct model {
 	struct dbfile db;
 	struct trace_model *traces; /* the timeline's model, opened on first use (model-trace.c) */
+	struct model_compare *cmp;  /* view A B: what each metric is (compare.c), or NULL */
 	int traces_state;	    /* 0 not tried, 1 the database has none, -1 it failed */
 	uint32_t nm;		 /* metrics */
 	struct formula *formulas; /* per metric: derived ones compiled, others empty */
@@ -148,6 +149,12 @@ struct model {
 	struct model_sort sort;
 	struct model_filter *filters; /* all apply (see model_add_filter) */
 	uint32_t nfilters;
+	/* model_set_min_change: the metric and the bound; per view, node -> 1 shown, 2 hidden,
+	 * for the values of generation min_vgen */
+	uint32_t min_metric;
+	double min_change;
+	struct hmap min_seen[MODEL_NVIEWS];
+	uint32_t min_vgen;
 	/* source search path */
 	char **src_dirs;
 	uint32_t nsrc_dirs;

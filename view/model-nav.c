@@ -83,6 +83,43 @@ static bool empty_in_selection(struct model *model, enum model_view view, model_
 	return true;
 }
 
+/* model_set_min_change: whether NODE changed enough, or something below it did. */
+static bool changed_enough(struct model *model, enum model_view view, model_node node,
+			   uint32_t depth)
+{
+	double min = model->min_change;
+	if (fabs(model_value(model, view, node, model->min_metric, true)) >= min ||
+	    fabs(model_value(model, view, node, model->min_metric, false)) >= min ||
+	    depth > 64)
+		return true;
+	struct hmap *seen = &model->min_seen[view];
+	if (model->min_vgen != model->vgen) {
+		for (int v = 0; v < MODEL_NVIEWS; v++) {
+			hmap_release(&model->min_seen[v]);
+			hmap_init(&model->min_seen[v]);
+		}
+		model->min_vgen = model->vgen;
+	}
+	uint64_t known;
+	if (hmap_get(seen, node, &known))
+		return known == 1;
+	uint32_t *kids, n = ops_of(view)->raw_children(model, view, node, &kids);
+	bool shown = false;
+	for (uint32_t i = 0; i < n && !shown; i++)
+		shown = changed_enough(model, view, kids[i], depth + 1);
+	free(kids);
+	hmap_put(seen, node, shown ? 1 : 2);
+	return shown;
+}
+
+void model_set_min_change(struct model *model, uint32_t metric, double min)
+{
+	model->min_metric = metric < model->nm ? metric : 0;
+	model->min_change = min > 0 ? min : 0;
+	model->min_vgen = model->vgen - 1;
+	nav_invalidate(model);
+}
+
 static void collect_visible(struct model *model, enum model_view view, model_node node, bool build,
 			    struct nav_ids *out, uint32_t depth)
 {
@@ -93,7 +130,8 @@ static void collect_visible(struct model *model, enum model_view view, model_nod
 	n = ops->raw_children(model, view, node, &copy);
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t k = copy[i];
-		if (empty_in_selection(model, view, k))
+		if (empty_in_selection(model, view, k) ||
+		    (model->min_change > 0 && !changed_enough(model, view, k, 0)))
 			continue;
 		int how = node_filtered(model, view, k);
 		if (how < 0) {
@@ -212,6 +250,8 @@ static void sort_nodes(struct model *model, enum model_view view, uint32_t *ids,
 		} else {
 			k->v = model_value(model, view, ids[i], model->sort.metric,
 					   model->sort.inclusive);
+			if (model->sort.by_magnitude)
+				k->v = fabs(k->v);
 		}
 	}
 	sort_keys(&c, keys, tmp, n);
@@ -420,11 +460,15 @@ model_node model_hot_path(struct model *model, enum model_view view, model_node 
 	for (uint32_t steps = 0; steps < 100000; steps++) {
 		const model_node *kids;
 		uint32_t n = model_children(model, view, cur, &kids);
+		/* A change (B - A) can be negative: the path follows what moved the most in the
+		 * direction of the scope's own change. */
 		double total = model_value(model, view, cur, metric, true);
+		double sign = total < 0 ? -1 : 1;
+		total *= sign;
 		model_node best = MODEL_NONE;
 		double bv = -INFINITY;
 		for (uint32_t i = 0; i < n; i++) {
-			double v = model_value(model, view, kids[i], metric, true);
+			double v = sign * model_value(model, view, kids[i], metric, true);
 			if (!isnan(v) && v > bv) {
 				bv = v;
 				best = kids[i];

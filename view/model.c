@@ -315,12 +315,14 @@ static struct model *open_model(const char *dir, bool whole)
 	hmap_init(&model->td_expanded);
 	hmap_init(&model->td_vis);
 	hmap_init(&model->vcache.slot);
+	for (int v = 0; v < MODEL_NVIEWS; v++)
+		hmap_init(&model->min_seen[v]);
 	model->sum = (struct vsrc){ .thread = -1 };
 	model->thread_src = (struct vsrc){ .thread = -1 };
 	model->process_src = (struct vsrc){ .thread = -1 };
 	model->cur = &model->sum;
 	model->bu.root = model->flat.root = MODEL_NONE;
-	model->sort = (struct model_sort){ model_default_metric(model), true, true, false };
+	model->sort = (struct model_sort){ model_default_metric(model), true, true, false, false };
 	buf_init(&model->label);
 	model->scratch_vals = xcalloc(2 * (size_t)(model->nm ? model->nm : 1), sizeof(double));
 	return model;
@@ -364,6 +366,8 @@ void model_close(struct model *model)
 	free(model->vis_cache);
 	hmap_release(&model->td_vis);
 	hmap_release(&model->vcache.slot);
+	for (int v = 0; v < MODEL_NVIEWS; v++)
+		hmap_release(&model->min_seen[v]);
 	free(model->vcache.vals);
 	free(model->fn_nonzero);
 	for (uint32_t f = 0; model->fn_shown && f < model->db.nfunctions; f++)
@@ -390,6 +394,7 @@ void model_close(struct model *model)
 	free(model->scratch_vals);
 	free(model->sort_keys);
 	free(model->caller_sites);
+	model_compare_release(model->cmp);
 	dbfile_close(&model->db);
 	free(model);
 }
@@ -419,8 +424,13 @@ const struct dbfile_metric *model_metric(const struct model *model, uint32_t met
 	return metric < model->nm ? &model->db.metrics[metric] : NULL;
 }
 
+static int metric_by_base_name(const struct model *model, const char *name);
+
 int model_metric_by_name(const struct model *model, const char *name)
 {
+	int base = metric_by_base_name(model, name);
+	if (base >= 0)
+		return base;
 	for (uint32_t k = 0; k < model->nm; k++)
 		if (!strcmp(model->db.metrics[k].name, name))
 			return (int)k;
@@ -474,8 +484,20 @@ static bool tma_input(const struct model *model, uint32_t metric)
 	return false;
 }
 
+static uint32_t compare_default_metrics(struct model *model, const uint32_t *one, uint32_t n,
+					uint32_t *out, uint32_t max);
+
 uint32_t model_default_metrics(struct model *model, uint32_t *out, uint32_t max)
 {
+	if (model->cmp) {
+		/* What one database would show, each metric then widened to its group. */
+		uint32_t one[256];
+		struct model_compare *cmp = model->cmp;
+		model->cmp = NULL;
+		uint32_t n = model_default_metrics(model, one, 256);
+		model->cmp = cmp;
+		return compare_default_metrics(model, one, n, out, max);
+	}
 	uint32_t first = model_default_metric(model), n = 0;
 	if (max && first < model->nm)
 		out[n++] = first;
@@ -952,4 +974,95 @@ void info_label(const struct model_node_info *info, uint32_t entry, bool utf8, s
 	default:
 		buf_addstr(out, "?");
 	}
+}
+
+/* ---- comparing two runs ---- */
+
+void model_set_comparison(struct model *model, struct model_compare *cmp)
+{
+	model_compare_release(model->cmp);
+	model->cmp = cmp;
+	/* The default order: the largest change of the first metric measured in both runs. */
+	for (uint32_t k = 0; k < model->nm; k++)
+		if (cmp->metrics[k].role == MODEL_ROLE_DELTA) {
+			model->sort = (struct model_sort){ k, true, true, false, true };
+			break;
+		}
+	model->gen++;
+}
+
+const struct model_compare *model_comparison(const struct model *model)
+{
+	return model->cmp;
+}
+
+enum model_role model_metric_role(const struct model *model, uint32_t metric)
+{
+	return model->cmp && metric < model->nm ? model->cmp->metrics[metric].role
+						: MODEL_ROLE_NONE;
+}
+
+const char *model_metric_base_name(const struct model *model, uint32_t metric)
+{
+	if (metric >= model->nm)
+		return "";
+	const char *name = model->db.metrics[metric].name, *colon = strchr(name, ':');
+	return model->cmp && colon ? colon + 1 : name;
+}
+
+static int metric_by_base_name(const struct model *model, const char *name)
+{
+	for (uint32_t k = 0; model->cmp && k < model->nm; k++) {
+		enum model_role r = model->cmp->metrics[k].role;
+		if ((r == MODEL_ROLE_A || r == MODEL_ROLE_ONLY) &&
+		    !strcasecmp(model_metric_base_name(model, k), name))
+			return (int)k;
+	}
+	return -1;
+}
+
+/* The columns of a comparison: for each metric ONE would show, its group (A, B, B - A,
+ * B / A), or itself when one run measured it. */
+static uint32_t compare_default_metrics(struct model *model, const uint32_t *one, uint32_t n,
+					uint32_t *out, uint32_t max)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct model_compare_metric *c = &model->cmp->metrics[one[i]];
+		if (c->role == MODEL_ROLE_ONLY) {
+			if (k < max)
+				out[k++] = one[i];
+			continue;
+		}
+		bool seen = false;
+		for (uint32_t j = 0; j < k; j++)
+			seen |= out[j] == c->a;
+		if (seen || c->delta == DBFILE_NONE)
+			continue;
+		const uint32_t group[4] = { c->a, c->b, c->delta, c->ratio };
+		for (int g = 0; g < 4 && k < max; g++)
+			out[k++] = group[g];
+	}
+	return k;
+}
+
+unsigned model_node_runs(struct model *model, enum model_view view, model_node node)
+{
+	if (!model->cmp)
+		return 3;
+	unsigned runs = 0;
+	for (uint32_t k = 0; k < model->nm && runs != 3; k++) {
+		const struct model_compare_metric *c = &model->cmp->metrics[k];
+		if (model->db.metrics[k].kind != DBFILE_METRIC_RAW || (runs & c->run))
+			continue;
+		double v = model_value(model, view, node, k, true);
+		if (v != 0 && !isnan(v))
+			runs |= c->run;
+	}
+	return runs;
+}
+
+int model_open_threads(struct model *model)
+{
+	return dbfile_open_threads(&model->db);
 }

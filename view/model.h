@@ -170,6 +170,7 @@ struct model_sort {
 	bool inclusive;
 	bool descending;
 	bool by_name;
+	bool by_magnitude; /* by the absolute value (a comparison's changes) */
 };
 void model_set_sort(struct model *model, const struct model_sort *sort);
 /* Show C++ and Rust names demangled (the default) or as the binaries spell them. */
@@ -222,6 +223,10 @@ model_node model_search(struct model *model, enum model_view view, model_node fr
  * pattern matches it (with its subtree when any of those says so).  Costs of hidden nodes stay
  * in their ancestors' inclusive values, so percentages do not change. */
 enum model_filter_mode { MODEL_FILTER_SELF, MODEL_FILTER_SUBTREE };
+/* Hide the scopes whose METRIC (a comparison's B - A) is smaller than MIN in magnitude, both
+ * inclusive and exclusive, in themselves and everywhere below them (a change hidden by one
+ * that cancels it nearby still shows its path); MIN 0: show all. */
+void model_set_min_change(struct model *model, uint32_t metric, double min);
 void model_set_filter(struct model *model, const char *pattern, enum model_filter_mode mode);
 void model_add_filter(struct model *model, const char *pattern, enum model_filter_mode mode);
 
@@ -289,12 +294,59 @@ struct model_tma_row {
 	double fraction; /* of the parent's slots, 0..1; NaN when it cannot be computed here */
 	bool over_threshold;
 	bool dominant; /* on the path of the largest child from the top */
+	/* A comparison (view A B): the rows are A's tree, then B's nodes A has not; FRACTION is
+	 * A's, FRACTION_B is B's node of the same name (NaN where a run has no such node). */
+	double fraction_b;
 };
 /* The TMA nodes measured, in tree order (pre-order, children by metric index), evaluated at
  * NODE; returns how many, 0 when the database has no TMA metrics.  Nodes that were not
- * measured are absent, never zero.  *ROWS is owned by VM and valid until the next call. */
+ * measured are absent, never zero.  *ROWS is owned by the model and valid until the next
+ * call.  In a comparison, each row is a node of both runs (model_tma_row.fraction_b). */
 uint32_t model_tma(struct model *model, enum model_view view, model_node node,
 		   const struct model_tma_row **rows);
+
+/* ---- comparing two runs (view A B: view/compare.h) ---- */
+
+/* What a metric of a comparison is. */
+enum model_role {
+	MODEL_ROLE_NONE = 0, /* not a comparison */
+	MODEL_ROLE_A,	     /* run A's values ("A:cpu-clock") */
+	MODEL_ROLE_B,	     /* run B's ("B:cpu-clock") */
+	MODEL_ROLE_DELTA,    /* B - A ("B-A:cpu-clock"); of shares with --normalize */
+	MODEL_ROLE_RATIO,    /* B / A ("B/A:cpu-clock") */
+	MODEL_ROLE_ONLY,     /* measured in one run only (RUN says which) */
+	MODEL_ROLE_TMA_A,    /* a node of A's top-down tree */
+	MODEL_ROLE_TMA_B,
+};
+struct model_compare_metric {
+	uint8_t role; /* enum model_role */
+	uint8_t run;  /* 1: A's, 2: B's, 3: of both (B - A, B / A) */
+	bool normalized; /* B - A and B / A compare shares of each run's total */
+	/* The metrics of its group: A's, B's, B - A, B / A (TMA: A's node, B's of the same
+	 * name); DBFILE_NONE where there is none. */
+	uint32_t a, b, delta, ratio;
+};
+struct model_compare {
+	char *name_a, *name_b;	  /* the databases as given */
+	uint32_t nthreads_a;	  /* threads 0 .. nthreads_a - 1 are A's, the rest B's */
+	struct model_compare_metric *metrics; /* per metric of the merged database */
+	char **notes;		  /* what was matched loosely, or could not be compared */
+	uint32_t nnotes;
+	uint32_t contexts_matched, contexts_only_a, contexts_only_b;
+};
+/* Attach CMP (the model owns it from now on): the model of a comparison. */
+void model_set_comparison(struct model *model, struct model_compare *cmp);
+/* The comparison, or NULL for one database. */
+const struct model_compare *model_comparison(const struct model *model);
+/* The role of METRIC (MODEL_ROLE_NONE for one database). */
+enum model_role model_metric_role(const struct model *model, uint32_t metric);
+/* METRIC's name without the run's prefix ("cpu-clock" for "B-A:cpu-clock"). */
+const char *model_metric_base_name(const struct model *model, uint32_t metric);
+void model_compare_release(struct model_compare *cmp);
+/* Which runs measured anything at NODE: 1 A, 2 B, 3 both (3 for one database). */
+unsigned model_node_runs(struct model *model, enum model_view view, model_node node);
+/* Open the per-thread values now (after which the database's files may go). */
+int model_open_threads(struct model *model);
 
 /* ---- the trace timeline (model-trace.h) ---- */
 

@@ -245,23 +245,38 @@ int tui_cell_width(const struct tui *t, bool with_bar)
 /* The text of a value of METRIC, for a field of WIDTH. */
 static void format_value(struct tui *t, uint32_t metric, double v, char *out, size_t size)
 {
-	const struct dbfile_metric *m = model_metric(t->model, metric);
-
-	if (isnan(v)) {
+	if (isnan(v))
 		snprintf(out, size, "-");
-	} else if (model_metric_is_tma(t->model, metric)) {
-		snprintf(out, size, "%.1f%%", v * 100);
-	} else if (m && m->kind == DBFILE_METRIC_DERIVED) {
-		snprintf(out, size, "%.3g", v);
-	} else {
-		model_format_value(v, m ? m->unit : MFILE_UNIT_COUNT, out, size);
-	}
+	else
+		model_format_metric(t->model, metric, v, out, size);
 }
 
-static void format_percent(struct tui *t, uint32_t metric, double v, char *out, size_t size)
+/* The percent field of a value V of column C at NODE: of the total; of a comparison's change
+ * (B - A), the change in percent of A's value ("+100%", "new" where A had none); empty for
+ * B / A; else the value again. */
+static void format_percent(struct tui *t, model_node node, const struct tui_column *c, double v,
+			   char *out, size_t size)
 {
+	uint32_t metric = c->metric;
 	double total;
+	const struct model_compare *cmp = model_comparison(t->model);
+	enum model_role role = model_metric_role(t->model, metric);
 
+	if (role == MODEL_ROLE_DELTA && !cmp->metrics[metric].normalized) {
+		double a = model_value(t->model, t->view, node, cmp->metrics[metric].a, c->inclusive);
+		double change = 100 * v / a;
+		if (isnan(v) || isnan(a) || (a == 0 && v == 0))
+			snprintf(out, size, "-");
+		else if (a == 0)
+			snprintf(out, size, "new");
+		else
+			snprintf(out, size, fabs(change) < 9.95 ? "%+.1f%%" : "%+.0f%%", change);
+		return;
+	}
+	if (role == MODEL_ROLE_DELTA || role == MODEL_ROLE_RATIO) {
+		snprintf(out, size, "%s", "");
+		return;
+	}
 	if (!tui_metric_has_percent(t, metric)) {
 		format_value(t, metric, v, out, size);
 		return;
@@ -317,7 +332,7 @@ static int draw_cell(struct tui *t, int y, int x, model_node node, const struct 
 			mvaddch(y, col, ' ');
 			col++;
 		}
-		format_percent(t, c->metric, v, text, sizeof(text));
+		format_percent(t, node, c, v, text, sizeof(text));
 		snprintf(field, sizeof(field), "%*.*s", PERCENT_W, PERCENT_W, text);
 		tui_put(y, col, PERCENT_W, field, true);
 		col += PERCENT_W;

@@ -92,10 +92,10 @@ static uint32_t pane_metric(const struct tui *t, bool *inclusive)
 
 /* ---- TMA ---- */
 
-/* A node's name. */
+/* A node's name (in a comparison, without its run's prefix: the row is of both). */
 static void tma_label(struct tui *t, const struct model_tma_row *r, struct buf *out)
 {
-	tui_escape(t, out, metric_name(t, r->metric));
+	tui_escape(t, out, model_metric_base_name(t->model, r->metric));
 }
 
 void tui_draw_tma(struct tui *t, struct tui_rect r)
@@ -105,8 +105,10 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 	uint32_t n = sel == MODEL_NONE ? 0 : model_tma(t->model, t->view, sel, &rows);
 	struct buf title = BUF_INIT, line = BUF_INIT, label = BUF_INIT;
 	int row = 1, namew = 0, skipped = 0, basis = 0;
+	/* A comparison: A's bar and share, then B's share and the change ("-> 20.0%  -10.0") */
+	int compared = model_comparison(t->model) ? 16 : 0;
 
-	buf_addstr(&title, "TMA");
+	buf_addstr(&title, compared ? "TMA A -> B" : "TMA");
 	if (t->tma_depth == 1)
 		buf_addstr(&title, " (level 1)");
 	else if (t->tma_depth)
@@ -137,13 +139,13 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 		if (w > namew)
 			namew = w;
 	}
-	if (namew > r.w - 18)
-		namew = r.w - 18;
+	if (namew > r.w - 18 - compared)
+		namew = r.w - 18 - compared;
 	if (namew < 4)
 		namew = 4;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct model_tma_row *tr = &rows[i];
-		int pad, barw = r.w - namew - 12 - basis;
+		int pad, barw = r.w - namew - 12 - basis - compared;
 		attr_t attr = A_NORMAL;
 		if (t->tma_depth && tr->level > (uint32_t)t->tma_depth)
 			continue;
@@ -174,6 +176,11 @@ void tui_draw_tma(struct tui *t, struct tui_rect r)
 			tui_bar(t, &line, tr->fraction, barw);
 			buf_printf(&line, " %5.1f%%", tr->fraction * 100);
 		}
+		if (compared && isnan(tr->fraction_b))
+			buf_addstr(&line, " ->    n/a       ");
+		else if (compared)
+			buf_printf(&line, " -> %5.1f%% %+6.1f", tr->fraction_b * 100,
+				   isnan(tr->fraction) ? NAN : (tr->fraction_b - tr->fraction) * 100);
 		buf_addstr(&line, tr->over_threshold ? " !" : "  ");
 		/* The basis of a fraction that is not its parent's (Memory Bound's children), where
 		 * the pane has room for it after the bar. */
@@ -421,7 +428,8 @@ static int by_value_desc(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-static void thread_rows(const struct dbfile *db, struct tui_threads_cache *c);
+static void thread_rows(const struct dbfile *db, struct tui_threads_cache *c,
+			uint32_t nthreads_a);
 
 int tui_threads_update(struct tui *t)
 {
@@ -430,6 +438,16 @@ int tui_threads_update(struct tui *t)
 	model_node sel = t->sel[t->view];
 	bool inclusive;
 	uint32_t metric = pane_metric(t, &inclusive);
+	/* A comparison: each run's threads with its own metric of the group (B - A of one run's
+	 * thread would be minus its value). */
+	const struct model_compare *cmp = model_comparison(t->model);
+	uint32_t metric_b = DBFILE_NONE;
+	if (cmp && cmp->metrics[metric].a != DBFILE_NONE && cmp->metrics[metric].b != DBFILE_NONE &&
+	    cmp->metrics[metric].role != MODEL_ROLE_TMA_A &&
+	    cmp->metrics[metric].role != MODEL_ROLE_TMA_B) {
+		metric_b = cmp->metrics[metric].b;
+		metric = cmp->metrics[metric].a;
+	}
 
 	if (c->valid && c->view == t->view && c->node == sel && c->metric == metric &&
 	    c->inclusive == inclusive)
@@ -451,6 +469,13 @@ int tui_threads_update(struct tui *t)
 	else
 		c->status =
 			model_thread_values(t->model, t->view, sel, metric, inclusive, c->values);
+	if (!c->status && metric_b != DBFILE_NONE) {
+		double *b = xcalloc(db->nthreads ? db->nthreads : 1, sizeof(*b));
+		c->status = model_thread_values(t->model, t->view, sel, metric_b, inclusive, b);
+		for (uint32_t i = cmp->nthreads_a; i < db->nthreads; i++)
+			c->values[i] = b[i];
+		free(b);
+	}
 	if (c->status) {
 		c->error = xstrdup(fth_errmsg());
 		return -1;
@@ -459,7 +484,7 @@ int tui_threads_update(struct tui *t)
 		c->order[i] = i;
 	threads_sort_values = c;
 	qsort(c->order, db->nthreads, sizeof(*c->order), by_value_desc);
-	thread_rows(db, c);
+	thread_rows(db, c, cmp ? cmp->nthreads_a : db->nthreads);
 	return 0;
 }
 
@@ -473,19 +498,25 @@ static int by_row_value_desc(const void *a, const void *b)
 
 static const struct dbfile *rows_db;
 static const uint32_t *rows_rank;
+static uint32_t rows_nthreads_a; /* a comparison: the threads of run A; else all */
 
-/* Threads by pid, then by their place in the order by value. */
+/* Threads by run, by pid, then by their place in the order by value. */
 static int by_pid_then_rank(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	uint32_t px = rows_db->threads[x].pid, py = rows_db->threads[y].pid;
+	bool bx = x >= rows_nthreads_a, by = y >= rows_nthreads_a;
+	if (bx != by)
+		return bx ? 1 : -1;
 	if (px != py)
 		return px < py ? -1 : 1;
 	return rows_rank[x] < rows_rank[y] ? -1 : rows_rank[x] > rows_rank[y];
 }
 
-/* The rows of the pane: processes by their sum, each followed by its threads by value. */
-static void thread_rows(const struct dbfile *db, struct tui_threads_cache *c)
+/* The rows of the pane: processes by their sum, each followed by its threads by value; in a
+ * comparison, a process of each run apart (NTHREADS_A: run A's threads). */
+static void thread_rows(const struct dbfile *db, struct tui_threads_cache *c,
+			uint32_t nthreads_a)
 {
 	uint32_t n = db->nthreads, np = 0;
 	uint32_t *rank = xcalloc(n ? n : 1, sizeof(*rank)), *by_pid = xcalloc(n ? n : 1, sizeof(*by_pid));
@@ -497,10 +528,12 @@ static void thread_rows(const struct dbfile *db, struct tui_threads_cache *c)
 	}
 	rows_db = db;
 	rows_rank = rank;
+	rows_nthreads_a = nthreads_a;
 	qsort(by_pid, n, sizeof(*by_pid), by_pid_then_rank);
 	for (uint32_t k = 0; k < n; k++) {
 		const struct dbfile_thread *th = &db->threads[by_pid[k]];
-		if (k == 0 || th->pid != db->threads[by_pid[k - 1]].pid) {
+		if (k == 0 || th->pid != db->threads[by_pid[k - 1]].pid ||
+		    (by_pid[k] >= nthreads_a) != (by_pid[k - 1] >= nthreads_a)) {
 			proc_start[np] = k;
 			procs[np++] = (struct tui_thread_row){ TUI_ROW_PROCESS, th->pid, by_pid[k], 0 };
 		}
@@ -545,6 +578,14 @@ static void add_rank(const struct dbfile_thread *th, struct buf *out)
 		buf_printf(out, "rank %d ", th->rank);
 }
 
+/* In a comparison, "A " or "B ": the run of thread I. */
+static void add_run(struct tui *t, uint32_t i, struct buf *out)
+{
+	const struct model_compare *cmp = model_comparison(t->model);
+	if (cmp)
+		buf_addstr(out, i < cmp->nthreads_a ? "A " : "B ");
+}
+
 /* A thread: its number, tid, where it started and the name the program gave it (PROC: the
  * thread whose command line its process row shows). */
 static void thread_identity(struct tui *t, uint32_t i, const struct dbfile_thread *proc,
@@ -552,6 +593,7 @@ static void thread_identity(struct tui *t, uint32_t i, const struct dbfile_threa
 {
 	const struct dbfile_thread *th = &model_db(t->model)->threads[i];
 	buf_printf(out, "  #%-3u ", i);
+	add_run(t, i, out);
 	add_rank(th, out);
 	buf_printf(out, "tid %-7u ", th->tid);
 	if (th->entry[0])
@@ -577,6 +619,7 @@ static void process_identity(struct tui *t, const struct tui_thread_row *row, st
 {
 	const struct dbfile *db = model_db(t->model);
 	const struct dbfile_thread *th = &db->threads[row->first];
+	add_run(t, row->first, out);
 	buf_printf(out, "process %-7u ", row->pid);
 	add_rank(th, out);
 	if (t->threads.several_hosts) {
@@ -609,7 +652,9 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 	tui_threads_update(t);
 	m = model_metric(t->model, c->metric);
 	buf_addstr(&title, "threads: ");
-	tui_escape(t, &title, metric_name(t, c->metric));
+	/* a comparison's: each run's threads with its own metric of the group */
+	tui_escape(t, &title, model_comparison(t->model) ? model_metric_base_name(t->model, c->metric)
+							  : metric_name(t, c->metric));
 	buf_printf(&title, "(%s)", c->inclusive ? "I" : "E");
 	if (t->sel[t->view] != MODEL_NONE) {
 		tui_label(t, t->view, t->sel[t->view], &label);

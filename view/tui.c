@@ -425,6 +425,8 @@ static void sort_by_column(struct tui *t, uint32_t n)
 		s.metric = t->cols[n - 1].metric;
 		s.inclusive = t->cols[n - 1].inclusive;
 		s.descending = true;
+		/* A comparison's change: the largest either way first. */
+		s.by_magnitude = model_metric_role(t->model, s.metric) == MODEL_ROLE_DELTA;
 	} else {
 		tui_message(t, true, "no column %u (there are %u)", n, t->ncols);
 		return;
@@ -1451,14 +1453,14 @@ static void tui_init_state(struct tui *t, struct model *model, const struct tui_
 		if (t->metrics[i] == sort.metric)
 			sort_shown = true;
 	if (!sort_shown || sort.by_name)
-		sort = (struct model_sort){ t->metrics[0], true, true, false };
+		sort = (struct model_sort){ t->metrics[0], true, true, false, false };
 	set_sort(t, sort);
 	root = model_root(model, t->view);
 	model_expand(model, t->view, root, true);
 	t->sel[t->view] = root;
 	if (opt->hot_path) {
 		model_node end =
-			model_hot_path(model, t->view, root, t->metrics[0], t->hot_threshold);
+			model_hot_path(model, t->view, root, sort.metric, t->hot_threshold);
 		if (end != MODEL_NONE) {
 			model_reveal(model, t->view, end);
 			t->sel[t->view] = end;

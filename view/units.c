@@ -184,16 +184,59 @@ bool model_metric_has_percent(const struct model *model, uint32_t metric)
 	return m && m->kind == DBFILE_METRIC_RAW && !model_metric_is_tma(model, metric);
 }
 
+/* Whether METRIC's values are amounts of its unit, as stored: raw metrics, and the change
+ * (B - A) between two runs' raw metrics when not of shares. */
+static bool in_unit(const struct model *model, uint32_t metric)
+{
+	const struct dbfile_metric *m = model_metric(model, metric);
+	if (!m || model_metric_is_tma(model, metric))
+		return false;
+	if (m->kind == DBFILE_METRIC_RAW)
+		return true;
+	const struct model_compare *cmp = model_comparison(model);
+	if (!cmp || cmp->metrics[metric].role != MODEL_ROLE_DELTA || cmp->metrics[metric].normalized)
+		return false;
+	const struct dbfile_metric *a = model_metric(model, cmp->metrics[metric].a);
+	return a && a->kind == DBFILE_METRIC_RAW;
+}
+
+/* A comparison's change: "+1.25 s", "-830 ms", "+2.5 pp" (shares), "0"; B / A: "1.25x". */
+static const char *format_change(const struct model *model, uint32_t metric, double v,
+				 char *out, size_t size)
+{
+	const struct model_compare_metric *c = &model_comparison(model)->metrics[metric];
+	const struct dbfile_metric *m = model_metric(model, metric);
+	char tmp[64];
+	if (c->role == MODEL_ROLE_RATIO) {
+		if (isinf(v))
+			snprintf(out, size, "new");
+		else
+			snprintf(out, size, "%.3gx", v);
+		return out;
+	}
+	if (c->normalized)
+		snprintf(tmp, sizeof(tmp), "%.2f pp", fabs(v) * 100);
+	else if (in_unit(model, metric))
+		model_format_value(fabs(v), m->unit, tmp, sizeof(tmp));
+	else
+		snprintf(tmp, sizeof(tmp), "%.3g", fabs(v));
+	units_concat(v > 0 ? "+" : v < 0 ? "-" : "", tmp, out, size);
+	return out;
+}
+
 const char *model_format_metric(const struct model *model, uint32_t metric, double v, char *out,
 				size_t size)
 {
 	const struct dbfile_metric *m = model_metric(model, metric);
+	enum model_role role = model_metric_role(model, metric);
 	if (!size)
 		return out;
 	if (isnan(v))
 		snprintf(out, size, "n/a");
 	else if (model_metric_is_tma(model, metric))
 		snprintf(out, size, "%.1f%%", v * 100);
+	else if (role == MODEL_ROLE_DELTA || role == MODEL_ROLE_RATIO)
+		format_change(model, metric, v, out, size);
 	else if (m && m->kind == DBFILE_METRIC_DERIVED)
 		snprintf(out, size, "%.3g", v);
 	else
@@ -217,7 +260,7 @@ size_t model_format_fixed(double v, int decimals, char *out, size_t size)
 const char *model_number_unit(const struct model *model, uint32_t metric, bool raw)
 {
 	const struct dbfile_metric *m = model_metric(model, metric);
-	if (!m || m->kind != DBFILE_METRIC_RAW || model_metric_is_tma(model, metric))
+	if (!in_unit(model, metric))
 		return NULL;
 	if (m->unit == MFILE_UNIT_NANOSECONDS)
 		return raw ? "ns" : "s";
@@ -319,9 +362,10 @@ const char *model_format_number(const struct model *model, uint32_t metric, doub
 		model_format_fraction(v, out, size);
 		return out;
 	}
-	if (m && m->kind == DBFILE_METRIC_RAW && m->unit == MFILE_UNIT_NANOSECONDS)
+	bool amount = !m || in_unit(model, metric);
+	if (amount && m && m->unit == MFILE_UNIT_NANOSECONDS)
 		v /= 1e9;
-	else if ((!m || m->kind == DBFILE_METRIC_RAW) && fabs(v) < 1e6 && v == floor(v)) {
+	else if (amount && fabs(v) < 1e6 && v == floor(v)) {
 		model_format_fixed(v == 0 ? 0.0 : v, 0, out,
 				   size); /* counts as the screen: exact */
 		return out;
