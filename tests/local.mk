@@ -158,6 +158,7 @@ E2E_TESTS += \
 	tests/e2e/t0410-view-batch-units.sh \
 	tests/e2e/t0411-view-keys-man.sh \
 	tests/e2e/t0412-view-trace.sh \
+	tests/e2e/t0413-view-compare.sh \
 	tests/e2e/t0450-view-tui.sh \
 	tests/e2e/t0451-view-tui-panes.sh \
 	tests/e2e/t0452-view-tui-terminal.sh \
@@ -165,11 +166,13 @@ E2E_TESTS += \
 	tests/e2e/t0454-view-tui-fit.sh \
 	tests/e2e/t0455-view-tui-source-dirs.sh \
 	tests/e2e/t0456-view-tui-processes.sh \
-	tests/e2e/t0457-view-tui-trace.sh
+	tests/e2e/t0457-view-tui-trace.sh \
+	tests/e2e/t0458-view-tui-compare.sh
 EXTRA_DIST += \
 	$(E2E_TESTS) \
 	tests/e2e/expected \
 	tests/e2e/prof-check.awk \
+	tests/e2e/compare-check.py \
 	tests/e2e/processes-lib.sh \
 	tests/e2e/loop-marks-lib.sh \
 	tests/e2e/loop-scopes.awk \

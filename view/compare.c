@@ -75,6 +75,7 @@ struct merge {
 	struct dbfile out;
 	struct interner strings, names;
 	size_t amodules, afunctions, ametrics, acontexts;
+	bool *same_build; /* merged module -> both runs had it, with one build-id */
 	struct hmap module_of, function_of;
 	uint32_t *pair[2]; /* merged context -> the context of each side, or NONE */
 	struct model_compare *cmp;
@@ -146,11 +147,19 @@ static void merge_modules(struct merge *m)
 			uint32_t key = module_key(m, s, i);
 			uint64_t v;
 			if (hmap_get(&m->module_of, key, &v)) {
+				const struct dbfile_module *d = &m->out.modules[v];
+				m->same_build[v] = k == 1 && mod->build_id_len &&
+						   d->build_id_len == mod->build_id_len &&
+						   !memcmp(d->build_id, mod->build_id, mod->build_id_len);
 				m->out.modules[v].flags |= mod->flags;
 				s->module[i] = (uint32_t)v;
 				continue;
 			}
+			size_t had = m->amodules;
 			ALLOC_GROW(m->out.modules, (size_t)m->out.nmodules + 1, m->amodules);
+			if (had != m->amodules)
+				m->same_build = xreallocarray(m->same_build, m->amodules, sizeof(bool));
+			m->same_build[m->out.nmodules] = false;
 			struct dbfile_module *d = &m->out.modules[m->out.nmodules];
 			*d = (struct dbfile_module){ .path = side_string(m, s, mod->path),
 						     .flags = mod->flags };
@@ -435,7 +444,7 @@ static void merge_metrics(struct merge *m, bool normalize)
 struct child_key {
 	uint8_t kind;
 	uint32_t function, file, line, module;
-	uint64_t addr;	/* only where nothing else tells the scopes apart */
+	uint64_t addr;	/* only where nothing else tells the scopes apart (see child_keys) */
 	uint64_t order; /* between equal keys: the address, so that pairs keep their order */
 	uint32_t ctx;
 };
@@ -479,13 +488,20 @@ static int child_keys(struct merge *m, struct side *s, uint32_t parent, struct c
 		uint32_t c = p.first_child + i;
 		if (dbfile_context(&s->db, c, &x) < 0)
 			return -1;
-		bool by_addr = x.kind == DBFILE_ENTRY || (x.kind == DBFILE_LINE && !x.line);
+		/* Without a line (kernel frames, code without debug information), the address tells
+		 * the scopes apart where both runs ran the same build of the module; of a rebuilt
+		 * one, equal keys pair in address order. */
+		uint32_t module = side_module(s, x.module);
+		bool same_build = module != DBFILE_NONE && m->same_build[module];
+		bool by_addr = x.kind == DBFILE_ENTRY ||
+			       (!x.line && same_build &&
+				(x.kind == DBFILE_LINE || x.kind == DBFILE_CALL || x.kind == DBFILE_LOOP));
 		(*out)[i] = (struct child_key){
 			.kind = x.kind,
 			.function = side_function(s, x.function),
 			.file = side_file_key(m, s, x.file),
 			.line = x.line,
-			.module = side_module(s, x.module),
+			.module = module,
 			.addr = by_addr ? x.addr : 0,
 			.order = x.addr,
 			.ctx = c,
@@ -750,6 +766,7 @@ static void merge_release(struct merge *m)
 	interner_release(&m->strings, true);
 	interner_release(&m->names, false);
 	hmap_release(&m->module_of);
+	free(m->same_build);
 	hmap_release(&m->function_of);
 	dbfile_close(&m->out);
 }

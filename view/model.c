@@ -982,6 +982,20 @@ void model_set_comparison(struct model *model, struct model_compare *cmp)
 {
 	model_compare_release(model->cmp);
 	model->cmp = cmp;
+	/* The changes named after their run's metrics as the model names them (an event of one
+	 * perf group loses its "[T1]", name_group_copies). */
+	for (uint32_t k = 0; k < model->nm; k++) {
+		const struct model_compare_metric *c = &cmp->metrics[k];
+		if (c->role != MODEL_ROLE_DELTA && c->role != MODEL_ROLE_RATIO)
+			continue;
+		struct dbfile_metric *m = &model->db.metrics[k];
+		struct buf b = BUF_INIT;
+		buf_addstr(&b, c->role == MODEL_ROLE_DELTA ? "B-A:" : "B/A:");
+		buf_addstr(&b, model_metric_base_name(model, c->a));
+		buf_addch(&b, '\0');
+		free(m->name);
+		m->name = buf_detach(&b, NULL);
+	}
 	/* The default order: the largest change of the first metric measured in both runs. */
 	for (uint32_t k = 0; k < model->nm; k++)
 		if (cmp->metrics[k].role == MODEL_ROLE_DELTA) {

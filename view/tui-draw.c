@@ -267,6 +267,8 @@ static void format_percent(struct tui *t, model_node node, const struct tui_colu
 		double change = 100 * v / a;
 		if (isnan(v) || isnan(a) || (a == 0 && v == 0))
 			snprintf(out, size, "-");
+		else if (v == 0)
+			snprintf(out, size, "0%%");
 		else if (a == 0)
 			snprintf(out, size, "new");
 		else
@@ -614,6 +616,12 @@ static void draw_rows(struct tui *t, const model_node *rows, const uint32_t *sho
 							: (t->utf8_glyph ? "▸ " : "+ "));
 		else
 			buf_addstr(&line, t->utf8_glyph ? "· " : "  ");
+		/* A scope of one run of a comparison: said before its label, which may be cut. */
+		if (model_comparison(t->model)) {
+			unsigned runs = model_node_runs(t->model, t->view, rows[r]);
+			if (runs == 1 || runs == 2)
+				buf_addstr(&line, runs == 1 ? "[A only] " : "[B only] ");
+		}
 		tui_label(t, t->view, rows[r], &label);
 		buf_add(&line, label.data, label.len);
 		attrset(base);

@@ -17,12 +17,14 @@ int main(int argc, char **argv)
 {
 	fth_progname = "make-viewdb";
 	if (argc < 3)
-		die(2, "usage: make-viewdb small|tma|deep|large [--contexts N] [--threads T] [--seed S] DIR");
+		die(2, "usage: make-viewdb small|tma|tma-after|deep|large [--contexts N] [--threads T] [--seed S] DIR");
 	int rc;
 	if (!strcmp(argv[1], "small") && argc == 3) {
 		rc = viewdb_make_small(argv[2]);
 	} else if (!strcmp(argv[1], "tma") && argc == 3) {
-		rc = viewdb_make_tma(argv[2]);
+		rc = viewdb_make_tma(argv[2], false);
+	} else if (!strcmp(argv[1], "tma-after") && argc == 3) {
+		rc = viewdb_make_tma(argv[2], true);
 	} else if (!strcmp(argv[1], "deep") && argc == 3) {
 		rc = viewdb_make_deep(argv[2]);
 	} else if (!strcmp(argv[1], "large")) {

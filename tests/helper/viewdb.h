@@ -36,7 +36,7 @@ void viewdb_release(struct viewdb *b);
 
 /* The databases of the tests: see viewdb.c for what each holds and its known values. */
 int viewdb_make_small(const char *dir);
-int viewdb_make_tma(const char *dir);
+int viewdb_make_tma(const char *dir, bool after);
 int viewdb_make_deep(const char *dir);
 /* NCONTEXTS contexts, NTHREADS threads, generated from SEED. */
 int viewdb_make_large(const char *dir, uint32_t ncontexts, uint32_t nthreads, uint32_t seed);

@@ -180,7 +180,7 @@ static void test_navigation(struct model *model, const char *srcdir)
 			   "prog.c:24 \xc2\xbb evil\x1b[2J\nname\xff\xfe"),
 	   "children sorted by inclusive value");
 	struct model_sort s = model_get_sort(model);
-	struct model_sort by_name = { 0, true, false, true };
+	struct model_sort by_name = { 0, true, false, true, false };
 	model_set_sort(model, &by_name);
 	n = model_children(model, td, mainf, &kids);
 	ok(n == 4 && !strcmp(label(model, td, kids[0], true), "loop at prog.c:12") &&
@@ -774,7 +774,7 @@ int main(void)
 	if (f)
 		fclose(f);
 	ok(viewdb_make_small(dir) == 0, "write the small database");
-	ok(viewdb_make_tma(tma) == 0, "write the TMA database");
+	ok(viewdb_make_tma(tma, false) == 0, "write the TMA database");
 	struct model *model = model_open(dir);
 	ok(model != NULL, "open it: %s", model ? "" : fth_errmsg());
 	if (!model)
