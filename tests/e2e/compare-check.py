@@ -21,6 +21,14 @@ def load(path):
         return json.load(f)
 
 
+def site(label):
+    """A call site's label without its callee ("f.c:5 » g", or "call at f.c:5" where it calls
+    several): which callees a site has differs between the runs and the comparison."""
+    if label.startswith("call at "):
+        return label[len("call at "):]
+    return label.split(" » ")[0]
+
+
 def below_main(tree):
     """{label path below main: node} of the first "main" function of TREE."""
     out = {}
@@ -37,7 +45,7 @@ def below_main(tree):
     def walk(node, path):
         out[path] = node
         for c in node["children"]:
-            walk(c, path + (c["label"],))
+            walk(c, path + (site(c["label"]),))
 
     main = find(tree)
     assert main, "no main in the tree"
