@@ -926,13 +926,12 @@ static void json_comparison(struct model *model, struct buf *out)
 	buf_addstr(out, "], \"one_run\": [");
 	first = true;
 	for (uint32_t k = 0; k < model_nmetrics(model); k++) {
-		const struct model_compare_metric *c = &cmp->metrics[k];
-		if (c->role != MODEL_ROLE_ONLY)
+		if (cmp->metrics[k].role != MODEL_ROLE_ONLY)
 			continue;
-		buf_addstr(out, first ? "{\"metric\": " : ", {\"metric\": ");
+		buf_printf(out, "%s{\"metric\": ", first ? "" : ", ");
 		first = false;
 		json_text(out, model_metric(model, k)->name);
-		buf_printf(out, ", \"run\": \"%s\"}", c->run == 1 ? "A" : "B");
+		buf_printf(out, ", \"run\": \"%s\"}", cmp->metrics[k].run == 1 ? "A" : "B");
 	}
 	buf_addstr(out, "], \"notes\": [");
 	for (uint32_t i = 0; i < cmp->nnotes; i++) {

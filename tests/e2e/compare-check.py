@@ -9,6 +9,8 @@
 #       each is right, to within the sampling error of the samples each run took
 #   compare-check.py flat COMPARE.json A.json B.json
 #       the same as "same" for the function rows of a bottom-up or flat tree (by name)
+#   compare-check.py tma|normalized COMPARE.json
+#       make-viewdb's tma against tma-after: the TMA node changes, or --normalize's shares
 import json
 import math
 import sys
@@ -132,12 +134,45 @@ def split(cmp_path, samples_a, samples_b):
         assert close(node["B-A:" + METRIC], b - a), name
 
 
+def find(node, label):
+    if node["label"] == label:
+        return node
+    for c in node["children"]:
+        f = find(c, label)
+        if f:
+            return f
+    return None
+
+
+def tma(cmp_path):
+    """make-viewdb's tma against tma-after (--raw --topdown): the node changes."""
+    d = load(cmp_path)
+    k6, k8, main = (find(d["tree"], l) for l in ("kern.c:6", "kern.c:8", "main"))
+    assert k6["topdown"]["Backend Bound"] == {"a": 0.75, "b": 0.5, "change": -0.25}, k6["topdown"]
+    assert k6["topdown"]["Retiring"] == {"a": 0.15, "b": 0.4, "change": 0.25}, k6["topdown"]
+    assert k8["topdown"]["Backend Bound"]["change"] == 0, k8["topdown"]
+    assert main["topdown"]["Backend Bound"] == {"a": 0.45, "b": 0.325, "change": -0.125}
+    assert k8["inclusive"]["B-A:cpu-clock"] == 100, k8["inclusive"]
+
+
+def normalized(cmp_path):
+    """tma against tma-after with --normalize --metric topdown-be-bound: shares of each total
+    (A: 750 + 150, B: 500 + 150)."""
+    k6 = find(load(cmp_path)["tree"], "kern.c:6")["inclusive"]
+    want = 500 / 650 - 750 / 900
+    assert abs(k6["B-A:topdown-be-bound"] - want) < 1e-12, (k6, want)
+
+
 if __name__ == "__main__":
     what = sys.argv[1]
     if what == "same":
         same(*sys.argv[2:5])
     elif what == "flat":
         flat(*sys.argv[2:5])
+    elif what == "tma":
+        tma(sys.argv[2])
+    elif what == "normalized":
+        normalized(sys.argv[2])
     elif what == "split":
         split(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))
     else:
