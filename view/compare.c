@@ -847,6 +847,8 @@ struct model *compare_open(const char *a, const char *b, const struct compare_op
 	m.out.program = xstrdup(m.side[0].db.program ? m.side[0].db.program : "");
 	m.out.flags = (m.side[0].db.flags | m.side[1].db.flags) &
 		      (DBFILE_FLAG_NO_LOOPS | DBFILE_FLAG_NO_THREADS);
+	if (opt->no_threads) /* most of the cost of the merge: skipped where nothing reads them */
+		m.out.flags |= DBFILE_FLAG_NO_THREADS;
 	m.cmp->nthreads_a = m.side[0].db.nthreads;
 	m.cmp->contexts_matched = m.matched;
 	m.cmp->contexts_only_a = m.only[0];

@@ -15,6 +15,7 @@
 struct compare_options {
 	bool normalize; /* counts as shares of each run's total (time stays in seconds) */
 	bool whole;	/* open the result with model_open_whole (batch output) */
+	bool no_threads; /* leave out the per-thread values (batch output of the sums) */
 };
 
 /*

@@ -367,6 +367,7 @@ int main(int argc, char **argv)
 	const char *database = argv[optind];
 	bool whole = batch && bo.view != MODEL_NVIEWS;
 	co.whole = whole;
+	co.no_threads = batch && thread < 0 && process < 0;
 	struct model *model = comparing ? compare_open(argv[optind], argv[optind + 1], &co)
 			      : whole	  ? model_open_whole(database)
 					  : model_open(database);
