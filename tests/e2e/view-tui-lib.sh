@@ -107,11 +107,13 @@ tui_wait_gone() {
 	tui_poll '! tui_screen | grep -Eq -- "$tui_pattern"' "the end of: $1"
 }
 
-# tui_until CMD: poll until shell code CMD succeeds on the screen in the file "screen" (curses
-# may be half-way through drawing a frame when the screen is read).
+# tui_until CMD: poll until shell code CMD succeeds on the screen in the file "screen", and
+# the screen read once more is the same (curses may be half-way through drawing a frame when
+# the screen is read, and the test's later greps read this file).
 tui_until() {
 	tui_check=$1
-	tui_poll 'tui_screen >screen && eval "$tui_check"' ": $1"
+	tui_poll 'tui_screen >screen && eval "$tui_check" && tui_screen >screen.again &&
+		cmp -s screen screen.again' ": $1"
 }
 
 # first_before A B: on the screen, the first line matching A is above the first matching B.
