@@ -9,8 +9,8 @@ packages="gcc g++ make autoconf automake libtool pkg-config binutils libzstd-dev
 libelf-dev libunwind-dev libpfm4-dev libzydis-dev libncurses-dev libiberty-dev"
 # Optional: clang builds the libFuzzer harness; tmux drives view's terminal tests; jemalloc and
 # tcmalloc are the other allocators MEMLEAK is tested over (t0110); gcc-multilib builds the
-# 32-bit child that t0119 expects measure to name.
-optional="clang tmux libjemalloc2 libtcmalloc-minimal4 gcc-multilib"
+# 32-bit child that t0119 expects measure to name; Open MPI runs the MPI tests and builds prof-mpi.
+optional="clang tmux libjemalloc2 libtcmalloc-minimal4 gcc-multilib openmpi-bin libopenmpi-dev"
 
 missing=
 for p in $packages $optional; do

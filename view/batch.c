@@ -959,6 +959,11 @@ static void run_json(struct model *model, const struct batch_options *opt, struc
 		buf_printf(out, "%lld", (long long)model_selected_process(model));
 	else
 		buf_addstr(out, "null");
+	buf_addstr(out, ", \"rank\": ");
+	if (model_selected_rank(model) >= 0)
+		buf_printf(out, "%d", model_selected_rank(model));
+	else
+		buf_addstr(out, "null");
 	buf_addstr(out, ", \"metrics\": [");
 	for (uint32_t k = 0; k < opt->nmetrics; k++) {
 		if (k)

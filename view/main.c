@@ -58,6 +58,7 @@ static void usage(FILE *f)
 		"  --source-path DIR       look for source files in DIR too (repeatable)\n"
 		"  --thread N              show thread N's values instead of the sum over threads\n"
 		"  --process PID           show the sums over process PID's threads\n"
+		"  --rank R                show the sums over MPI rank R's threads\n"
 		"  --ascii                 ASCII line drawing and arrows\n"
 		"  --no-color              no colours (also when NO_COLOR is set)\n"
 		"  --no-mouse              do not take the mouse\n"
@@ -69,7 +70,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_BATCH = 256, OPT_VIEW, OPT_FORMAT, OPT_METRIC, OPT_DEPTH, OPT_HOT_PATH, OPT_NO_HOT_PATH,
-	OPT_TOPDOWN, OPT_SOURCE_PATH, OPT_THREAD, OPT_PROCESS, OPT_ASCII, OPT_NO_COLOR, OPT_NO_MOUSE,
+	OPT_TOPDOWN, OPT_SOURCE_PATH, OPT_THREAD, OPT_PROCESS, OPT_RANK, OPT_ASCII, OPT_NO_COLOR, OPT_NO_MOUSE,
 	OPT_NO_DEMANGLE, OPT_KEYS, OPT_VERSION, OPT_RAW, OPT_LIST_KEYS, OPT_WIDTH, OPT_TIME,
 	OPT_NORMALIZE, OPT_MIN_CHANGE
 };
@@ -91,6 +92,7 @@ static const struct option options[] = {
 	{ "source-path", required_argument, NULL, OPT_SOURCE_PATH },
 	{ "thread", required_argument, NULL, OPT_THREAD },
 	{ "process", required_argument, NULL, OPT_PROCESS },
+	{ "rank", required_argument, NULL, OPT_RANK },
 	{ "ascii", no_argument, NULL, OPT_ASCII },
 	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 	{ "no-mouse", no_argument, NULL, OPT_NO_MOUSE },
@@ -257,7 +259,7 @@ int main(int argc, char **argv)
 	struct tui_options to = { .hot_path = true };
 	const char **metric_names = NULL, **source_paths = NULL;
 	size_t nmetric_names = 0, nsource_paths = 0;
-	long thread = -1, process = -1;
+	long thread = -1, process = -1, rank = -1;
 	uint32_t trace_width = 100;
 	double time_from = 0, time_to = -1, min_change = 0;
 	bool min_change_percent = false;
@@ -320,6 +322,9 @@ int main(int argc, char **argv)
 		case OPT_PROCESS:
 			process = parse_number("--process", optarg, UINT32_MAX);
 			break;
+		case OPT_RANK:
+			rank = parse_number("--rank", optarg, INT32_MAX);
+			break;
 		case OPT_ASCII:
 			bo.ascii = to.ascii = true;
 			break;
@@ -367,7 +372,7 @@ int main(int argc, char **argv)
 	const char *database = argv[optind];
 	bool whole = batch && bo.view != MODEL_NVIEWS;
 	co.whole = whole;
-	co.no_threads = batch && thread < 0 && process < 0;
+	co.no_threads = batch && thread < 0 && process < 0 && rank < 0;
 	struct model *model = comparing ? compare_open(argv[optind], argv[optind + 1], &co)
 			      : whole	  ? model_open_whole(database)
 					  : model_open(database);
@@ -398,12 +403,13 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < nsource_paths; i++)
 		model_add_source_path(model, source_paths[i]);
-	if (thread >= 0 && process >= 0) {
+	if ((thread >= 0) + (process >= 0) + (rank >= 0) > 1) {
 		model_close(model);
-		die(1, "--thread and --process: one or the other");
+		die(1, "--thread, --process and --rank: one of them");
 	}
 	if ((thread >= 0 && model_select_thread(model, (int32_t)thread) < 0) ||
-	    (process >= 0 && model_select_process(model, (uint32_t)process) < 0)) {
+	    (process >= 0 && model_select_process(model, (uint32_t)process) < 0) ||
+	    (rank >= 0 && model_select_rank(model, (int32_t)rank) < 0)) {
 		fprintf(stderr, "view: %s\n", fth_errmsg());
 		model_close(model);
 		return 1;

@@ -19,9 +19,11 @@
 
 /* Values per (context, metric): the sums over threads, or one thread's (dbfile_*_row). */
 struct vsrc {
-	int32_t thread; /* -1: the summary, or the threads of a process (NSET > 0) */
-	/* A process: its threads, and their sums of every context, read whole when selected */
+	int32_t thread; /* -1: the summary, or the threads of a process or rank (NSET > 0) */
+	/* A process (or an MPI rank: RANK >= 0): its threads, and their sums of every context,
+	 * read whole when selected */
 	uint32_t pid, nset;
+	int32_t rank;
 	uint32_t *set;
 	uint32_t *row_start; /* ncontexts + 1 */
 	uint16_t *row_metric;

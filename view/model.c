@@ -317,9 +317,9 @@ static struct model *open_model(const char *dir, bool whole)
 	hmap_init(&model->vcache.slot);
 	for (int v = 0; v < MODEL_NVIEWS; v++)
 		hmap_init(&model->min_seen[v]);
-	model->sum = (struct vsrc){ .thread = -1 };
-	model->thread_src = (struct vsrc){ .thread = -1 };
-	model->process_src = (struct vsrc){ .thread = -1 };
+	model->sum = (struct vsrc){ .thread = -1, .rank = -1 };
+	model->thread_src = (struct vsrc){ .thread = -1, .rank = -1 };
+	model->process_src = (struct vsrc){ .thread = -1, .rank = -1 };
 	model->cur = &model->sum;
 	model->bu.root = model->flat.root = MODEL_NONE;
 	model->sort = (struct model_sort){ model_default_metric(model), true, true, false, false };
@@ -658,7 +658,7 @@ static void release_process(struct vsrc *p)
 	free(p->row_start);
 	free(p->row_metric);
 	free(p->row_val);
-	*p = (struct vsrc){ .thread = -1 };
+	*p = (struct vsrc){ .thread = -1, .rank = -1 };
 }
 
 struct set_value {
@@ -722,17 +722,19 @@ static int read_process_rows(struct model *model, struct vsrc *p)
 	return 0;
 }
 
-int model_select_process(struct model *model, uint32_t pid)
+/* Show the sums over the threads of process PID, or of MPI rank RANK when RANK >= 0. */
+static int select_thread_set(struct model *model, uint32_t pid, int32_t rank)
 {
 	const struct dbfile *db = &model->db;
-	if (model->cur == &model->process_src && model->process_src.pid == pid)
+	if (model->cur == &model->process_src && model->process_src.rank == rank &&
+	    (rank >= 0 || model->process_src.pid == pid))
 		return 0;
 	if (model_select_thread(model, -1) < 0)
 		return -1;
-	struct vsrc p = { .thread = -1, .pid = pid };
+	struct vsrc p = { .thread = -1, .pid = rank >= 0 ? 0 : pid, .rank = rank };
 	p.set = xcalloc(db->nthreads ? db->nthreads : 1, sizeof(*p.set));
 	for (uint32_t t = 0; t < db->nthreads; t++)
-		if (db->threads[t].pid == pid) {
+		if (rank >= 0 ? db->threads[t].rank == rank : db->threads[t].pid == pid) {
 			if (check_thread(model, t) < 0) {
 				release_process(&p);
 				return -1;
@@ -741,6 +743,9 @@ int model_select_process(struct model *model, uint32_t pid)
 		}
 	if (p.nset == 0) {
 		release_process(&p);
+		if (rank >= 0)
+			return fth_error("%s: no MPI rank %d (the threads pane lists them)", db->dir,
+					 rank);
 		return fth_error("%s: no process %u (the threads pane lists them)", db->dir, pid);
 	}
 	if (read_process_rows(model, &p) < 0 || tree_load_aggregates(model, &p) < 0) {
@@ -754,9 +759,37 @@ int model_select_process(struct model *model, uint32_t pid)
 	return 0;
 }
 
+int model_select_process(struct model *model, uint32_t pid)
+{
+	return select_thread_set(model, pid, -1);
+}
+
+int model_select_rank(struct model *model, int32_t rank)
+{
+	if (rank < 0)
+		return fth_error("rank %d: ranks are numbered from 0", rank);
+	return select_thread_set(model, 0, rank);
+}
+
 int64_t model_selected_process(const struct model *model)
 {
-	return model->cur == &model->process_src ? (int64_t)model->process_src.pid : -1;
+	return model->cur == &model->process_src && model->process_src.rank < 0
+		       ? (int64_t)model->process_src.pid
+		       : -1;
+}
+
+int32_t model_selected_rank(const struct model *model)
+{
+	return model->cur == &model->process_src ? model->process_src.rank : -1;
+}
+
+bool model_has_ranks(const struct model *model)
+{
+	const struct dbfile *db = &model->db;
+	for (uint32_t t = 0; t < db->nthreads; t++)
+		if (db->threads[t].rank >= 0)
+			return true;
+	return false;
 }
 
 int model_select_thread(struct model *model, int32_t thread)

@@ -246,6 +246,12 @@ int32_t model_selected_thread(const struct model *model);
 int model_select_process(struct model *model, uint32_t pid);
 /* The process shown, or -1. */
 int64_t model_selected_process(const struct model *model);
+/* Show the sums over the threads of MPI rank RANK (all its processes), as a process's. */
+int model_select_rank(struct model *model, int32_t rank);
+/* The rank shown, or -1. */
+int32_t model_selected_rank(const struct model *model);
+/* Whether any thread of the database ran as an MPI rank. */
+bool model_has_ranks(const struct model *model);
 /*
  * The statistics over threads (count of threads with a non-zero value, sum, min, max, standard
  * deviation) of METRIC at top-down context NODE, inclusive and exclusive; read from the

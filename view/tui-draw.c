@@ -458,7 +458,9 @@ static void title_parts(struct tui *t, int level, struct buf *db, struct buf vie
 			   t->sort.descending ? (t->utf8_glyph ? "▼" : "v")
 					      : (t->utf8_glyph ? "▲" : "^"));
 	}
-	if (model_selected_process(t->model) >= 0) {
+	if (model_selected_rank(t->model) >= 0) {
+		buf_printf(rest, "  rank %d", model_selected_rank(t->model));
+	} else if (model_selected_process(t->model) >= 0) {
 		buf_printf(rest, "  process %lld", (long long)model_selected_process(t->model));
 	} else if (thread < 0) {
 		buf_addstr(rest, "  all threads");

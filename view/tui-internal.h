@@ -109,18 +109,21 @@ struct tui_threads_cache {
 	char *error;
 	double *values;	   /* nthreads */
 	uint32_t *order;   /* thread indices, largest value first */
-	/* The pane's rows: all threads, then each process (largest first) and its threads */
+	/* The pane's rows: all threads, then each process (largest first) and its threads; in
+	 * a run of MPI ranks, each rank (largest first) and its threads */
 	uint32_t nrows;
 	struct tui_thread_row *rows;
 	bool several_hosts; /* the process rows name their host */
 };
 
 struct tui_thread_row {
-	int32_t thread; /* a thread, or TUI_ROW_ALL, or TUI_ROW_PROCESS */
+	int32_t thread; /* a thread, or TUI_ROW_ALL, TUI_ROW_PROCESS or TUI_ROW_RANK */
 	uint32_t pid, first; /* PROCESS: its pid, and its first thread (for the command line) */
 	double value;
+	int32_t rank;	     /* RANK: the rank (-1: the threads that ran in no rank) */
+	uint32_t nprocs;     /* RANK: its processes */
 };
-enum { TUI_ROW_ALL = -2, TUI_ROW_PROCESS = -1 };
+enum { TUI_ROW_RANK = -3, TUI_ROW_ALL = -2, TUI_ROW_PROCESS = -1 };
 
 struct tui {
 	struct model *model;

@@ -429,7 +429,7 @@ static int by_value_desc(const void *a, const void *b)
 }
 
 static void thread_rows(const struct dbfile *db, struct tui_threads_cache *c,
-			uint32_t nthreads_a);
+			uint32_t nthreads_a, bool by_rank);
 
 int tui_threads_update(struct tui *t)
 {
@@ -484,7 +484,7 @@ int tui_threads_update(struct tui *t)
 		c->order[i] = i;
 	threads_sort_values = c;
 	qsort(c->order, db->nthreads, sizeof(*c->order), by_value_desc);
-	thread_rows(db, c, cmp ? cmp->nthreads_a : db->nthreads);
+	thread_rows(db, c, cmp ? cmp->nthreads_a : db->nthreads, model_has_ranks(t->model));
 	return 0;
 }
 
@@ -493,30 +493,43 @@ static int by_row_value_desc(const void *a, const void *b)
 	const struct tui_thread_row *x = a, *y = b;
 	if (x->value != y->value)
 		return x->value > y->value ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
 static const struct dbfile *rows_db;
 static const uint32_t *rows_rank;
 static uint32_t rows_nthreads_a; /* a comparison: the threads of run A; else all */
+static bool rows_by_rank;	 /* MPI ranks: the threads grouped by rank, not by process */
 
-/* Threads by run, by pid, then by their place in the order by value. */
-static int by_pid_then_rank(const void *a, const void *b)
+/* The group key of thread X: its rank, or its pid. */
+static int64_t group_key(uint32_t x)
+{
+	const struct dbfile_thread *th = &rows_db->threads[x];
+	return rows_by_rank ? (int64_t)th->rank : (int64_t)th->pid;
+}
+
+/* Threads by run, by rank or pid, by pid, then by their place in the order by value. */
+static int by_group_then_rank(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	uint32_t px = rows_db->threads[x].pid, py = rows_db->threads[y].pid;
+	int64_t gx = group_key(x), gy = group_key(y);
 	bool bx = x >= rows_nthreads_a, by = y >= rows_nthreads_a;
 	if (bx != by)
 		return bx ? 1 : -1;
+	if (gx != gy)
+		return gx < gy ? -1 : 1;
 	if (px != py)
 		return px < py ? -1 : 1;
 	return rows_rank[x] < rows_rank[y] ? -1 : rows_rank[x] > rows_rank[y];
 }
 
-/* The rows of the pane: processes by their sum, each followed by its threads by value; in a
- * comparison, a process of each run apart (NTHREADS_A: run A's threads). */
+/* The rows of the pane: processes (or MPI ranks, BY_RANK) by their sum, each followed by its
+ * threads by value; in a comparison, a group of each run apart (NTHREADS_A: run A's threads). */
 static void thread_rows(const struct dbfile *db, struct tui_threads_cache *c,
-			uint32_t nthreads_a)
+			uint32_t nthreads_a, bool by_rank)
 {
 	uint32_t n = db->nthreads, np = 0;
 	uint32_t *rank = xcalloc(n ? n : 1, sizeof(*rank)), *by_pid = xcalloc(n ? n : 1, sizeof(*by_pid));
@@ -529,16 +542,23 @@ static void thread_rows(const struct dbfile *db, struct tui_threads_cache *c,
 	rows_db = db;
 	rows_rank = rank;
 	rows_nthreads_a = nthreads_a;
-	qsort(by_pid, n, sizeof(*by_pid), by_pid_then_rank);
+	rows_by_rank = by_rank;
+	qsort(by_pid, n, sizeof(*by_pid), by_group_then_rank);
 	for (uint32_t k = 0; k < n; k++) {
 		const struct dbfile_thread *th = &db->threads[by_pid[k]];
-		if (k == 0 || th->pid != db->threads[by_pid[k - 1]].pid ||
-		    (by_pid[k] >= nthreads_a) != (by_pid[k - 1] >= nthreads_a)) {
+		bool new_group = k == 0 || group_key(by_pid[k]) != group_key(by_pid[k - 1]) ||
+				 (by_pid[k] >= nthreads_a) != (by_pid[k - 1] >= nthreads_a);
+		if (new_group) {
 			proc_start[np] = k;
-			procs[np++] = (struct tui_thread_row){ TUI_ROW_PROCESS, th->pid, by_pid[k], 0 };
+			procs[np++] = (struct tui_thread_row){
+				by_rank ? TUI_ROW_RANK : TUI_ROW_PROCESS, th->pid, by_pid[k], 0,
+				th->rank, 0
+			};
 		}
 		struct tui_thread_row *pr = &procs[np - 1];
 		pr->value += c->values[by_pid[k]];
+		if (new_group || th->pid != db->threads[by_pid[k - 1]].pid)
+			pr->nprocs++;
 		/* The command line of the last image the process ran (after its execs). */
 		if (th->start_ns > db->threads[pr->first].start_ns)
 			pr->first = by_pid[k];
@@ -554,15 +574,16 @@ static void thread_rows(const struct dbfile *db, struct tui_threads_cache *c,
 	free(c->rows);
 	c->rows = xcalloc((size_t)n + np + 1, sizeof(*c->rows));
 	c->nrows = 0;
-	c->rows[c->nrows++] = (struct tui_thread_row){ TUI_ROW_ALL, 0, 0, 0 };
+	c->rows[c->nrows++] = (struct tui_thread_row){ TUI_ROW_ALL, 0, 0, 0, -1, 0 };
 	for (uint32_t p = 0; p < np; p++) {
 		uint32_t g = (uint32_t)procs[p].thread;
-		procs[p].thread = TUI_ROW_PROCESS;
+		procs[p].thread = by_rank ? TUI_ROW_RANK : TUI_ROW_PROCESS;
 		c->rows[c->nrows++] = procs[p];
 		for (uint32_t k = proc_start[g]; k < proc_start[g + 1]; k++) {
 			uint32_t i = by_pid[k];
-			c->rows[c->nrows++] =
-				(struct tui_thread_row){ (int32_t)i, procs[p].pid, 0, c->values[i] };
+			c->rows[c->nrows++] = (struct tui_thread_row){
+				(int32_t)i, db->threads[i].pid, 0, c->values[i], procs[p].rank, 0
+			};
 		}
 	}
 	free(procs);
@@ -587,14 +608,17 @@ static void add_run(struct tui *t, uint32_t i, struct buf *out)
 }
 
 /* A thread: its number, tid, where it started and the name the program gave it (PROC: the
- * thread whose command line its process row shows). */
+ * thread whose command line its process or rank row PROC_ROW shows). */
 static void thread_identity(struct tui *t, uint32_t i, const struct dbfile_thread *proc,
-			    struct buf *out)
+			    const struct tui_thread_row *proc_row, struct buf *out)
 {
 	const struct dbfile_thread *th = &model_db(t->model)->threads[i];
 	buf_printf(out, "  #%-3u ", i);
 	add_run(t, i, out);
-	add_rank(th, out);
+	if (!proc_row || proc_row->thread != TUI_ROW_RANK)
+		add_rank(th, out);
+	else if (proc_row->nprocs > 1)
+		buf_printf(out, "pid %-7u ", th->pid);
 	buf_printf(out, "tid %-7u ", th->tid);
 	if (th->entry[0])
 		tui_escape(t, out, th->entry);
@@ -614,14 +638,26 @@ static void thread_identity(struct tui *t, uint32_t i, const struct dbfile_threa
 	}
 }
 
-/* A process: its pid, host (when the run has several) and command line. */
+/* A process: its pid, host (when the run has several) and command line; an MPI rank: the
+ * rank, then its process's (or the number of its processes). */
 static void process_identity(struct tui *t, const struct tui_thread_row *row, struct buf *out)
 {
 	const struct dbfile *db = model_db(t->model);
 	const struct dbfile_thread *th = &db->threads[row->first];
 	add_run(t, row->first, out);
-	buf_printf(out, "process %-7u ", row->pid);
-	add_rank(th, out);
+	if (row->thread == TUI_ROW_RANK) {
+		if (row->rank >= 0)
+			buf_printf(out, "rank %-4d ", row->rank);
+		else
+			buf_addstr(out, "no rank   ");
+		if (row->nprocs > 1)
+			buf_printf(out, "%u processes ", row->nprocs);
+		else
+			buf_printf(out, "process %-7u ", row->pid);
+	} else {
+		buf_printf(out, "process %-7u ", row->pid);
+		add_rank(th, out);
+	}
 	if (t->threads.several_hosts) {
 		tui_escape(t, out, th->host);
 		buf_addch(out, ' ');
@@ -635,6 +671,35 @@ static void process_identity(struct tui *t, const struct tui_thread_row *row, st
 	}
 }
 
+static int by_double_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x > y ? -1 : x < y;
+}
+
+/* The line under the threads' summary in a run of MPI ranks: the ranks' totals of the
+ * selected scope, min, median, max, and their imbalance. */
+static void rank_summary(const struct tui_threads_cache *c, uint8_t unit, struct buf *line)
+{
+	uint32_t n = 0;
+	double *v = xcalloc(c->nrows, sizeof(*v)), sum = 0;
+	for (uint32_t k = 0; k < c->nrows; k++)
+		if (c->rows[k].thread == TUI_ROW_RANK && c->rows[k].rank >= 0) {
+			v[n++] = c->rows[k].value;
+			sum += c->rows[k].value;
+		}
+	qsort(v, n, sizeof(*v), by_double_desc);
+	char a[32], b[32], d[32];
+	double median = !n ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	model_format_value(n ? v[n - 1] : 0, unit, a, sizeof(a));
+	model_format_value(median, unit, b, sizeof(b));
+	model_format_value(n ? v[0] : 0, unit, d, sizeof(d));
+	buf_reset(line);
+	buf_printf(line, " %u rank%s  min %s  median %s  max %s  imbalance max/mean %.2f", n,
+		   n == 1 ? "" : "s", a, b, d, n && sum > 0 ? v[0] / (sum / n) : 0.0);
+	free(v);
+}
+
 void tui_draw_threads(struct tui *t, struct tui_rect r)
 {
 	const struct dbfile *db = model_db(t->model);
@@ -644,8 +709,10 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 	uint32_t n = db->nthreads;
 	int32_t current = model_selected_thread(t->model);
 	int64_t process = model_selected_process(t->model);
+	int32_t shown_rank = model_selected_rank(t->model);
 	uint32_t proc_first = 0;
-	double sum = 0, max = 0, min = 0, median = 0;
+	const struct tui_thread_row *proc_row = NULL;
+	double sum = 0, max = 0, min = 0, median = 0, group_max = 0;
 	const struct dbfile_metric *m;
 	char a[32], b[32], d[32], e[32];
 
@@ -684,6 +751,14 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 	buf_printf(&line, " %u threads  min %s  median %s  max %s  imbalance max/mean %s", n, a, b,
 		   d, e);
 	pane_line(t, r, row++, (const char *)line.data, A_BOLD);
+	for (uint32_t k = 0; k < c->nrows; k++)
+		if ((c->rows[k].thread == TUI_ROW_PROCESS || c->rows[k].thread == TUI_ROW_RANK) &&
+		    c->rows[k].value > group_max)
+			group_max = c->rows[k].value;
+	if (c->nrows > 1 && c->rows[1].thread == TUI_ROW_RANK) {
+		rank_summary(c, m ? m->unit : 0, &line);
+		pane_line(t, r, row++, (const char *)line.data, A_BOLD);
+	}
 	body = r.h - row;
 	if (c->nrows && t->thr_cursor >= c->nrows)
 		t->thr_cursor = c->nrows - 1;
@@ -696,8 +771,11 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 		attr_t attr = A_NORMAL;
 		bool focused = t->focus == TUI_PANE_THREADS && k == t->thr_cursor;
 		bool shown = tr->thread == TUI_ROW_PROCESS ? process == (int64_t)tr->pid
-			     : tr->thread == TUI_ROW_ALL   ? current < 0 && process < 0
-							   : current == tr->thread;
+			     : tr->thread == TUI_ROW_RANK  ? shown_rank >= 0 && shown_rank == tr->rank
+			     : tr->thread == TUI_ROW_ALL
+				     ? current < 0 && process < 0 && shown_rank < 0
+				     : current == tr->thread;
+		bool group = tr->thread == TUI_ROW_PROCESS || tr->thread == TUI_ROW_RANK;
 		buf_reset(&line);
 		buf_addstr(&line, shown ? "=" : " ");
 		if (tr->thread == TUI_ROW_ALL) {
@@ -705,16 +783,17 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 		} else {
 			int idw, pad;
 			model_format_value(tr->value, m ? m->unit : 0, a, sizeof(a));
-			if (tr->thread == TUI_ROW_PROCESS) {
+			if (group) {
 				process_identity(t, tr, &line);
 				proc_first = tr->first;
+				proc_row = tr;
+			} else {
+				thread_identity(t, (uint32_t)tr->thread, &db->threads[proc_first],
+						proc_row, &line);
 			}
-			else
-				thread_identity(t, (uint32_t)tr->thread,
-						&db->threads[proc_first], &line);
 			idw = tui_text_width((const char *)line.data);
 			pad = (r.w > 70 ? 40 : r.w / 2) - idw;
-			if (pad < 1 && tr->thread == TUI_ROW_PROCESS) {
+			if (pad < 1 && group) {
 				/* A long command line: cut, the values stay in their column. */
 				char *whole = buf_detach(&line, NULL);
 				tui_fit(t, &line, whole, (r.w > 70 ? 40 : r.w / 2) - 1);
@@ -724,11 +803,12 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 			for (; pad > 0; pad--)
 				buf_addch(&line, ' ');
 			buf_printf(&line, " %10s %5.1f%% ", a, sum > 0 ? 100 * tr->value / sum : 0.0);
-			tui_bar(t, &line, max > 0 ? tr->value / max : 0, r.w > 90 ? 20 : 10);
+			double top = group ? group_max : max;
+			tui_bar(t, &line, top > 0 ? tr->value / top : 0, r.w > 90 ? 20 : 10);
 		}
 		if (focused)
 			attr = tui_attr(t, TUI_STYLE_SELECTED);
-		else if (shown || tr->thread == TUI_ROW_PROCESS)
+		else if (shown || group)
 			attr = A_BOLD;
 		pane_line(t, r, row++, (const char *)line.data, attr);
 	}

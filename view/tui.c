@@ -332,7 +332,7 @@ static model_node path_find(struct tui *t, enum model_view view, const struct tu
 	return node;
 }
 
-enum rebuild_op { REBUILD_THREAD, REBUILD_PROCESS, REBUILD_FILTER };
+enum rebuild_op { REBUILD_THREAD, REBUILD_PROCESS, REBUILD_RANK, REBUILD_FILTER };
 
 /* The model's filters made the TUI's list: a scope is shown only when every filter keeps it
  * (hidden when any filter matches it or, with its subtree, one of its ancestors). */
@@ -365,6 +365,8 @@ static int rebuild(struct tui *t, enum rebuild_op op, int32_t thread)
 		rc = model_select_thread(t->model, thread);
 	else if (op == REBUILD_PROCESS)
 		rc = model_select_process(t->model, (uint32_t)thread);
+	else if (op == REBUILD_RANK)
+		rc = model_select_rank(t->model, thread);
 	else
 		apply_filters(t);
 	for (int v = 0; v < MODEL_NVIEWS; v++) {
@@ -712,20 +714,31 @@ static void select_thread(struct tui *t)
 	if (tui_threads_update(t) || t->thr_cursor >= t->threads.nrows)
 		return;
 	row = &t->threads.rows[t->thr_cursor];
+	bool everything = model_selected_thread(t->model) < 0 &&
+			  model_selected_process(t->model) < 0 && model_selected_rank(t->model) < 0;
 	if (row->thread == TUI_ROW_PROCESS ? model_selected_process(t->model) == (int64_t)row->pid
-	    : row->thread == TUI_ROW_ALL
-		    ? model_selected_thread(t->model) < 0 && model_selected_process(t->model) < 0
-		    : row->thread == model_selected_thread(t->model))
+	    : row->thread == TUI_ROW_RANK  ? model_selected_rank(t->model) == row->rank
+	    : row->thread == TUI_ROW_ALL   ? everything
+					   : row->thread == model_selected_thread(t->model))
 		return;
+	if (row->thread == TUI_ROW_RANK && row->rank < 0) {
+		tui_message(t, true, "these threads ran in no MPI rank: select one of them");
+		return;
+	}
 	int32_t thread = row->thread == TUI_ROW_ALL ? -1 : row->thread;
 	uint32_t pid = row->pid;
-	if (rebuild(t, row->thread == TUI_ROW_PROCESS ? REBUILD_PROCESS : REBUILD_THREAD,
-		    row->thread == TUI_ROW_PROCESS ? (int32_t)pid : thread)) {
+	int32_t rank = row->rank;
+	enum rebuild_op op = row->thread == TUI_ROW_PROCESS ? REBUILD_PROCESS
+			     : row->thread == TUI_ROW_RANK  ? REBUILD_RANK
+							    : REBUILD_THREAD;
+	if (rebuild(t, op, op == REBUILD_PROCESS ? (int32_t)pid : op == REBUILD_RANK ? rank : thread)) {
 		tui_message(t, true, "%s", fth_errmsg());
 		return;
 	}
 	t->thr_cursor = 0;
-	if (model_selected_process(t->model) >= 0)
+	if (model_selected_rank(t->model) >= 0)
+		tui_message(t, false, "showing MPI rank %d only", rank);
+	else if (model_selected_process(t->model) >= 0)
 		tui_message(t, false, "showing process %u only", pid);
 	else if (thread < 0)
 		tui_message(t, false, "showing the sum over all threads");
