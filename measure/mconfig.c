@@ -282,16 +282,29 @@ int mconfig_decode(struct mconfig *c, const char *events, const char *outdir, co
 	return 0;
 }
 
-int mconfig_mpi_rank(void)
+/* The first of VARS set to a number, or -1. */
+static int env_number(const char *const *vars, size_t n)
 {
-	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-					    "SLURM_PROCID", "MV2_COMM_WORLD_RANK" };
-	for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
+	for (size_t i = 0; i < n; i++) {
 		const char *v = getenv(vars[i]);
 		if (v && *v >= '0' && *v <= '9')
 			return atoi(v);
 	}
 	return -1;
+}
+
+int mconfig_mpi_rank(void)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+					    "SLURM_PROCID", "MV2_COMM_WORLD_RANK" };
+	return env_number(vars, ARRAY_SIZE(vars));
+}
+
+int mconfig_mpi_size(void)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
+					    "MV2_COMM_WORLD_SIZE" };
+	return env_number(vars, ARRAY_SIZE(vars));
 }
 
 void mconfig_perf_attr(const struct mevent *e, struct perf_event_attr *a, bool leader)

@@ -167,5 +167,7 @@ bool mconfig_probe_sigtrap(void);
 void mconfig_probe_attr(struct perf_event_attr *a, uint32_t type, uint64_t config);
 /* The MPI rank from the environment (Open MPI, PMI, PMIx, Slurm, MVAPICH), or -1. */
 int mconfig_mpi_rank(void);
+/* The number of MPI ranks from the environment (the same launchers), or -1. */
+int mconfig_mpi_size(void);
 
 #endif

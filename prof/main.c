@@ -596,6 +596,27 @@ static void report_missing_loops(const struct dbfile *db)
 				   "MEASUREMENTS_DIR' first)\n");
 }
 
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The number of MPI ranks the threads of DB ran in (0: none ran in one). */
+static uint32_t count_ranks(const struct dbfile *db)
+{
+	int32_t *r = xcalloc(db->nthreads ? db->nthreads : 1, sizeof(*r));
+	uint32_t n = 0, distinct = 0;
+	for (uint32_t t = 0; t < db->nthreads; t++)
+		if (db->threads[t].rank >= 0)
+			r[n++] = db->threads[t].rank;
+	qsort(r, n, sizeof(*r), cmp_i32);
+	for (uint32_t i = 0; i < n; i++)
+		distinct += i == 0 || r[i] != r[i - 1];
+	free(r);
+	return distinct;
+}
+
 /* The inputs skipped, with a word when they look unfinished; whether there were any. */
 static bool report_skipped(const struct prof_problems *probs)
 {
@@ -893,9 +914,13 @@ int main(int argc, char **argv)
 		esc_printf(stderr, "prof: note: %s\n", m.probs.notes[i]);
 	if (m.status == 0) {
 		report_missing_loops(&db);
-		esc_printf(stdout, "prof: wrote %s: %u threads, %u contexts, %u metrics, %u "
-				   "functions\n", m.out.final, db.nthreads, db.ncontexts, db.nmetrics,
-			   db.nfunctions);
+		char ranks[48] = "";
+		uint32_t nranks = count_ranks(&db);
+		if (nranks)
+			snprintf(ranks, sizeof(ranks), " (%u MPI rank%s)", nranks, nranks == 1 ? "" : "s");
+		esc_printf(stdout, "prof: wrote %s: %u threads%s, %u contexts, %u metrics, %u "
+				   "functions\n", m.out.final, db.nthreads, ranks, db.ncontexts,
+			   db.nmetrics, db.nfunctions);
 	}
 	if (o.stats)
 		print_stats(&m, &t0);

@@ -127,6 +127,7 @@ E2E_TESTS += \
 	tests/e2e/t0121-lifecycle.sh \
 	tests/e2e/t0122-real-programs.sh \
 	tests/e2e/t0123-modules-and-children.sh \
+	tests/e2e/t0124-measure-mpi.sh \
 	tests/e2e/t0201-struct-loops.sh \
 	tests/e2e/t0202-struct-inline.sh \
 	tests/e2e/t0203-struct-stripped.sh \
@@ -167,12 +168,15 @@ E2E_TESTS += \
 	tests/e2e/t0455-view-tui-source-dirs.sh \
 	tests/e2e/t0456-view-tui-processes.sh \
 	tests/e2e/t0457-view-tui-trace.sh \
-	tests/e2e/t0458-view-tui-compare.sh
+	tests/e2e/t0458-view-tui-compare.sh \
+	tests/e2e/t0459-view-tui-mpi.sh
 EXTRA_DIST += \
 	$(E2E_TESTS) \
 	tests/e2e/expected \
 	tests/e2e/prof-check.awk \
 	tests/e2e/compare-check.py \
+	tests/e2e/mpi-check.py \
+	tests/e2e/mpi-lib.sh \
 	tests/e2e/processes-lib.sh \
 	tests/e2e/loop-marks-lib.sh \
 	tests/e2e/loop-scopes.awk \
@@ -359,6 +363,8 @@ tests/measure-workloads/unwind-wl-%.o: $(top_srcdir)/tests/measure-workloads/unw
 	  -fPIE -DWL_NAME=unwind_wl_$* -c -o $@ $(top_srcdir)/tests/measure-workloads/unwind-wl.c
 CLEANFILES += $(UNWIND_WL_OBJECTS)
 EXTRA_DIST += tests/measure-workloads/unwind-wl.c
+# Built by t0124 with mpicc, when Open MPI is there.
+EXTRA_DIST += tests/measure-workloads/mpi-ranks.c
 
 # ---- struct's workloads: tests/struct-workloads/NAME.c built as NAME-O<level> -----------------
 # Programs with known loops, built with -g at the levels listed.

@@ -628,7 +628,9 @@ int main(int argc, char **argv)
 		struct buf note = BUF_INIT;
 		if (events_default(cfg, &d, &note) < 0)
 			die(2, "%s", fth_errmsg());
-		esc_printf(stderr, "measure: %s\n", (char *)note.data);
+		/* Every rank of an MPI run chooses the same: rank 0 says it for all. */
+		if (mconfig_mpi_rank() <= 0)
+			esc_printf(stderr, "measure: %s\n", (char *)note.data);
 		buf_release(&note);
 	} else if (events_check(cfg) < 0) {
 		die(2, "%s", fth_errmsg());
@@ -758,12 +760,21 @@ int main(int argc, char **argv)
 					  "paths)", s.taken, s.recorded, s.dropped, s.partial);
 		if (s.calls)
 			buf_printf(&what, "%s%llu calls recorded", what.len ? " and " : "", s.calls);
-		esc_printf(stderr, "measure: %llu process%s, %llu thread file%s, %s over %.3f s of CPU "
-				"time%s in %s\n",
-			s.processes, s.processes == 1 ? "" : "es", s.files, s.files == 1 ? "" : "s",
+		/* Under MPI, each rank's launcher sums up its rank: "rank 2 of 4: ". */
+		struct buf who = BUF_INIT;
+		if (mconfig_mpi_rank() >= 0) {
+			buf_printf(&who, "rank %d", mconfig_mpi_rank());
+			if (mconfig_mpi_size() > 0)
+				buf_printf(&who, " of %d", mconfig_mpi_size());
+			buf_addstr(&who, ": ");
+		}
+		esc_printf(stderr, "measure: %s%llu process%s, %llu thread file%s, %s over %.3f s of "
+				"CPU time%s in %s\n",
+			who.len ? (char *)who.data : "", s.processes, s.processes == 1 ? "" : "es", s.files, s.files == 1 ? "" : "s",
 			(char *)what.data, (double)s.cpu_ns / 1e9,
 			s.errors ? ", with errors (see the logs)" : "", absdir);
 		buf_release(&what);
+		buf_release(&who);
 	}
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
