@@ -9,8 +9,9 @@ packages="gcc g++ make autoconf automake libtool pkg-config binutils libzstd-dev
 libelf-dev libunwind-dev libpfm4-dev libzydis-dev libncurses-dev libiberty-dev"
 # Optional: clang builds the libFuzzer harness; tmux drives view's terminal tests; jemalloc and
 # tcmalloc are the other allocators MEMLEAK is tested over (t0110); gcc-multilib builds the
-# 32-bit child that t0119 expects measure to name; Open MPI runs the MPI tests and builds prof-mpi.
-optional="clang tmux libjemalloc2 libtcmalloc-minimal4 gcc-multilib openmpi-bin libopenmpi-dev"
+# 32-bit child that t0119 expects measure to name; Open MPI runs the MPI tests (t0124, t0459);
+# llvm has the llvm-mca that view --mca runs (t0414).
+optional="clang tmux libjemalloc2 libtcmalloc-minimal4 gcc-multilib openmpi-bin libopenmpi-dev llvm"
 
 missing=
 for p in $packages $optional; do

@@ -160,6 +160,7 @@ E2E_TESTS += \
 	tests/e2e/t0411-view-keys-man.sh \
 	tests/e2e/t0412-view-trace.sh \
 	tests/e2e/t0413-view-compare.sh \
+	tests/e2e/t0414-view-mca.sh \
 	tests/e2e/t0450-view-tui.sh \
 	tests/e2e/t0451-view-tui-panes.sh \
 	tests/e2e/t0452-view-tui-terminal.sh \
@@ -396,4 +397,5 @@ EXTRA_DIST += \
 	tests/struct-workloads/noreturn-lib.c \
 	tests/struct-workloads/isort.c \
 	tests/struct-workloads/loop-lines.c \
-	tests/struct-workloads/tma-loops.c
+	tests/struct-workloads/tma-loops.c \
+	tests/struct-workloads/mca-loops.c

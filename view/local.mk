@@ -31,5 +31,10 @@ view_view_SOURCES = \
 	view/batch.c \
 	view/batch.h \
 	view/batch-trace.c \
-	view/batch-trace.h
-view_view_LDADD = lib/libfathom.la $(NCURSESW_LIBS) $(DEMANGLE_LIBS) -lm
+	view/batch-trace.h \
+	view/batch-mca.c \
+	view/batch-mca.h \
+	view/mca.c \
+	view/mca.h
+view_view_LDADD = lib/libfathom.la $(NCURSESW_LIBS) $(DEMANGLE_LIBS) $(LIBELF_LIBS) \
+	$(ZYDIS_LIBS) -lm

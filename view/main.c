@@ -6,6 +6,7 @@
  */
 #include "compat.h"
 #include "batch.h"
+#include "batch-mca.h"
 #include "batch-trace.h"
 #include "compare.h"
 #include "dbfile.h"
@@ -59,6 +60,12 @@ static void usage(FILE *f)
 		"  --thread N              show thread N's values instead of the sum over threads\n"
 		"  --process PID           show the sums over process PID's threads\n"
 		"  --rank R                show the sums over MPI rank R's threads\n"
+		"  --mca LOOP              batch: the loop at FILE:LINE (or context N) through\n"
+		"                          llvm-mca: its predicted cycles per iteration, IPC,\n"
+		"                          bottleneck and port pressure, beside what was measured\n"
+		"  --mcpu CPU              --mca: the CPU llvm-mca models (default: this host's)\n"
+		"  --structs DIR           --mca: look for structure files in DIR first (repeatable;\n"
+		"                          then struct's cache)\n"
 		"  --ascii                 ASCII line drawing and arrows\n"
 		"  --no-color              no colours (also when NO_COLOR is set)\n"
 		"  --no-mouse              do not take the mouse\n"
@@ -72,7 +79,7 @@ enum {
 	OPT_BATCH = 256, OPT_VIEW, OPT_FORMAT, OPT_METRIC, OPT_DEPTH, OPT_HOT_PATH, OPT_NO_HOT_PATH,
 	OPT_TOPDOWN, OPT_SOURCE_PATH, OPT_THREAD, OPT_PROCESS, OPT_RANK, OPT_ASCII, OPT_NO_COLOR, OPT_NO_MOUSE,
 	OPT_NO_DEMANGLE, OPT_KEYS, OPT_VERSION, OPT_RAW, OPT_LIST_KEYS, OPT_WIDTH, OPT_TIME,
-	OPT_NORMALIZE, OPT_MIN_CHANGE
+	OPT_NORMALIZE, OPT_MIN_CHANGE, OPT_MCA, OPT_MCPU, OPT_STRUCTS
 };
 
 static const struct option options[] = {
@@ -93,6 +100,9 @@ static const struct option options[] = {
 	{ "thread", required_argument, NULL, OPT_THREAD },
 	{ "process", required_argument, NULL, OPT_PROCESS },
 	{ "rank", required_argument, NULL, OPT_RANK },
+	{ "mca", required_argument, NULL, OPT_MCA },
+	{ "mcpu", required_argument, NULL, OPT_MCPU },
+	{ "structs", required_argument, NULL, OPT_STRUCTS },
 	{ "ascii", no_argument, NULL, OPT_ASCII },
 	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 	{ "no-mouse", no_argument, NULL, OPT_NO_MOUSE },
@@ -257,8 +267,9 @@ int main(int argc, char **argv)
 				    .format = BATCH_TEXT,
 				    .depth = UINT32_MAX };
 	struct tui_options to = { .hot_path = true };
-	const char **metric_names = NULL, **source_paths = NULL;
-	size_t nmetric_names = 0, nsource_paths = 0;
+	const char **metric_names = NULL, **source_paths = NULL, **struct_dirs = NULL;
+	size_t nmetric_names = 0, nsource_paths = 0, nstruct_dirs = 0;
+	const char *mca_loop = NULL, *mcpu = NULL;
 	long thread = -1, process = -1, rank = -1;
 	uint32_t trace_width = 100;
 	double time_from = 0, time_to = -1, min_change = 0;
@@ -325,6 +336,15 @@ int main(int argc, char **argv)
 		case OPT_RANK:
 			rank = parse_number("--rank", optarg, INT32_MAX);
 			break;
+		case OPT_MCA:
+			mca_loop = optarg;
+			break;
+		case OPT_MCPU:
+			mcpu = optarg;
+			break;
+		case OPT_STRUCTS:
+			append_arg(&struct_dirs, &nstruct_dirs, optarg);
+			break;
 		case OPT_ASCII:
 			bo.ascii = to.ascii = true;
 			break;
@@ -369,6 +389,12 @@ int main(int argc, char **argv)
 		       "(view --view trace %s)", argv[optind]);
 	if (!comparing && (co.normalize || min_change > 0))
 		die(1, "%s: two databases to compare", co.normalize ? "--normalize" : "--min-change");
+	if (mca_loop && comparing)
+		die(1, "--mca: a loop of one run (view --batch --mca LOOP DATABASE)");
+	if (!mca_loop && (mcpu || nstruct_dirs))
+		die(1, "%s: goes with --mca LOOP", mcpu ? "--mcpu" : "--structs");
+	if (mca_loop)
+		batch = true;
 	const char *database = argv[optind];
 	bool whole = batch && bo.view != MODEL_NVIEWS;
 	co.whole = whole;
@@ -439,7 +465,14 @@ int main(int argc, char **argv)
 		bo.metrics = metrics;
 		bo.nmetrics = nmetrics;
 		bo.database = database;
-		if (bo.view == MODEL_NVIEWS)
+		if (mca_loop) {
+			struct batch_mca_options mo = { .loop = mca_loop, .mcpu = mcpu,
+							.structs = struct_dirs,
+							.nstructs = nstruct_dirs,
+							.json = bo.format == BATCH_JSON,
+							.database = database };
+			rc = batch_mca(model, &mo, stdout) < 0 ? 1 : 0;
+		} else if (bo.view == MODEL_NVIEWS)
 			rc = batch_timeline(model, &bo, trace_width, time_from, time_to) < 0 ? 1 : 0;
 		else
 			rc = batch_run(model, &bo, stdout) < 0 ? 1 : 0;
@@ -466,5 +499,6 @@ int main(int argc, char **argv)
 	free(metrics);
 	free(metric_names);
 	free(source_paths);
+	free(struct_dirs);
 	return rc;
 }

@@ -118,6 +118,11 @@ bool ctx_get(struct model *model, uint32_t ctx, struct dbfile_context *out)
 	return false;
 }
 
+bool model_context(struct model *model, uint32_t ctx, struct dbfile_context *out)
+{
+	return ctx < model->db.ncontexts && ctx_get(model, ctx, out);
+}
+
 bool row_get(struct model *model, const struct vsrc *src, uint32_t ctx, struct dbfile_row *out)
 {
 	if (src->nset && ctx < model->db.ncontexts) {

@@ -140,6 +140,8 @@ size_t model_format_fixed(double v, int decimals, char *out, size_t size);
 model_node model_root(struct model *model, enum model_view view);
 void model_node_info(struct model *model, enum model_view view, model_node node,
 		     struct model_node_info *out);
+/* The database's context CTX (a top-down node) as stored; false when it cannot be read. */
+bool model_context(struct model *model, uint32_t ctx, struct dbfile_context *out);
 /* A one-line label: "main", "loop at matmul.c:12", "matmul.c:14", "[14] » dgemm" (call site),
  * "inlined dot at blas.h:30", "« [20] main" (caller); ASCII arrows when !UTF8.  Raw text. */
 void model_node_label(struct model *model, enum model_view view, model_node node, bool utf8,

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mca.h: a loop's static throughput from llvm-mca.  The loop's machine code is rebuilt from
+ * the structure file of its binary (its address ranges, in layout order), read from the
+ * binary (its build-id checked), disassembled with Zydis into the Intel syntax llvm-mca reads,
+ * and given to llvm-mca (found on PATH as llvm-mca or llvm-mca-N) with a time limit.  A loop
+ * llvm-mca cannot model (a call, an indirect jump, an instruction it does not know) is said
+ * with the reason, never given a number.
+ */
+#ifndef FATHOM_VIEW_MCA_H
+#define FATHOM_VIEW_MCA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The loop: its binary, the build-id the measurement recorded, and its header's address. */
+struct mca_request {
+	const char *binary;
+	const uint8_t *build_id;
+	uint32_t build_id_len;
+	uint64_t header;
+	const char *mcpu;	    /* NULL: llvm-mca's default, the host's CPU */
+	const char *const *structs; /* directories of structure files to look in first */
+	size_t nstructs;
+	unsigned timeout_seconds;   /* 0: 20 */
+};
+
+enum mca_status {
+	MCA_OK,
+	MCA_NO_TOOL,	    /* llvm-mca is not installed: REASON says how to install it */
+	MCA_NO_CODE,	    /* the loop's code cannot be rebuilt (no structure file, binary changed) */
+	MCA_UNMODELLABLE,   /* the loop has what llvm-mca cannot model: REASON says what */
+	MCA_FAILED,	    /* llvm-mca failed or timed out: REASON has its words */
+};
+
+struct mca_resource {
+	char *name;
+	double pressure; /* cycles per iteration */
+};
+
+struct mca_report {
+	enum mca_status status;
+	char *reason; /* unless MCA_OK */
+	char *tool;   /* the llvm-mca run, and its -mcpu (or the host's) */
+	char *mcpu;
+	bool host_cpu; /* MCPU is the host's, llvm-mca's default */
+	char *structure; /* the structure file the code came from */
+	uint64_t lo, hi; /* the loop's first and last address + 1 */
+	uint32_t ninstructions;
+	char **assembly; /* the instructions given to llvm-mca, one a line */
+	/* llvm-mca's figures, named as it names them */
+	double block_rthroughput, ipc, uops_per_cycle;
+	uint32_t dispatch_width, iterations;
+	uint64_t total_cycles;
+	struct mca_resource *resources;
+	uint32_t nresources;
+	char *bottleneck;   /* its throughput bottleneck, in its words, or NULL */
+	char **critical;    /* the instructions of its critical sequence */
+	uint32_t ncritical;
+};
+
+/* Analyse the loop of RQ into OUT (released with mca_report_release); OUT->status says how it
+ * went.  Returns 0, or -1 only when memory or the system fails. */
+int mca_analyse(const struct mca_request *rq, struct mca_report *out);
+void mca_report_release(struct mca_report *r);
+
+/* The llvm-mca found on PATH (llvm-mca, else the highest llvm-mca-N), or NULL; to free. */
+char *mca_find_tool(void);
+
+/* Parse llvm-mca's text output TEXT into R's figures; -1 when it has none of them. */
+int mca_parse(const char *text, struct mca_report *r);
+
+#endif
