@@ -170,7 +170,8 @@ E2E_TESTS += \
 	tests/e2e/t0456-view-tui-processes.sh \
 	tests/e2e/t0457-view-tui-trace.sh \
 	tests/e2e/t0458-view-tui-compare.sh \
-	tests/e2e/t0459-view-tui-mpi.sh
+	tests/e2e/t0459-view-tui-mpi.sh \
+	tests/e2e/t0460-view-tui-mca.sh
 EXTRA_DIST += \
 	$(E2E_TESTS) \
 	tests/e2e/expected \

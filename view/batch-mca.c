@@ -223,9 +223,8 @@ static void text_report(struct model *model, const struct chosen_loop *l,
 		buf_printf(b, "llvm-mca: %s: %s\n", status_name(r->status), r->reason);
 		return;
 	}
-	buf_printf(b, "llvm-mca (%s, -mcpu %s%s):\n", r->tool, r->mcpu && *r->mcpu ? r->mcpu : "?",
-		   r->host_cpu ? ": this machine's CPU, as measure does not record the measured "
-				 "one; --mcpu chooses another" : "");
+	buf_printf(b, "llvm-mca (%s -mcpu=%s%s):\n", r->tool, r->mcpu && *r->mcpu ? r->mcpu : "?",
+		   r->host_cpu ? ", this machine's CPU; --mcpu for the measured one's" : "");
 	buf_printf(b, "  block_rthroughput %.2f cycles per iteration: the bound of the ports alone\n",
 		   r->block_rthroughput);
 	if (r->iterations)
@@ -348,7 +347,7 @@ static void json_report(struct model *model, const struct chosen_loop *l,
 	buf_addstr(b, "}}\n");
 }
 
-int batch_mca(struct model *model, const struct batch_mca_options *o, FILE *out)
+int mca_describe(struct model *model, const struct batch_mca_options *o, struct buf *out)
 {
 	struct chosen_loop l;
 	struct measured me;
@@ -373,12 +372,48 @@ int batch_mca(struct model *model, const struct batch_mca_options *o, FILE *out)
 	struct mca_report r;
 	if (mca_analyse(&rq, &r) < 0)
 		return -1;
-	struct buf b = BUF_INIT;
 	if (o->json)
-		json_report(model, &l, &info, &me, &r, o->database, &b);
+		json_report(model, &l, &info, &me, &r, o->database, out);
 	else
-		text_report(model, &l, &info, &me, &r, &b);
+		text_report(model, &l, &info, &me, &r, out);
 	mca_report_release(&r);
+	return 0;
+}
+
+int mca_loop_at(struct model *model, enum model_view view, model_node node, char *spec,
+		size_t size)
+{
+	struct model_node_info info;
+	model_node_info(model, view, node, &info);
+	if (view == MODEL_TOPDOWN) {
+		/* The node's innermost enclosing loop (itself, when it is one). */
+		struct dbfile_context dc;
+		for (uint32_t c = node; c != DBFILE_NONE && model_context(model, c, &dc);
+		     c = dc.parent) {
+			if (dc.kind == DBFILE_LOOP) {
+				snprintf(spec, size, "%u", c);
+				return 0;
+			}
+			if (dc.kind == DBFILE_FUNCTION)
+				break;
+		}
+		return fth_error("no loop here: select a loop, or a line or call site in one");
+	}
+	if (info.kind == MODEL_KIND_LOOP && info.file && info.line) {
+		snprintf(spec, size, "%s:%u", info.file, info.line);
+		return 0;
+	}
+	return fth_error("no loop here: select a loop (in the flat view), or a line or call site "
+			 "of one in the top-down view");
+}
+
+int batch_mca(struct model *model, const struct batch_mca_options *o, FILE *out)
+{
+	struct buf b = BUF_INIT;
+	if (mca_describe(model, o, &b) < 0) {
+		buf_release(&b);
+		return -1;
+	}
 	int rc = 0;
 	/* Text holds names from the binaries: escaped for the terminal (JSON escapes its own). */
 	if (o->json)

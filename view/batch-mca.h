@@ -20,5 +20,12 @@ struct batch_mca_options {
 /* Print the loop's analysis to OUT.  Returns 0 (the analysis may say the loop cannot be
  * modelled, and why), or -1 with the error: no such loop, a write error. */
 int batch_mca(struct model *model, const struct batch_mca_options *o, FILE *out);
+/* The same analysis, as text or JSON, appended to OUT (the names raw: escape to print). */
+struct buf;
+int mca_describe(struct model *model, const struct batch_mca_options *o, struct buf *out);
+/* The loop of NODE of VIEW as --mca names it (its context in the top-down view: the innermost
+ * loop around a line or call site; FILE:LINE in the flat view) into SPEC; -1 when none. */
+int mca_loop_at(struct model *model, enum model_view view, model_node node, char *spec,
+		size_t size);
 
 #endif

@@ -391,8 +391,9 @@ int main(int argc, char **argv)
 		die(1, "%s: two databases to compare", co.normalize ? "--normalize" : "--min-change");
 	if (mca_loop && comparing)
 		die(1, "--mca: a loop of one run (view --batch --mca LOOP DATABASE)");
-	if (!mca_loop && (mcpu || nstruct_dirs))
-		die(1, "%s: goes with --mca LOOP", mcpu ? "--mcpu" : "--structs");
+	if (!mca_loop && batch && (mcpu || nstruct_dirs))
+		die(1, "%s: goes with --mca LOOP (or the interactive view's llvm-mca pane)",
+		    mcpu ? "--mcpu" : "--structs");
 	if (mca_loop)
 		batch = true;
 	const char *database = argv[optind];
@@ -490,6 +491,9 @@ int main(int argc, char **argv)
 			snprintf(title, n, "%s vs %s", cmp->name_a, cmp->name_b);
 		}
 		to.database = title ? title : database;
+		to.mcpu = mcpu;
+		to.structs = struct_dirs;
+		to.nstructs = nstruct_dirs;
 		rc = tui_run(model, &to);
 		free(title);
 		if (rc != 0 && fth_errmsg()[0])

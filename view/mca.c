@@ -568,11 +568,18 @@ int mca_parse(const char *text, struct mca_report *r)
 		} else if (section == CRITICAL && strncmp(l, "Instruction Info:", 17) == 0) {
 			section = NONE;
 		} else if (section == RESOURCES && l[0] == '[') {
-			const char *dash = strstr(l, "- ");
+			/* "[3]   - Zn3ALU0"; the units of a group "[14.1] - Zn3LSU" as Zn3LSU.1 */
+			const char *dash = strstr(l, "- "), *dot = strchr(l, '.');
 			if (dash) {
 				ALLOC_GROW(r->resources, r->nresources + 1, ares);
-				r->resources[r->nresources++] =
-					(struct mca_resource){ trimmed(dash + 2, strlen(dash + 2)), 0 };
+				char *name = trimmed(dash + 2, strlen(dash + 2));
+				if (dot && dot < dash) {
+					char *unit = format("%s.%.*s", name, (int)strcspn(dot + 1, "]"),
+							    dot + 1);
+					free(name);
+					name = unit;
+				}
+				r->resources[r->nresources++] = (struct mca_resource){ name, 0 };
 			}
 		} else if (section == RESOURCES && !*l) {
 			section = r->nresources ? NONE : RESOURCES;

@@ -811,6 +811,8 @@ void tui_draw(struct tui *t)
 	if (t->pane_shown) {
 		if (t->bottom == TUI_PANE_SOURCE)
 			tui_draw_source(t, t->pane);
+		else if (t->bottom == TUI_PANE_MCA)
+			tui_draw_mca(t, t->pane);
 		else
 			tui_draw_threads(t, t->pane);
 	}

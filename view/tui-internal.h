@@ -25,7 +25,7 @@
 #define TK_ENTER 13
 
 enum tui_value_mode { TUI_SHOW_VALUE, TUI_SHOW_PERCENT, TUI_SHOW_BOTH, TUI_SHOW_MODES };
-enum tui_pane { TUI_PANE_NONE, TUI_PANE_SOURCE, TUI_PANE_THREADS, TUI_PANE_TMA };
+enum tui_pane { TUI_PANE_NONE, TUI_PANE_SOURCE, TUI_PANE_THREADS, TUI_PANE_TMA, TUI_PANE_MCA };
 enum tui_popup { TUI_POPUP_NONE, TUI_POPUP_HELP, TUI_POPUP_INFO, TUI_POPUP_COLUMNS };
 enum tui_prompt {
 	TUI_PROMPT_NONE,
@@ -155,15 +155,21 @@ struct tui {
 	/* Panes. */
 	bool tma_open;
 	int tma_depth; /* levels shown: 1..4, 0 all */
-	enum tui_pane bottom; /* TUI_PANE_SOURCE, TUI_PANE_THREADS or NONE */
+	enum tui_pane bottom; /* TUI_PANE_SOURCE, TUI_PANE_THREADS, TUI_PANE_MCA or NONE */
 	enum tui_pane last_opened;
 	enum tui_pane focus; /* NONE: the tree has the keys */
 	int src_scroll;	     /* first line shown, or -1 to centre the focus line */
 	uint32_t thr_cursor; /* 0: all threads, i + 1: ORDER[i] */
 	uint32_t thr_scroll;
 	int tma_scroll;
+	int mca_scroll;
 	struct tui_source_cache source;
 	struct tui_threads_cache threads;
+	/* The llvm-mca pane: its loop (as --mca names it) and what it says, or why not */
+	struct tui_mca_cache {
+		char loop[4096];
+		char *text;
+	} mca;
 
 	/* Popups and prompts. */
 	enum tui_popup popup;
@@ -265,6 +271,7 @@ bool tui_metric_has_percent(struct tui *t, uint32_t metric);
 void tui_draw_tma(struct tui *t, struct tui_rect r);
 void tui_draw_source(struct tui *t, struct tui_rect r);
 void tui_draw_threads(struct tui *t, struct tui_rect r);
+void tui_draw_mca(struct tui *t, struct tui_rect r);
 void tui_draw_popup(struct tui *t);
 void tui_caches_release(struct tui *t);
 /* Make sure the threads cache is for the current selection; 0 or -1. */

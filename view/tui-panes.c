@@ -12,6 +12,7 @@
 #include "input.h"
 #include "mfile.h"
 #include "tui-internal.h"
+#include "batch-mca.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -816,8 +817,80 @@ out:
 	pane_finish(t, r, row, &title, &line, &label);
 }
 
+/* ---- the llvm-mca pane ---- */
+
+void tui_draw_mca(struct tui *t, struct tui_rect r)
+{
+	struct tui_mca_cache *c = &t->mca;
+	model_node sel = t->sel[t->view];
+	char loop[sizeof(c->loop)] = "";
+	struct buf title = BUF_INIT, line = BUF_INIT, label = BUF_INIT;
+	const char *why = NULL;
+	int row = 1;
+
+	if (sel == MODEL_NONE)
+		why = "nothing selected";
+	else if (mca_loop_at(t->model, t->view, sel, loop, sizeof(loop)) < 0)
+		why = fth_errmsg();
+	if (!why && (!c->text || strcmp(c->loop, loop) != 0)) {
+		/* Another loop: llvm-mca runs once for it (a time limit bounds the wait). */
+		struct batch_mca_options o = { .loop = loop, .mcpu = t->opt->mcpu,
+					       .structs = t->opt->structs,
+					       .nstructs = t->opt->nstructs };
+		struct buf text = BUF_INIT;
+		free(c->text);
+		if (mca_describe(t->model, &o, &text) < 0) {
+			buf_reset(&text);
+			buf_printf(&text, "%s\n", fth_errmsg());
+		}
+		c->text = buf_detach(&text, NULL);
+		snprintf(c->loop, sizeof(c->loop), "%s", loop);
+		t->mca_scroll = 0;
+	}
+	buf_addstr(&title, "llvm-mca");
+	if (sel != MODEL_NONE) {
+		tui_label(t, t->view, sel, &label);
+		buf_addstr(&title, ": ");
+		buf_add(&title, label.data, label.len);
+	}
+	pane_title(t, r, (const char *)title.data, t->focus == TUI_PANE_MCA);
+	if (why) {
+		buf_addch(&line, ' ');
+		tui_escape(t, &line, why);
+		pane_line(t, r, row++, (const char *)line.data, A_BOLD);
+		fth_error_clear();
+		goto out;
+	}
+	int skip = t->mca_scroll;
+	for (const char *p = c->text; *p && row < r.h;) {
+		size_t n = strcspn(p, "\n");
+		if (skip > 0) {
+			skip--;
+		} else {
+			char *one = xmalloc(n + 1);
+			memcpy(one, p, n);
+			one[n] = '\0';
+			buf_reset(&line);
+			buf_addch(&line, ' ');
+			tui_escape(t, &line, one);
+			free(one);
+			/* the headings of the two halves: what was measured, what llvm-mca says */
+			bool heading = strncmp(p, "measured", 8) == 0 || strncmp(p, "llvm-mca", 8) == 0 ||
+				       strncmp(p, "loop at", 7) == 0;
+			pane_line(t, r, row++, (const char *)line.data, heading ? A_BOLD : A_NORMAL);
+		}
+		p += n;
+		if (*p)
+			p++;
+	}
+out:
+	pane_finish(t, r, row, &title, &line, &label);
+}
+
 void tui_caches_release(struct tui *t)
 {
+	FREE_AND_NULL(t->mca.text);
+	t->mca.loop[0] = '\0';
 	source_release(&t->source);
 	FREE_AND_NULL(t->threads.error);
 	FREE_AND_NULL(t->threads.values);

@@ -1158,6 +1158,9 @@ static void key_pane_scroll(struct tui *t, int key)
 	} else if (t->focus == TUI_PANE_TMA) {
 		int64_t s = (int64_t)t->tma_scroll + delta;
 		t->tma_scroll = (int)(s < 0 ? 0 : s > 1000 ? 1000 : s);
+	} else if (t->focus == TUI_PANE_MCA) {
+		int64_t s = (int64_t)t->mca_scroll + delta;
+		t->mca_scroll = (int)(s < 0 ? 0 : s > 100000 ? 100000 : s);
 	}
 }
 
@@ -1300,6 +1303,11 @@ static void key_tma_levels(struct tui *t, int key)
 	tui_message(t, false, "TMA pane: %s", t->tma_depth == 0 ? "all levels"
 				: t->tma_depth == 1 ? "level 1" : t->tma_depth == 2 ? "levels 1-2"
 				: t->tma_depth == 3 ? "levels 1-3" : "levels 1-4");
+}
+
+static void key_mca_pane(struct tui *t, int key)
+{
+	toggle_pane(t, TUI_PANE_MCA, false);
 }
 
 static void key_threads_pane(struct tui *t, int key)

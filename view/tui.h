@@ -21,6 +21,9 @@ struct tui_options {
 	bool no_mouse;
 	const char *keys;	  /* keystrokes replayed at start-up (--keys), or NULL */
 	const char *database;	  /* the name shown in the title */
+	const char *mcpu;	  /* the llvm-mca pane's CPU (--mcpu), or NULL: the host's */
+	const char *const *structs; /* and where it looks for structure files first */
+	size_t nstructs;
 };
 
 /* Run until the user quits; the terminal is restored on every way out.  Returns the exit
