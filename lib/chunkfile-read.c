@@ -513,6 +513,22 @@ int cf_read_chunk(struct cf_reader *r, const struct cf_entry *e, uint8_t **data,
 	return 0;
 }
 
+int cf_read_file(const char *path, const char magic[8], const char *kind, uint16_t max_major,
+		 uint16_t *major, uint16_t *minor, int (*read)(struct cf_reader *r, void *arg),
+		 void *arg)
+{
+	struct cf_reader r;
+	if (cf_open(&r, path, magic, kind, max_major) < 0)
+		return -1;
+	if (major)
+		*major = r.major;
+	if (minor)
+		*minor = r.minor;
+	int rc = read(&r, arg);
+	cf_close(&r);
+	return rc;
+}
+
 int cf_open_unique(struct cf_reader *r, uint32_t id, struct cf_stream *s)
 {
 	char name[5];

@@ -433,9 +433,7 @@ void dbfile_thread_release(struct dbfile_thread *t)
 	free(t->program);
 	free(t->name);
 	free(t->entry);
-	for (uint32_t a = 0; a < t->argc; a++)
-		free(t->argv[a]);
-	free(t->argv);
+	free_strings(t->argv, t->argc);
 	memset(t, 0, sizeof(*t));
 }
 

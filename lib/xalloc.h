@@ -16,6 +16,14 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /* DIR/NAME in a new string. */
 char *xpath_join(const char *dir, const char *name);
+/* Each of the N strings at S that is NULL becomes a new empty string (a string field that a
+ * file left out reads as ""); XSTRDUP_EMPTY_IF_NULL(&a, &b...) for a list of them. */
+void xstrdup_empty_if_null(char **const *s, size_t n);
+#define XSTRDUP_EMPTY_IF_NULL(...)                                    \
+	xstrdup_empty_if_null((char **const[]){ __VA_ARGS__ },       \
+			      sizeof((char **[]){ __VA_ARGS__ }) / sizeof(char **))
+/* Free the N strings of STRINGS, then STRINGS itself. */
+void free_strings(char **strings, size_t n);
 
 /* Grow ARRAY (with ALLOC slots) so that it holds at least NEED elements, doubling. */
 #define ALLOC_GROW(array, need, alloc)                                                  \
