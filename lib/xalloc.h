@@ -37,6 +37,18 @@ void free_strings(char **strings, size_t n);
 		}                                                                        \
 	} while (0)
 
+/* A growing array of uint32_t (indexes, ids): V[0..N) in room for CAP; { 0 } is empty. */
+struct u32_vec {
+	uint32_t *v;
+	uint32_t n, cap;
+};
+
+static inline void u32_vec_push(struct u32_vec *u, uint32_t x)
+{
+	ALLOC_GROW(u->v, u->n + 1, u->cap);
+	u->v[u->n++] = x;
+}
+
 #define FREE_AND_NULL(p) \
 	do {             \
 		free(p); \
