@@ -444,3 +444,17 @@ void dbfile_metric_release(struct dbfile_metric *m)
 	free(m->formula);
 	memset(m, 0, sizeof(*m));
 }
+
+void dbfile_threads_free(struct dbfile_thread *t, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		dbfile_thread_release(&t[i]);
+	free(t);
+}
+
+void dbfile_metrics_free(struct dbfile_metric *m, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		dbfile_metric_release(&m[i]);
+	free(m);
+}

@@ -1646,12 +1646,8 @@ void dbfile_close(struct dbfile *db)
 	free(db->modules);
 	free(db->functions);
 	free(db->groups);
-	for (uint32_t i = 0; i < db->nmetrics; i++)
-		dbfile_metric_release(&db->metrics[i]);
-	free(db->metrics);
-	for (uint32_t i = 0; i < db->nthreads; i++)
-		dbfile_thread_release(&db->threads[i]);
-	free(db->threads);
+	dbfile_metrics_free(db->metrics, db->nmetrics);
+	dbfile_threads_free(db->threads, db->nthreads);
 	free(db->contexts);
 	free(db->sum_start);
 	free(db->sum_metric);
