@@ -86,9 +86,7 @@ void dbfile_index_release(struct dbfile_index *d)
 	free(d->fl_list);
 	free(d->inl_start);
 	free(d->inl_list);
-	dbfile_flat_release(&d->flat);
-	dbfile_flat_release(&d->group_flat);
-	dbfile_flat_release(&d->module_flat);
+	dbfile_flats_release(&d->flat, &d->group_flat, &d->module_flat);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -393,6 +391,13 @@ void dbfile_flat_release(struct dbfile_flat *f)
 	free(f->incl);
 	free(f->excl);
 	memset(f, 0, sizeof(*f));
+}
+
+void dbfile_flats_release(struct dbfile_flat *fn, struct dbfile_flat *grp, struct dbfile_flat *mod)
+{
+	dbfile_flat_release(fn);
+	dbfile_flat_release(grp);
+	dbfile_flat_release(mod);
 }
 
 void dbfile_values_reset(struct dbfile_values *v)

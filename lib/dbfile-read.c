@@ -1538,9 +1538,7 @@ int dbfile_thread_flats(struct dbfile *db, uint32_t t, struct dbfile_flat *fn,
 	    mem_flat(&m, db->ngroups, db->nmetrics, grp) < 0 ||
 	    mem_flat(&m, db->nmodules + 1, db->nmetrics, mod) < 0 ||
 	    (m.p != m.end && mem_error(&m, "bytes after the flat profiles") < 0)) {
-		dbfile_flat_release(fn);
-		dbfile_flat_release(grp);
-		dbfile_flat_release(mod);
+		dbfile_flats_release(fn, grp, mod);
 		return -1;
 	}
 	return 0;
@@ -1653,9 +1651,7 @@ void dbfile_close(struct dbfile *db)
 	free(db->sum_metric);
 	free(db->sum_incl);
 	free(db->sum_excl);
-	dbfile_flat_release(&db->flat);
-	dbfile_flat_release(&db->group_flat);
-	dbfile_flat_release(&db->module_flat);
+	dbfile_flats_release(&db->flat, &db->group_flat, &db->module_flat);
 	cache_free(db->cache);
 	if (db->summary_open)
 		cf_close(&db->summary_file);

@@ -324,6 +324,8 @@ void dbfile_metric_release(struct dbfile_metric *m);
 void dbfile_threads_free(struct dbfile_thread *t, uint32_t n);
 void dbfile_metrics_free(struct dbfile_metric *m, uint32_t n);
 void dbfile_flat_release(struct dbfile_flat *f);
+/* dbfile_flat_release of the three flat profiles of one source: by function, group, module. */
+void dbfile_flats_release(struct dbfile_flat *fn, struct dbfile_flat *grp, struct dbfile_flat *mod);
 /*
  * Thread T's profiles of functions, groups and modules (same shapes as db->flat,
  * db->group_flat, db->module_flat), into caller-owned FN, GRP, MOD.
