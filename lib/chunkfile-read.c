@@ -582,23 +582,29 @@ int cf_read_fields(struct cf_stream *s,
 	}
 }
 
+int cf_read_records(struct cf_stream *s, const struct cf_table *t, uint64_t n, void **records,
+		    void *arg)
+{
+	if (records)
+		*records = xcalloc(n ? n : 1, t->size);
+	for (uint64_t i = 0; i < n; i++)
+		if (t->read(s, arg, i, n) < 0)
+			goto fail;
+	if (t->check && t->check(s, arg) < 0)
+		goto fail;
+	return cf_stream_finish(s);
+fail:
+	cf_stream_free(s);
+	return -1;
+}
+
 int cf_read_table(struct cf_reader *r, const struct cf_table *t, void **records, void *arg)
 {
 	struct cf_stream s;
 	uint64_t n;
 	if (cf_open_table(r, t->id, t->limit, t->min, t->what, &s, &n) < 0)
 		return -1;
-	if (records)
-		*records = xcalloc(n ? n : 1, t->size);
-	for (uint64_t i = 0; i < n; i++)
-		if (t->read(&s, arg, i, n) < 0)
-			goto fail;
-	if (t->check && t->check(&s, arg) < 0)
-		goto fail;
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	return cf_read_records(&s, t, n, records, arg);
 }
 
 int cf_read_string_table(struct cf_reader *r, uint32_t id, size_t max, char ***strings,

@@ -219,6 +219,10 @@ struct cf_table {
  * them elsewhere), each read, then checked; *RECORDS is kept on failure for the caller to free
  * what was read. */
 int cf_read_table(struct cf_reader *r, const struct cf_table *t, void **records, void *arg);
+/* The N records of table T on S, opened and its count read by the caller, as cf_read_table
+ * reads them; S is finished, or freed on failure. */
+int cf_read_records(struct cf_stream *s, const struct cf_table *t, uint64_t n, void **records,
+		    void *arg);
 /* A table of N strings of at most MAX bytes each, in the only chunk ID: *STRINGS and *COUNT
  * grow as strings are read, so that the caller frees what was read when it fails. */
 int cf_read_string_table(struct cf_reader *r, uint32_t id, size_t max, char ***strings,

@@ -93,6 +93,19 @@ static int get_i32_field(struct cf_stream *s, unsigned wire, int32_t *v, const c
 	return 0;
 }
 
+/* A field of one of COUNT kinds (a unit, a rate kind): "unknown WHAT N" otherwise. */
+static int get_kind_field(struct cf_stream *s, unsigned wire, uint64_t count, const char *what,
+			  uint8_t *v)
+{
+	uint64_t x;
+	if (cf_get_varint_field(s, wire, &x) < 0)
+		return -1;
+	if (x >= count)
+		return cf_stream_error(s, "unknown %s %llu", what, (unsigned long long)x);
+	*v = (uint8_t)x;
+	return 0;
+}
+
 /* Parse the bytes of a small embedded field (a frame or a range) as varints. */
 static int get_embedded_varints(struct cf_stream *s, unsigned wire, uint64_t *v, unsigned n,
 				const char *what)
@@ -140,6 +153,22 @@ static int open_table(struct cf_reader *r, uint32_t id, const char *missing, uin
 		return -1;
 	}
 	return 1;
+}
+
+/*
+ * Table T read as cf_read_table reads one, but opened as open_chunk does (MISSING) and its
+ * records in *RECORDS (T->size bytes each, allocated for the count) unless RECORDS is NULL.
+ * Returns 1, 0 when an optional table is absent, or -1 with a message.
+ */
+static int read_table(struct cf_reader *r, const struct cf_table *t, const char *missing,
+		      void **records, struct mfile *m)
+{
+	struct cf_stream s;
+	uint64_t n;
+	int opened = open_table(r, t->id, missing, t->limit, t->min, t->what, &s, &n);
+	if (opened <= 0)
+		return opened;
+	return cf_read_records(&s, t, n, records, m) < 0 ? -1 : 1;
 }
 
 /* A frame field (the creation or entry frame WHAT): the module + 1 (0: none), the offset. */
@@ -255,26 +284,27 @@ static int read_module(struct cf_stream *s, struct mfile_module *mod)
 	return 0;
 }
 
+/* Module I of N of the load map.  The count is a claim: the room for the modules doubles as
+ * they are actually read (at each power of two from 8). */
+static int read_loadmap_entry(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
+{
+	struct mfile *m = arg;
+	if (i == 0 || (i >= 8 && (i & (i - 1)) == 0))
+		m->modules = xreallocarray(m->modules, (size_t)FTH_MIN(n, i ? 2 * i : 8),
+					   sizeof(*m->modules));
+	memset(&m->modules[i], 0, sizeof(m->modules[i]));
+	m->nmodules = (uint32_t)i + 1;
+	if (read_module(s, &m->modules[i]) < 0)
+		return fth_error_prefix("module %llu", (unsigned long long)i);
+	return 0;
+}
+
 static int read_loadmap(struct cf_reader *r, struct mfile *m)
 {
-	struct cf_stream s;
-	uint64_t n;
-	if (open_table(r, MFILE_CHUNK_LOADMAP, "load map chunk (LMAP)", UINT32_MAX - 1, MIN_RECORD_BYTES, "modules", &s, &n) < 0)
-		return -1;
-	size_t cap = 0;
-	for (uint64_t i = 0; i < n; i++) {
-		ALLOC_GROW(m->modules, i + 1, cap);
-		memset(&m->modules[i], 0, sizeof(m->modules[i]));
-		m->nmodules = (uint32_t)i + 1;
-		if (read_module(&s, &m->modules[i]) < 0) {
-			fth_error_prefix("module %llu", (unsigned long long)i);
-			goto fail;
-		}
-	}
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	static const struct cf_table loadmap = { MFILE_CHUNK_LOADMAP, UINT32_MAX - 1,
+						 MIN_RECORD_BYTES, "modules", 0,
+						 read_loadmap_entry, NULL };
+	return read_table(r, &loadmap, "load map chunk (LMAP)", NULL, m);
 }
 
 static int metric_field(struct cf_stream *s, void *arg, unsigned field, unsigned wire)
@@ -284,20 +314,9 @@ static int metric_field(struct cf_stream *s, void *arg, unsigned field, unsigned
 	switch (field) {
 	case MET_NAME: return cf_get_str_field(s, wire, MFILE_MAX_STRING, &x->name);
 	case MET_DESCRIPTION: return cf_get_str_field(s, wire, MFILE_MAX_STRING, &x->description);
-	case MET_UNIT:
-		if (cf_get_varint_field(s, wire, &v) < 0)
-			return -1;
-		if (v >= MFILE_UNIT_COUNT_)
-			return cf_stream_error(s, "unknown unit %llu", (unsigned long long)v);
-		x->unit = (uint8_t)v;
-		return 0;
+	case MET_UNIT: return get_kind_field(s, wire, MFILE_UNIT_COUNT_, "unit", &x->unit);
 	case MET_RATE_KIND:
-		if (cf_get_varint_field(s, wire, &v) < 0)
-			return -1;
-		if (v >= MFILE_RATE_COUNT_)
-			return cf_stream_error(s, "unknown rate kind %llu", (unsigned long long)v);
-		x->rate_kind = (uint8_t)v;
-		return 0;
+		return get_kind_field(s, wire, MFILE_RATE_COUNT_, "rate kind", &x->rate_kind);
 	case MET_RATE: return cf_get_varint_field(s, wire, &x->rate);
 	case MET_FLAGS: return get_u32_field(s, wire, &x->flags, "flags");
 	case MET_ENABLED: return cf_get_varint_field(s, wire, &x->time_enabled);
@@ -341,8 +360,9 @@ static int read_metric(struct cf_stream *s, struct mfile_metric *x, uint32_t nme
 
 /* The TMA hierarchy must be a forest: parents form no cycle.  Linear: each metric is walked
  * up to the first one already known to reach a root. */
-static int check_metric_forest(struct cf_stream *s, const struct mfile *m)
+static int check_metric_forest(struct cf_stream *s, void *arg)
 {
+	const struct mfile *m = arg;
 	enum { UNSEEN, ON_PATH, ROOTED };
 	uint8_t *state = xcalloc(m->nmetrics ? m->nmetrics : 1, 1);
 	int rc = 0;
@@ -361,26 +381,21 @@ static int check_metric_forest(struct cf_stream *s, const struct mfile *m)
 	return rc;
 }
 
+static int read_metrics_entry(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
+{
+	struct mfile *m = arg;
+	m->nmetrics = (uint32_t)i + 1;
+	if (read_metric(s, &m->metrics[i], (uint32_t)n) < 0)
+		return fth_error_prefix("metric %llu", (unsigned long long)i);
+	return 0;
+}
+
 static int read_metrics(struct cf_reader *r, struct mfile *m)
 {
-	struct cf_stream s;
-	uint64_t n;
-	if (open_table(r, MFILE_CHUNK_METRICS, "metric table chunk (METR)", MFILE_MAX_METRICS, MIN_RECORD_BYTES, "metrics", &s, &n) < 0)
-		return -1;
-	m->metrics = xcalloc(n ? n : 1, sizeof(*m->metrics));
-	for (uint64_t i = 0; i < n; i++) {
-		m->nmetrics = (uint32_t)i + 1;
-		if (read_metric(&s, &m->metrics[i], (uint32_t)n) < 0) {
-			fth_error_prefix("metric %llu", (unsigned long long)i);
-			goto fail;
-		}
-	}
-	if (check_metric_forest(&s, m) < 0)
-		goto fail;
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	static const struct cf_table metrics = { MFILE_CHUNK_METRICS, MFILE_MAX_METRICS,
+						 MIN_RECORD_BYTES, "metrics", sizeof(*m->metrics),
+						 read_metrics_entry, check_metric_forest };
+	return read_table(r, &metrics, "metric table chunk (METR)", (void **)&m->metrics, m);
 }
 
 #define PREALLOC_MAX ((size_t)1 << 22)
@@ -550,28 +565,23 @@ static int stat_field(struct cf_stream *s, void *stat, unsigned field, unsigned 
 	return cf_skip_field(s, wire);
 }
 
+static int read_stats_entry(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
+{
+	struct mfile *m = arg;
+	struct mfile_stat *st = &m->stats[i];
+	m->nstats = (uint32_t)i + 1;
+	if (cf_read_fields(s, stat_field, st) < 0)
+		return -1;
+	if (!st->name)
+		return cf_stream_error(s, "counter %llu without a name", (unsigned long long)i);
+	return 0;
+}
+
 static int read_stats(struct cf_reader *r, struct mfile *m)
 {
-	struct cf_stream s;
-	uint64_t n;
-	int opened = open_table(r, MFILE_CHUNK_STATS, NULL, 1u << 20, 1, "counters", &s, &n);
-	if (opened <= 0)
-		return opened;
-	m->stats = xcalloc(n ? n : 1, sizeof(*m->stats));
-	for (uint64_t i = 0; i < n; i++) {
-		struct mfile_stat *st = &m->stats[i];
-		m->nstats = (uint32_t)i + 1;
-		if (cf_read_fields(&s, stat_field, st) < 0)
-			goto fail;
-		if (!st->name) {
-			cf_stream_error(&s, "counter %llu without a name", (unsigned long long)i);
-			goto fail;
-		}
-	}
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	static const struct cf_table stats = { MFILE_CHUNK_STATS, 1u << 20, 1, "counters",
+					       sizeof(*m->stats), read_stats_entry, NULL };
+	return read_table(r, &stats, NULL, (void **)&m->stats, m);
 }
 
 /* Every chunk of an open measurement file, and the frames' modules against the load map. */
