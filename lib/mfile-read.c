@@ -200,7 +200,7 @@ static int identity_field(struct cf_stream *s, void *arg, unsigned field, unsign
 	case ID_PROGRAM: return cf_get_str_field(s, wire, MFILE_MAX_STRING, &id->program);
 	case ID_CWD: return cf_get_str_field(s, wire, MFILE_MAX_STRING, &id->cwd);
 	case ID_ARG:
-		id->argv = xreallocarray(id->argv, id->argc + 1, sizeof(*id->argv));
+		ALLOC_GROW_BY_COUNT(id->argv, id->argc);
 		id->argv[id->argc] = NULL;
 		if (cf_get_str_field(s, wire, MFILE_MAX_STRING, &id->argv[id->argc]) < 0)
 			return -1;
@@ -212,7 +212,7 @@ static int identity_field(struct cf_stream *s, void *arg, unsigned field, unsign
 	case ID_CREATION_FRAME:
 		if (get_frame_field(s, wire, "creation frame", &frame) < 0)
 			return -1;
-		id->creation = xreallocarray(id->creation, id->ncreation + 1, sizeof(*id->creation));
+		ALLOC_GROW_BY_COUNT(id->creation, id->ncreation);
 		id->creation[id->ncreation++] = frame;
 		return 0;
 	case ID_NAME: return cf_get_str_field(s, wire, MFILE_MAX_STRING, &id->name);
@@ -263,7 +263,7 @@ static int module_field(struct cf_stream *s, void *arg, unsigned field, unsigned
 			return -1;
 		if (v[0] + v[1] < v[0] || v[3] > 7)
 			return cf_stream_error(s, "bad address range");
-		mod->ranges = xreallocarray(mod->ranges, mod->nranges + 1, sizeof(*mod->ranges));
+		ALLOC_GROW_BY_COUNT(mod->ranges, mod->nranges);
 		struct mfile_range *rg = &mod->ranges[mod->nranges++];
 		rg->start = v[0];
 		rg->end = v[0] + v[1];
@@ -284,14 +284,12 @@ static int read_module(struct cf_stream *s, struct mfile_module *mod)
 	return 0;
 }
 
-/* Module I of N of the load map.  The count is a claim: the room for the modules doubles as
- * they are actually read (at each power of two from 8). */
+/* Module I of N of the load map.  The count is a claim: the room for the modules grows as
+ * they are actually read. */
 static int read_loadmap_entry(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 {
 	struct mfile *m = arg;
-	if (i == 0 || (i >= 8 && (i & (i - 1)) == 0))
-		m->modules = xreallocarray(m->modules, (size_t)FTH_MIN(n, i ? 2 * i : 8),
-					   sizeof(*m->modules));
+	ALLOC_GROW_BY_COUNT(m->modules, i);
 	memset(&m->modules[i], 0, sizeof(m->modules[i]));
 	m->nmodules = (uint32_t)i + 1;
 	if (read_module(s, &m->modules[i]) < 0)

@@ -49,6 +49,18 @@ static inline void u32_vec_push(struct u32_vec *u, uint32_t x)
 	u->v[u->n++] = x;
 }
 
+/*
+ * Make room in ARRAY, which holds the N elements appended to it one at a time from NULL, for
+ * one more: the growth of ALLOC_GROW (8, then doubling) where the room is not kept, since it
+ * follows from N.
+ */
+#define ALLOC_GROW_BY_COUNT(array, n)                                                       \
+	do {                                                                                \
+		size_t n_ = (size_t)(n);                                                    \
+		if (n_ == 0 || (n_ >= 8 && (n_ & (n_ - 1)) == 0))                           \
+			(array) = xreallocarray((array), n_ ? 2 * n_ : 8, sizeof(*(array))); \
+	} while (0)
+
 #define FREE_AND_NULL(p) \
 	do {             \
 		free(p); \
