@@ -513,6 +513,22 @@ int cf_read_chunk(struct cf_reader *r, const struct cf_entry *e, uint8_t **data,
 	return 0;
 }
 
+int cf_read_file(const char *path, const char magic[8], const char *kind, uint16_t max_major,
+		 uint16_t *major, uint16_t *minor, int (*read)(struct cf_reader *r, void *arg),
+		 void *arg)
+{
+	struct cf_reader r;
+	if (cf_open(&r, path, magic, kind, max_major) < 0)
+		return -1;
+	if (major)
+		*major = r.major;
+	if (minor)
+		*minor = r.minor;
+	int rc = read(&r, arg);
+	cf_close(&r);
+	return rc;
+}
+
 int cf_open_unique(struct cf_reader *r, uint32_t id, struct cf_stream *s)
 {
 	char name[5];
@@ -566,23 +582,29 @@ int cf_read_fields(struct cf_stream *s,
 	}
 }
 
+int cf_read_records(struct cf_stream *s, const struct cf_table *t, uint64_t n, void **records,
+		    void *arg)
+{
+	if (records)
+		*records = xcalloc(n ? n : 1, t->size);
+	for (uint64_t i = 0; i < n; i++)
+		if (t->read(s, arg, i, n) < 0)
+			goto fail;
+	if (t->check && t->check(s, arg) < 0)
+		goto fail;
+	return cf_stream_finish(s);
+fail:
+	cf_stream_free(s);
+	return -1;
+}
+
 int cf_read_table(struct cf_reader *r, const struct cf_table *t, void **records, void *arg)
 {
 	struct cf_stream s;
 	uint64_t n;
 	if (cf_open_table(r, t->id, t->limit, t->min, t->what, &s, &n) < 0)
 		return -1;
-	if (records)
-		*records = xcalloc(n ? n : 1, t->size);
-	for (uint64_t i = 0; i < n; i++)
-		if (t->read(&s, arg, i, n) < 0)
-			goto fail;
-	if (t->check && t->check(&s, arg) < 0)
-		goto fail;
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	return cf_read_records(&s, t, n, records, arg);
 }
 
 int cf_read_string_table(struct cf_reader *r, uint32_t id, size_t max, char ***strings,

@@ -176,6 +176,14 @@ int cf_read_chunk(struct cf_reader *r, const struct cf_entry *e, uint8_t **data,
  * appear once, record counts bounded by the chunk's size, typed fields of tagged records, and
  * string tables.  Each returns 0 or -1 with a message naming the file and the chunk.
  */
+/*
+ * A whole file read: PATH opened as cf_open does (MAGIC, KIND, MAX_MAJOR), its version given
+ * to *MAJOR and *MINOR (unless NULL), its chunks read by READ(R, ARG), the file closed.
+ * Returns 0, or -1 with the message of cf_open or READ.
+ */
+int cf_read_file(const char *path, const char magic[8], const char *kind, uint16_t max_major,
+		 uint16_t *major, uint16_t *minor, int (*read)(struct cf_reader *r, void *arg),
+		 void *arg);
 /* Open the only chunk ID: "no ID chunk" or "more than one ID chunk" otherwise. */
 int cf_open_unique(struct cf_reader *r, uint32_t id, struct cf_stream *s);
 /* Whether N records of at least MIN bytes each (MIN 0: no bound) fit the chunk, and N <= LIMIT:
@@ -211,6 +219,10 @@ struct cf_table {
  * them elsewhere), each read, then checked; *RECORDS is kept on failure for the caller to free
  * what was read. */
 int cf_read_table(struct cf_reader *r, const struct cf_table *t, void **records, void *arg);
+/* The N records of table T on S, opened and its count read by the caller, as cf_read_table
+ * reads them; S is finished, or freed on failure. */
+int cf_read_records(struct cf_stream *s, const struct cf_table *t, uint64_t n, void **records,
+		    void *arg);
 /* A table of N strings of at most MAX bytes each, in the only chunk ID: *STRINGS and *COUNT
  * grow as strings are read, so that the caller frees what was read when it fails. */
 int cf_read_string_table(struct cf_reader *r, uint32_t id, size_t max, char ***strings,

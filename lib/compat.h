@@ -20,4 +20,13 @@
 #define FTH_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define FTH_MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/* A table of names from an X(enum suffix, value, name) list: { LIST(FTH_NAME_ENTRY) }. */
+#define FTH_NAME_ENTRY(e, v, n) [v] = n,
+/* NAMES[I] of such a table of N, or NONE where I names nothing. */
+static inline const char *fth_name_at(const char *const *names, size_t n, size_t i,
+				      const char *none)
+{
+	return i < n && names[i] ? names[i] : none;
+}
+
 #endif

@@ -86,9 +86,7 @@ void dbfile_index_release(struct dbfile_index *d)
 	free(d->fl_list);
 	free(d->inl_start);
 	free(d->inl_list);
-	dbfile_flat_release(&d->flat);
-	dbfile_flat_release(&d->group_flat);
-	dbfile_flat_release(&d->module_flat);
+	dbfile_flats_release(&d->flat, &d->group_flat, &d->module_flat);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -395,6 +393,13 @@ void dbfile_flat_release(struct dbfile_flat *f)
 	memset(f, 0, sizeof(*f));
 }
 
+void dbfile_flats_release(struct dbfile_flat *fn, struct dbfile_flat *grp, struct dbfile_flat *mod)
+{
+	dbfile_flat_release(fn);
+	dbfile_flat_release(grp);
+	dbfile_flat_release(mod);
+}
+
 void dbfile_values_reset(struct dbfile_values *v)
 {
 	v->nvalues = 0;
@@ -433,9 +438,7 @@ void dbfile_thread_release(struct dbfile_thread *t)
 	free(t->program);
 	free(t->name);
 	free(t->entry);
-	for (uint32_t a = 0; a < t->argc; a++)
-		free(t->argv[a]);
-	free(t->argv);
+	free_strings(t->argv, t->argc);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -445,4 +448,18 @@ void dbfile_metric_release(struct dbfile_metric *m)
 	free(m->description);
 	free(m->formula);
 	memset(m, 0, sizeof(*m));
+}
+
+void dbfile_threads_free(struct dbfile_thread *t, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		dbfile_thread_release(&t[i]);
+	free(t);
+}
+
+void dbfile_metrics_free(struct dbfile_metric *m, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		dbfile_metric_release(&m[i]);
+	free(m);
 }

@@ -61,6 +61,9 @@ int dbfile_create(const char *dir, const char *name, char **path, int *fd);
  * failed (-1): synced first when SYNC and RC is 0, closed, removed if anything failed; *FD
  * becomes -1.  Returns RC, or -1 with a message when syncing or closing fails. */
 int dbfile_end(int *fd, const char *path, int rc, bool sync);
+/* End a spool written (RC 0) or not (-1) as dbfile_end does, unsynced; then free its *PATH
+ * and its writer's workspace *WS, both NULL after. */
+int dbfile_end_spool(int *fd, char **path, void **ws, int rc);
 /*
  * When the spool DIR/SPOOL (a container with MAGIC, KIND in messages) exists: write DIR/NAME,
  * a container of stored chunks, by CONVERT(spool, writer, ARG), then remove the spool.  0 (also

@@ -124,8 +124,7 @@ static int read_info(struct cf_reader *r, struct dbfile *db, uint32_t *list_bloc
 		cf_stream_error(&s, "the block sizes or the counts are missing");
 		goto fail;
 	}
-	if (!db->program)
-		db->program = xstrdup("");
+	XSTRDUP_EMPTY_IF_NULL(&db->program);
 	return cf_stream_finish(&s);
 fail:
 	cf_stream_free(&s);
@@ -304,10 +303,7 @@ static int read_metric(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 		return -1;
 	if (!m->name || !*m->name)
 		return cf_stream_error(s, "metric %llu has no name", (unsigned long long)i);
-	if (!m->description)
-		m->description = xstrdup("");
-	if (!m->formula)
-		m->formula = xstrdup("");
+	XSTRDUP_EMPTY_IF_NULL(&m->description, &m->formula);
 	return 0;
 }
 
@@ -337,7 +333,6 @@ static int read_metrics(struct cf_reader *r, struct dbfile *db)
 static int thread_field(struct cf_stream *s, void *thread, unsigned f, unsigned wire)
 {
 	struct dbfile_thread *t = thread;
-	uint64_t v;
 	switch (f) {
 	case THRD_FILE: return cf_get_str_field(s, wire, MAX_STRING, &t->file);
 	case THRD_HOST: return cf_get_str_field(s, wire, MAX_STRING, &t->host);
@@ -358,6 +353,7 @@ static int thread_field(struct cf_stream *s, void *thread, unsigned f, unsigned 
 	}
 	if (f > THRD_PPID)
 		return cf_skip_field(s, wire);
+	uint64_t v;
 	if (cf_get_varint_field(s, wire, &v) < 0)
 		return -1;
 	switch (f) {
@@ -395,16 +391,7 @@ static int read_thread(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 	db->nthreads = (uint32_t)i + 1;
 	if (cf_read_fields(s, thread_field, t) < 0)
 		return -1;
-	if (!t->file)
-		t->file = xstrdup("");
-	if (!t->host)
-		t->host = xstrdup("");
-	if (!t->program)
-		t->program = xstrdup("");
-	if (!t->name)
-		t->name = xstrdup("");
-	if (!t->entry)
-		t->entry = xstrdup("");
+	XSTRDUP_EMPTY_IF_NULL(&t->file, &t->host, &t->program, &t->name, &t->entry);
 	return 0;
 }
 
@@ -1551,9 +1538,7 @@ int dbfile_thread_flats(struct dbfile *db, uint32_t t, struct dbfile_flat *fn,
 	    mem_flat(&m, db->ngroups, db->nmetrics, grp) < 0 ||
 	    mem_flat(&m, db->nmodules + 1, db->nmetrics, mod) < 0 ||
 	    (m.p != m.end && mem_error(&m, "bytes after the flat profiles") < 0)) {
-		dbfile_flat_release(fn);
-		dbfile_flat_release(grp);
-		dbfile_flat_release(mod);
+		dbfile_flats_release(fn, grp, mod);
 		return -1;
 	}
 	return 0;
@@ -1652,31 +1637,21 @@ int dbfile_open_whole(const char *dir, struct dbfile *db)
 void dbfile_close(struct dbfile *db)
 {
 	free(db->program);
-	for (uint32_t i = 0; i < db->nnotes; i++)
-		free(db->notes[i]);
-	free(db->notes);
-	for (uint32_t i = 0; i < db->nstrings; i++)
-		free(db->strings[i]);
-	free(db->strings);
+	free_strings(db->notes, db->nnotes);
+	free_strings(db->strings, db->nstrings);
 	for (uint32_t i = 0; i < db->nmodules; i++)
 		free(db->modules[i].build_id);
 	free(db->modules);
 	free(db->functions);
 	free(db->groups);
-	for (uint32_t i = 0; i < db->nmetrics; i++)
-		dbfile_metric_release(&db->metrics[i]);
-	free(db->metrics);
-	for (uint32_t i = 0; i < db->nthreads; i++)
-		dbfile_thread_release(&db->threads[i]);
-	free(db->threads);
+	dbfile_metrics_free(db->metrics, db->nmetrics);
+	dbfile_threads_free(db->threads, db->nthreads);
 	free(db->contexts);
 	free(db->sum_start);
 	free(db->sum_metric);
 	free(db->sum_incl);
 	free(db->sum_excl);
-	dbfile_flat_release(&db->flat);
-	dbfile_flat_release(&db->group_flat);
-	dbfile_flat_release(&db->module_flat);
+	dbfile_flats_release(&db->flat, &db->group_flat, &db->module_flat);
 	cache_free(db->cache);
 	if (db->summary_open)
 		cf_close(&db->summary_file);
@@ -1693,11 +1668,6 @@ const char *dbfile_str(const struct dbfile *db, uint32_t index)
 
 const char *dbfile_kind_name(unsigned kind)
 {
-	switch (kind) {
-#define X(e, v, n) \
-	case v: return n;
-		DBFILE_KINDS(X)
-#undef X
-	default: return "?";
-	}
+	static const char *const names[] = { DBFILE_KINDS(FTH_NAME_ENTRY) };
+	return fth_name_at(names, ARRAY_SIZE(names), kind, "?");
 }

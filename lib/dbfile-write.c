@@ -62,6 +62,14 @@ int dbfile_end(int *fd, const char *path, int rc, bool sync)
 	return rc;
 }
 
+int dbfile_end_spool(int *fd, char **path, void **ws, int rc)
+{
+	rc = dbfile_end(fd, *path, rc, false);
+	FREE_AND_NULL(*ws);
+	FREE_AND_NULL(*path);
+	return rc;
+}
+
 int dbfile_convert_spool(const char *dir, const char *spool, const char magic[8], const char *kind,
 			 const char *name,
 			 int (*convert)(struct cf_reader *r, struct cf_writer *w, void *arg),
@@ -996,23 +1004,14 @@ int dbfile_threads_add(struct dbfile_thread_writer *w, const struct dbfile_value
 	return 0;
 }
 
-/* End the thread spool, written (RC 0) or not (-1); removed unless written and closed. */
-static int threads_end(struct dbfile_thread_writer *w, int rc)
-{
-	rc = dbfile_end(&w->fd, w->path, rc, false);
-	FREE_AND_NULL(w->ws);
-	FREE_AND_NULL(w->path);
-	return rc;
-}
-
 int dbfile_threads_finish(struct dbfile_thread_writer *w)
 {
 	bool written = (w->next % w->group == 0 || cf_chunk_end(&w->cf) >= 0) &&
 		       cf_writer_finish(&w->cf) >= 0;
-	return threads_end(w, written ? 0 : -1);
+	return dbfile_end_spool(&w->fd, &w->path, &w->ws, written ? 0 : -1);
 }
 
 void dbfile_threads_abort(struct dbfile_thread_writer *w)
 {
-	threads_end(w, -1);
+	dbfile_end_spool(&w->fd, &w->path, &w->ws, -1);
 }

@@ -320,7 +320,12 @@ int dbfile_inlined_contexts(struct dbfile *db, uint32_t f, uint32_t **list, uint
 void dbfile_thread_release(struct dbfile_thread *t);
 /* Free what metric M owns (its name, description and formula). */
 void dbfile_metric_release(struct dbfile_metric *m);
+/* Release each of the N threads (metrics) at T (M), then free the array. */
+void dbfile_threads_free(struct dbfile_thread *t, uint32_t n);
+void dbfile_metrics_free(struct dbfile_metric *m, uint32_t n);
 void dbfile_flat_release(struct dbfile_flat *f);
+/* dbfile_flat_release of the three flat profiles of one source: by function, group, module. */
+void dbfile_flats_release(struct dbfile_flat *fn, struct dbfile_flat *grp, struct dbfile_flat *mod);
 /*
  * Thread T's profiles of functions, groups and modules (same shapes as db->flat,
  * db->group_flat, db->module_flat), into caller-owned FN, GRP, MOD.

@@ -72,23 +72,14 @@ int dbtrace_spool_add(struct dbtrace_spool *s, uint32_t thread, const struct dbt
 	return cf_chunk_end(cf);
 }
 
-/* End the spool, written (RC 0) or not (-1); removed unless written and closed. */
-static int spool_end(struct dbtrace_spool *s, int rc)
-{
-	rc = dbfile_end(&s->fd, s->path, rc, false);
-	FREE_AND_NULL(s->ws);
-	FREE_AND_NULL(s->path);
-	return rc;
-}
-
 int dbtrace_spool_finish(struct dbtrace_spool *s)
 {
-	return spool_end(s, cf_writer_finish(&s->cf));
+	return dbfile_end_spool(&s->fd, &s->path, &s->ws, cf_writer_finish(&s->cf));
 }
 
 void dbtrace_spool_abort(struct dbtrace_spool *s)
 {
-	spool_end(s, -1);
+	dbfile_end_spool(&s->fd, &s->path, &s->ws, -1);
 }
 
 /* ---- writing traces.fdb ---- */

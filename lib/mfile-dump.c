@@ -9,32 +9,20 @@
 
 const char *mfile_node_kind_name(unsigned kind)
 {
-	static const char *const names[] = {
-#define X(e, v, n) [v] = n,
-		MFILE_NODE_KINDS(X)
-#undef X
-	};
-	return kind < ARRAY_SIZE(names) && names[kind] ? names[kind] : "unknown";
+	static const char *const names[] = { MFILE_NODE_KINDS(FTH_NAME_ENTRY) };
+	return fth_name_at(names, ARRAY_SIZE(names), kind, "unknown");
 }
 
 const char *mfile_unit_name(unsigned unit)
 {
-	static const char *const names[] = {
-#define X(e, v, n) [v] = n,
-		MFILE_UNITS(X)
-#undef X
-	};
-	return unit < ARRAY_SIZE(names) ? names[unit] : "unknown";
+	static const char *const names[] = { MFILE_UNITS(FTH_NAME_ENTRY) };
+	return fth_name_at(names, ARRAY_SIZE(names), unit, "unknown");
 }
 
 static const char *rate_name(unsigned rate)
 {
-	static const char *const names[] = {
-#define X(e, v, n) [v] = n,
-		MFILE_RATES(X)
-#undef X
-	};
-	return rate < ARRAY_SIZE(names) ? names[rate] : "unknown";
+	static const char *const names[] = { MFILE_RATES(FTH_NAME_ENTRY) };
+	return fth_name_at(names, ARRAY_SIZE(names), rate, "unknown");
 }
 
 static void dump_str(struct buf *out, const char *s)
@@ -46,11 +34,7 @@ static void dump_str(struct buf *out, const char *s)
 
 static void dump_flags(struct buf *out, uint32_t flags)
 {
-	static const char *const names[] = {
-#define X(e, b, n) [b] = n,
-		MFILE_METRIC_FLAGS(X)
-#undef X
-	};
+	static const char *const names[] = { MFILE_METRIC_FLAGS(FTH_NAME_ENTRY) };
 	bool any = false;
 	for (unsigned b = 0; b < 32; b++) {
 		if (!(flags & (1u << b)))

@@ -93,6 +93,19 @@ static int get_i32_field(struct cf_stream *s, unsigned wire, int32_t *v, const c
 	return 0;
 }
 
+/* A field of one of COUNT kinds (a unit, a rate kind): "unknown WHAT N" otherwise. */
+static int get_kind_field(struct cf_stream *s, unsigned wire, uint64_t count, const char *what,
+			  uint8_t *v)
+{
+	uint64_t x;
+	if (cf_get_varint_field(s, wire, &x) < 0)
+		return -1;
+	if (x >= count)
+		return cf_stream_error(s, "unknown %s %llu", what, (unsigned long long)x);
+	*v = (uint8_t)x;
+	return 0;
+}
+
 /* Parse the bytes of a small embedded field (a frame or a range) as varints. */
 static int get_embedded_varints(struct cf_stream *s, unsigned wire, uint64_t *v, unsigned n,
 				const char *what)
@@ -142,231 +155,212 @@ static int open_table(struct cf_reader *r, uint32_t id, const char *missing, uin
 	return 1;
 }
 
-static int read_identity(struct cf_reader *r, struct mfile *m)
+/*
+ * Table T read as cf_read_table reads one, but opened as open_chunk does (MISSING) and its
+ * records in *RECORDS (T->size bytes each, allocated for the count) unless RECORDS is NULL.
+ * Returns 1, 0 when an optional table is absent, or -1 with a message.
+ */
+static int read_table(struct cf_reader *r, const struct cf_table *t, const char *missing,
+		      void **records, struct mfile *m)
 {
+	struct cf_stream s;
+	uint64_t n;
+	int opened = open_table(r, t->id, missing, t->limit, t->min, t->what, &s, &n);
+	if (opened <= 0)
+		return opened;
+	return cf_read_records(&s, t, n, records, m) < 0 ? -1 : 1;
+}
+
+/* A frame field (the creation or entry frame WHAT): the module + 1 (0: none), the offset. */
+static int get_frame_field(struct cf_stream *s, unsigned wire, const char *what,
+			   struct mfile_frame *frame)
+{
+	uint64_t v[2];
+	if (get_embedded_varints(s, wire, v, 2, what) < 0)
+		return -1;
+	if (v[0] > UINT32_MAX)
+		return cf_stream_error(s, "%s module out of range", what);
+	frame->module = v[0] ? (uint32_t)(v[0] - 1) : MFILE_NO_MODULE;
+	frame->offset = v[1];
+	return 0;
+}
+
+static int identity_field(struct cf_stream *s, void *arg, unsigned field, unsigned wire)
+{
+	struct mfile_identity *id = arg;
+	struct mfile_frame frame;
+	switch (field) {
+	case ID_HOST: return cf_get_str_field(s, wire, MFILE_MAX_STRING, &id->host);
+	case ID_PID: return get_u32_field(s, wire, &id->pid, "pid");
+	case ID_PPID: return get_u32_field(s, wire, &id->ppid, "ppid");
+	case ID_TID: return get_u32_field(s, wire, &id->tid, "tid");
+	case ID_RANK: return get_i32_field(s, wire, &id->rank, "rank");
+	case ID_THREAD_INDEX: return get_u32_field(s, wire, &id->thread_index, "thread index");
+	case ID_PARENT_THREAD: return get_i32_field(s, wire, &id->parent_thread, "parent thread");
+	case ID_PROGRAM: return cf_get_str_field(s, wire, MFILE_MAX_STRING, &id->program);
+	case ID_CWD: return cf_get_str_field(s, wire, MFILE_MAX_STRING, &id->cwd);
+	case ID_ARG:
+		ALLOC_GROW_BY_COUNT(id->argv, id->argc);
+		id->argv[id->argc] = NULL;
+		if (cf_get_str_field(s, wire, MFILE_MAX_STRING, &id->argv[id->argc]) < 0)
+			return -1;
+		id->argc++;
+		return 0;
+	case ID_START: return cf_get_fixed_field(s, wire, &id->start_ns);
+	case ID_END: return cf_get_fixed_field(s, wire, &id->end_ns);
+	case ID_END_REASON: return cf_get_str_field(s, wire, MFILE_MAX_STRING, &id->end_reason);
+	case ID_CREATION_FRAME:
+		if (get_frame_field(s, wire, "creation frame", &frame) < 0)
+			return -1;
+		ALLOC_GROW_BY_COUNT(id->creation, id->ncreation);
+		id->creation[id->ncreation++] = frame;
+		return 0;
+	case ID_NAME: return cf_get_str_field(s, wire, MFILE_MAX_STRING, &id->name);
+	case ID_ENTRY_FRAME:
+		if (get_frame_field(s, wire, "entry frame", &id->entry) < 0)
+			return -1;
+		id->has_entry = true;
+		return 0;
+	default: return cf_skip_field(s, wire);
+	}
+}
+
+static int read_identity(struct cf_reader *r, void *arg)
+{
+	struct mfile *m = arg;
 	struct cf_stream s;
 	if (open_chunk(r, MFILE_CHUNK_IDENTITY, "identity chunk (IDEN)", &s) < 0)
 		return -1;
 	struct mfile_identity *id = &m->id;
-	uint32_t cap_argv = 0, cap_frames = 0;
-	for (;;) {
-		unsigned field, wire;
-		uint64_t v[2];
-		int rc = cf_get_tag(&s, &field, &wire);
-		if (rc == 0 && field == 0)
-			break;
-		if (rc == 0) {
-			switch (field) {
-			case ID_HOST: rc = cf_get_str_field(&s, wire, MFILE_MAX_STRING, &id->host); break;
-			case ID_PID: rc = get_u32_field(&s, wire, &id->pid, "pid"); break;
-			case ID_PPID: rc = get_u32_field(&s, wire, &id->ppid, "ppid"); break;
-			case ID_TID: rc = get_u32_field(&s, wire, &id->tid, "tid"); break;
-			case ID_RANK: rc = get_i32_field(&s, wire, &id->rank, "rank"); break;
-			case ID_THREAD_INDEX:
-				rc = get_u32_field(&s, wire, &id->thread_index, "thread index");
-				break;
-			case ID_PARENT_THREAD:
-				rc = get_i32_field(&s, wire, &id->parent_thread, "parent thread");
-				break;
-			case ID_PROGRAM: rc = cf_get_str_field(&s, wire, MFILE_MAX_STRING, &id->program); break;
-			case ID_CWD: rc = cf_get_str_field(&s, wire, MFILE_MAX_STRING, &id->cwd); break;
-			case ID_ARG:
-				ALLOC_GROW(id->argv, id->argc + 1, cap_argv);
-				id->argv[id->argc] = NULL;
-				rc = cf_get_str_field(&s, wire, MFILE_MAX_STRING, &id->argv[id->argc]);
-				if (rc == 0)
-					id->argc++;
-				break;
-			case ID_START: rc = cf_get_fixed_field(&s, wire, &id->start_ns); break;
-			case ID_END: rc = cf_get_fixed_field(&s, wire, &id->end_ns); break;
-			case ID_END_REASON: rc = cf_get_str_field(&s, wire, MFILE_MAX_STRING, &id->end_reason); break;
-			case ID_CREATION_FRAME:
-				rc = get_embedded_varints(&s, wire, v, 2, "creation frame");
-				if (rc == 0 && v[0] > UINT32_MAX)
-					rc = cf_stream_error(&s, "creation frame module out of range");
-				if (rc == 0) {
-					ALLOC_GROW(id->creation, id->ncreation + 1, cap_frames);
-					id->creation[id->ncreation].module =
-						v[0] ? (uint32_t)(v[0] - 1) : MFILE_NO_MODULE;
-					id->creation[id->ncreation++].offset = v[1];
-				}
-				break;
-			case ID_NAME: rc = cf_get_str_field(&s, wire, MFILE_MAX_STRING, &id->name); break;
-			case ID_ENTRY_FRAME:
-				rc = get_embedded_varints(&s, wire, v, 2, "entry frame");
-				if (rc == 0 && v[0] > UINT32_MAX)
-					rc = cf_stream_error(&s, "entry frame module out of range");
-				if (rc == 0) {
-					id->has_entry = true;
-					id->entry.module = v[0] ? (uint32_t)(v[0] - 1) : MFILE_NO_MODULE;
-					id->entry.offset = v[1];
-				}
-				break;
-			default: rc = cf_skip_field(&s, wire); break;
-			}
-		}
-		if (rc < 0) {
-			cf_stream_free(&s);
-			return -1;
-		}
+	if (cf_read_fields(&s, identity_field, id) < 0) {
+		cf_stream_free(&s);
+		return -1;
 	}
-	if (!id->name)
-		id->name = xstrdup("");
-	if (!id->host)
-		id->host = xstrdup("");
-	if (!id->program)
-		id->program = xstrdup("");
-	if (!id->cwd)
-		id->cwd = xstrdup("");
-	if (!id->end_reason)
-		id->end_reason = xstrdup("");
+	XSTRDUP_EMPTY_IF_NULL(&id->name, &id->host, &id->program, &id->cwd, &id->end_reason);
 	return cf_stream_finish(&s);
+}
+
+static int module_field(struct cf_stream *s, void *arg, unsigned field, unsigned wire)
+{
+	struct mfile_module *mod = arg;
+	uint64_t v[4];
+	char *bytes = NULL;
+	size_t len;
+	switch (field) {
+	case MOD_PATH: return cf_get_str_field(s, wire, MFILE_MAX_STRING, &mod->path);
+	case MOD_BUILD_ID:
+		if (cf_get_bytes_field(s, wire, "build-id", 256, &bytes, &len) < 0)
+			return -1;
+		free(mod->build_id);
+		mod->build_id = (uint8_t *)bytes;
+		mod->build_id_len = (uint32_t)len;
+		return 0;
+	case MOD_LOAD: return cf_get_varint_field(s, wire, &mod->load_ns);
+	case MOD_UNLOAD: return cf_get_varint_field(s, wire, &mod->unload_ns);
+	case MOD_BASE: return cf_get_fixed_field(s, wire, &mod->base);
+	case MOD_RANGE: {
+		if (get_embedded_varints(s, wire, v, 4, "address range") < 0)
+			return -1;
+		if (v[0] + v[1] < v[0] || v[3] > 7)
+			return cf_stream_error(s, "bad address range");
+		ALLOC_GROW_BY_COUNT(mod->ranges, mod->nranges);
+		struct mfile_range *rg = &mod->ranges[mod->nranges++];
+		rg->start = v[0];
+		rg->end = v[0] + v[1];
+		rg->file_offset = v[2];
+		rg->prot = (uint32_t)v[3];
+		return 0;
+	}
+	default: return cf_skip_field(s, wire);
+	}
 }
 
 static int read_module(struct cf_stream *s, struct mfile_module *mod)
 {
-	uint32_t cap = 0;
-	for (;;) {
-		unsigned field, wire;
-		uint64_t v[4];
-		char *bytes = NULL;
-		size_t len;
-		int rc = cf_get_tag(s, &field, &wire);
-		if (rc == 0 && field == 0)
-			break;
-		if (rc == 0) {
-			switch (field) {
-			case MOD_PATH: rc = cf_get_str_field(s, wire, MFILE_MAX_STRING, &mod->path); break;
-			case MOD_BUILD_ID:
-				rc = cf_get_bytes_field(s, wire, "build-id", 256, &bytes, &len);
-				if (rc == 0) {
-					free(mod->build_id);
-					mod->build_id = (uint8_t *)bytes;
-					mod->build_id_len = (uint32_t)len;
-				}
-				break;
-			case MOD_LOAD: rc = cf_get_varint_field(s, wire, &mod->load_ns); break;
-			case MOD_UNLOAD: rc = cf_get_varint_field(s, wire, &mod->unload_ns); break;
-			case MOD_BASE: rc = cf_get_fixed_field(s, wire, &mod->base); break;
-			case MOD_RANGE:
-				rc = get_embedded_varints(s, wire, v, 4, "address range");
-				if (rc == 0 && (v[0] + v[1] < v[0] || v[3] > 7))
-					rc = cf_stream_error(s, "bad address range");
-				if (rc == 0) {
-					ALLOC_GROW(mod->ranges, mod->nranges + 1, cap);
-					struct mfile_range *rg = &mod->ranges[mod->nranges++];
-					rg->start = v[0];
-					rg->end = v[0] + v[1];
-					rg->file_offset = v[2];
-					rg->prot = (uint32_t)v[3];
-				}
-				break;
-			default: rc = cf_skip_field(s, wire); break;
-			}
-		}
-		if (rc < 0)
-			return -1;
-	}
+	if (cf_read_fields(s, module_field, mod) < 0)
+		return -1;
 	if (!mod->path)
 		return cf_stream_error(s, "module without a path");
 	return 0;
 }
 
+/* Module I of N of the load map.  The count is a claim: the room for the modules grows as
+ * they are actually read. */
+static int read_loadmap_entry(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
+{
+	struct mfile *m = arg;
+	ALLOC_GROW_BY_COUNT(m->modules, i);
+	memset(&m->modules[i], 0, sizeof(m->modules[i]));
+	m->nmodules = (uint32_t)i + 1;
+	if (read_module(s, &m->modules[i]) < 0)
+		return fth_error_prefix("module %llu", (unsigned long long)i);
+	return 0;
+}
+
 static int read_loadmap(struct cf_reader *r, struct mfile *m)
 {
-	struct cf_stream s;
-	uint64_t n;
-	if (open_table(r, MFILE_CHUNK_LOADMAP, "load map chunk (LMAP)", UINT32_MAX - 1, MIN_RECORD_BYTES, "modules", &s, &n) < 0)
-		return -1;
-	size_t cap = 0;
-	for (uint64_t i = 0; i < n; i++) {
-		ALLOC_GROW(m->modules, i + 1, cap);
-		memset(&m->modules[i], 0, sizeof(m->modules[i]));
-		m->nmodules = (uint32_t)i + 1;
-		if (read_module(&s, &m->modules[i]) < 0) {
-			fth_error_prefix("module %llu", (unsigned long long)i);
-			goto fail;
-		}
+	static const struct cf_table loadmap = { MFILE_CHUNK_LOADMAP, UINT32_MAX - 1,
+						 MIN_RECORD_BYTES, "modules", 0,
+						 read_loadmap_entry, NULL };
+	return read_table(r, &loadmap, "load map chunk (LMAP)", NULL, m);
+}
+
+static int metric_field(struct cf_stream *s, void *arg, unsigned field, unsigned wire)
+{
+	struct mfile_metric *x = arg;
+	uint64_t v;
+	switch (field) {
+	case MET_NAME: return cf_get_str_field(s, wire, MFILE_MAX_STRING, &x->name);
+	case MET_DESCRIPTION: return cf_get_str_field(s, wire, MFILE_MAX_STRING, &x->description);
+	case MET_UNIT: return get_kind_field(s, wire, MFILE_UNIT_COUNT_, "unit", &x->unit);
+	case MET_RATE_KIND:
+		return get_kind_field(s, wire, MFILE_RATE_COUNT_, "rate kind", &x->rate_kind);
+	case MET_RATE: return cf_get_varint_field(s, wire, &x->rate);
+	case MET_FLAGS: return get_u32_field(s, wire, &x->flags, "flags");
+	case MET_ENABLED: return cf_get_varint_field(s, wire, &x->time_enabled);
+	case MET_RUNNING: return cf_get_varint_field(s, wire, &x->time_running);
+	case MET_SAMPLES: return cf_get_varint_field(s, wire, &x->samples);
+	case MET_PARENT: return get_i32_field(s, wire, &x->parent, "parent metric");
+	case MET_THRESHOLD:
+		if (cf_get_fixed_field(s, wire, &v) < 0)
+			return -1;
+		x->threshold = le_bits_f64(v);
+		return 0;
+	case MET_FORMULA: return cf_get_str_field(s, wire, MFILE_MAX_STRING, &x->formula);
+	case MET_LEVEL:
+		if (cf_get_varint_field(s, wire, &v) < 0)
+			return -1;
+		if (v > 15)
+			return cf_stream_error(s, "TMA level %llu out of range", (unsigned long long)v);
+		x->level = (uint8_t)v;
+		return 0;
+	default: return cf_skip_field(s, wire);
 	}
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
 }
 
 static int read_metric(struct cf_stream *s, struct mfile_metric *x, uint32_t nmetrics)
 {
-	uint64_t v;
 	x->parent = -1;
 	x->threshold = NAN;
-	for (;;) {
-		unsigned field, wire;
-		int rc = cf_get_tag(s, &field, &wire);
-		if (rc == 0 && field == 0)
-			break;
-		if (rc == 0) {
-			switch (field) {
-			case MET_NAME: rc = cf_get_str_field(s, wire, MFILE_MAX_STRING, &x->name); break;
-			case MET_DESCRIPTION: rc = cf_get_str_field(s, wire, MFILE_MAX_STRING, &x->description); break;
-			case MET_UNIT:
-				rc = cf_get_varint_field(s, wire, &v);
-				if (rc == 0 && v >= MFILE_UNIT_COUNT_)
-					rc = cf_stream_error(s, "unknown unit %llu", (unsigned long long)v);
-				x->unit = (uint8_t)v;
-				break;
-			case MET_RATE_KIND:
-				rc = cf_get_varint_field(s, wire, &v);
-				if (rc == 0 && v >= MFILE_RATE_COUNT_)
-					rc = cf_stream_error(s, "unknown rate kind %llu",
-							     (unsigned long long)v);
-				x->rate_kind = (uint8_t)v;
-				break;
-			case MET_RATE: rc = cf_get_varint_field(s, wire, &x->rate); break;
-			case MET_FLAGS: rc = get_u32_field(s, wire, &x->flags, "flags"); break;
-			case MET_ENABLED: rc = cf_get_varint_field(s, wire, &x->time_enabled); break;
-			case MET_RUNNING: rc = cf_get_varint_field(s, wire, &x->time_running); break;
-			case MET_SAMPLES: rc = cf_get_varint_field(s, wire, &x->samples); break;
-			case MET_PARENT:
-				rc = get_i32_field(s, wire, &x->parent, "parent metric");
-				if (rc == 0 && x->parent >= (int32_t)nmetrics)
-					rc = cf_stream_error(s, "parent metric %d out of range",
-							     x->parent);
-				break;
-			case MET_THRESHOLD:
-				rc = cf_get_fixed_field(s, wire, &v);
-				x->threshold = le_bits_f64(v);
-				break;
-			case MET_FORMULA: rc = cf_get_str_field(s, wire, MFILE_MAX_STRING, &x->formula); break;
-			case MET_LEVEL:
-				rc = cf_get_varint_field(s, wire, &v);
-				if (rc == 0 && v > 15)
-					rc = cf_stream_error(s, "TMA level %llu out of range",
-							     (unsigned long long)v);
-				x->level = (uint8_t)v;
-				break;
-			default: rc = cf_skip_field(s, wire); break;
-			}
-		}
-		if (rc < 0)
-			return -1;
-	}
+	if (cf_read_fields(s, metric_field, x) < 0)
+		return -1;
+	if (x->parent >= (int32_t)nmetrics)
+		return cf_stream_error(s, "parent metric %d out of range", x->parent);
 	if (!x->name || !x->name[0])
 		return cf_stream_error(s, "metric without a name");
 	if (x->time_running > x->time_enabled)
 		return cf_stream_error(s, "metric %s ran %llu ns, longer than enabled (%llu ns)",
 				       x->name, (unsigned long long)x->time_running,
 				       (unsigned long long)x->time_enabled);
-	if (!x->description)
-		x->description = xstrdup("");
-	if (!x->formula)
-		x->formula = xstrdup("");
+	XSTRDUP_EMPTY_IF_NULL(&x->description, &x->formula);
 	return 0;
 }
 
 /* The TMA hierarchy must be a forest: parents form no cycle.  Linear: each metric is walked
  * up to the first one already known to reach a root. */
-static int check_metric_forest(struct cf_stream *s, const struct mfile *m)
+static int check_metric_forest(struct cf_stream *s, void *arg)
 {
+	const struct mfile *m = arg;
 	enum { UNSEEN, ON_PATH, ROOTED };
 	uint8_t *state = xcalloc(m->nmetrics ? m->nmetrics : 1, 1);
 	int rc = 0;
@@ -385,26 +379,21 @@ static int check_metric_forest(struct cf_stream *s, const struct mfile *m)
 	return rc;
 }
 
+static int read_metrics_entry(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
+{
+	struct mfile *m = arg;
+	m->nmetrics = (uint32_t)i + 1;
+	if (read_metric(s, &m->metrics[i], (uint32_t)n) < 0)
+		return fth_error_prefix("metric %llu", (unsigned long long)i);
+	return 0;
+}
+
 static int read_metrics(struct cf_reader *r, struct mfile *m)
 {
-	struct cf_stream s;
-	uint64_t n;
-	if (open_table(r, MFILE_CHUNK_METRICS, "metric table chunk (METR)", MFILE_MAX_METRICS, MIN_RECORD_BYTES, "metrics", &s, &n) < 0)
-		return -1;
-	m->metrics = xcalloc(n ? n : 1, sizeof(*m->metrics));
-	for (uint64_t i = 0; i < n; i++) {
-		m->nmetrics = (uint32_t)i + 1;
-		if (read_metric(&s, &m->metrics[i], (uint32_t)n) < 0) {
-			fth_error_prefix("metric %llu", (unsigned long long)i);
-			goto fail;
-		}
-	}
-	if (check_metric_forest(&s, m) < 0)
-		goto fail;
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	static const struct cf_table metrics = { MFILE_CHUNK_METRICS, MFILE_MAX_METRICS,
+						 MIN_RECORD_BYTES, "metrics", sizeof(*m->metrics),
+						 read_metrics_entry, check_metric_forest };
+	return read_table(r, &metrics, "metric table chunk (METR)", (void **)&m->metrics, m);
 }
 
 #define PREALLOC_MAX ((size_t)1 << 22)
@@ -574,57 +563,54 @@ static int stat_field(struct cf_stream *s, void *stat, unsigned field, unsigned 
 	return cf_skip_field(s, wire);
 }
 
+static int read_stats_entry(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
+{
+	struct mfile *m = arg;
+	struct mfile_stat *st = &m->stats[i];
+	m->nstats = (uint32_t)i + 1;
+	if (cf_read_fields(s, stat_field, st) < 0)
+		return -1;
+	if (!st->name)
+		return cf_stream_error(s, "counter %llu without a name", (unsigned long long)i);
+	return 0;
+}
+
 static int read_stats(struct cf_reader *r, struct mfile *m)
 {
-	struct cf_stream s;
-	uint64_t n;
-	int opened = open_table(r, MFILE_CHUNK_STATS, NULL, 1u << 20, 1, "counters", &s, &n);
-	if (opened <= 0)
-		return opened;
-	m->stats = xcalloc(n ? n : 1, sizeof(*m->stats));
-	for (uint64_t i = 0; i < n; i++) {
-		struct mfile_stat *st = &m->stats[i];
-		m->nstats = (uint32_t)i + 1;
-		if (cf_read_fields(&s, stat_field, st) < 0)
-			goto fail;
-		if (!st->name) {
-			cf_stream_error(&s, "counter %llu without a name", (unsigned long long)i);
-			goto fail;
-		}
-	}
-	return cf_stream_finish(&s);
-fail:
-	cf_stream_free(&s);
-	return -1;
+	static const struct cf_table stats = { MFILE_CHUNK_STATS, 1u << 20, 1, "counters",
+					       sizeof(*m->stats), read_stats_entry, NULL };
+	return read_table(r, &stats, NULL, (void **)&m->stats, m);
+}
+
+/* Every chunk of an open measurement file, and the frames' modules against the load map. */
+static int read_chunks(struct cf_reader *r, void *arg)
+{
+	struct mfile *m = arg;
+	if (read_identity(r, m) < 0 || read_loadmap(r, m) < 0 || read_metrics(r, m) < 0 ||
+	    read_cct(r, m) < 0 || read_trace(r, m) < 0 || read_stats(r, m) < 0)
+		return -1;
+	if (m->id.has_entry && m->id.entry.module != MFILE_NO_MODULE &&
+	    m->id.entry.module >= m->nmodules)
+		return fth_error("%s: chunk IDEN: the entry frame names module %u, not in the load "
+				 "map (%u modules)", r->path, m->id.entry.module, m->nmodules);
+	for (uint32_t i = 0; i < m->id.ncreation; i++)
+		if (m->id.creation[i].module != MFILE_NO_MODULE &&
+		    m->id.creation[i].module >= m->nmodules)
+			return fth_error("%s: chunk IDEN: creation frame %u names module %u, not in "
+					 "the load map (%u modules)", r->path, i,
+					 m->id.creation[i].module, m->nmodules);
+	return 0;
 }
 
 int mfile_read(const char *path, struct mfile *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->id.rank = m->id.parent_thread = -1;
-	struct cf_reader r;
-	if (cf_open(&r, path, MFILE_MAGIC, "fathom measurement file", MFILE_MAJOR) < 0)
-		return -1;
-	m->major = r.major;
-	m->minor = r.minor;
-	int rc = 0;
-	if (read_identity(&r, m) < 0 || read_loadmap(&r, m) < 0 || read_metrics(&r, m) < 0 ||
-	    read_cct(&r, m) < 0 || read_trace(&r, m) < 0 || read_stats(&r, m) < 0)
-		rc = -1;
-	if (rc == 0 && m->id.has_entry && m->id.entry.module != MFILE_NO_MODULE &&
-	    m->id.entry.module >= m->nmodules)
-		rc = fth_error("%s: chunk IDEN: the entry frame names module %u, not in the load map "
-			       "(%u modules)", path, m->id.entry.module, m->nmodules);
-	for (uint32_t i = 0; rc == 0 && i < m->id.ncreation; i++)
-		if (m->id.creation[i].module != MFILE_NO_MODULE &&
-		    m->id.creation[i].module >= m->nmodules)
-			rc = fth_error("%s: chunk IDEN: creation frame %u names module %u, not in the "
-				       "load map (%u modules)", path, i, m->id.creation[i].module,
-				       m->nmodules);
-	cf_close(&r);
-	if (rc < 0)
-		mfile_release(m);
-	return rc;
+	if (cf_read_file(path, MFILE_MAGIC, "fathom measurement file", MFILE_MAJOR, &m->major,
+			 &m->minor, read_chunks, m) == 0)
+		return 0;
+	mfile_release(m);
+	return -1;
 }
 
 int mfile_read_identity(const char *path, struct mfile_identity *id)
@@ -632,12 +618,8 @@ int mfile_read_identity(const char *path, struct mfile_identity *id)
 	struct mfile m;
 	memset(&m, 0, sizeof(m));
 	m.id.rank = m.id.parent_thread = -1;
-	struct cf_reader r;
-	if (cf_open(&r, path, MFILE_MAGIC, "fathom measurement file", MFILE_MAJOR) < 0)
-		return -1;
-	int rc = read_identity(&r, &m);
-	cf_close(&r);
-	if (rc < 0) {
+	if (cf_read_file(path, MFILE_MAGIC, "fathom measurement file", MFILE_MAJOR, NULL, NULL,
+			 read_identity, &m) < 0) {
 		mfile_identity_release(&m.id);
 		return -1;
 	}
@@ -652,9 +634,7 @@ void mfile_identity_release(struct mfile_identity *id)
 	free(id->cwd);
 	free(id->end_reason);
 	free(id->name);
-	for (uint32_t i = 0; i < id->argc; i++)
-		free(id->argv[i]);
-	free(id->argv);
+	free_strings(id->argv, id->argc);
 	free(id->creation);
 	memset(id, 0, sizeof(*id));
 	id->rank = id->parent_thread = -1;

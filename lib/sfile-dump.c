@@ -6,6 +6,7 @@
 #include "compat.h"
 #include "sfile.h"
 #include "buf.h"
+#include "search.h"
 #include "xalloc.h"
 
 #include <stdlib.h>
@@ -103,14 +104,7 @@ static void add_flags(struct buf *out, uint32_t flags)
 static void dump_statements(struct dump_ctx *c, const struct sfile_range *r, unsigned depth)
 {
 	const struct sfile *sf = c->sf;
-	uint64_t lo = 0, hi = sf->nlines;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (sf->lines[mid].hi <= r->lo)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint64_t lo = FTH_UPPER_BOUND(sf->lines, sf->nlines, hi, r->lo);
 	uint64_t at = r->lo;
 	while (at < r->hi) {
 		while (lo < sf->nlines && sf->lines[lo].hi <= at)

@@ -87,6 +87,12 @@ static int read_strings(struct cf_reader *r, struct sfile *sf)
 				    &sf->nstrings);
 }
 
+const char *sfile_kind_name(unsigned kind)
+{
+	static const char *const names[] = { SFILE_KINDS(FTH_NAME_ENTRY) };
+	return fth_name_at(names, ARRAY_SIZE(names), kind, "?");
+}
+
 static int check_node(struct cf_stream *s, const struct sfile *sf, uint32_t i)
 {
 	const struct sfile_node *n = &sf->nodes[i];
@@ -298,23 +304,25 @@ static int read_lines(struct cf_reader *r, struct sfile *sf)
 	return cf_read_table(r, &lines, (void **)&sf->lines, &rows);
 }
 
+/* Every table of an open structure file, each after those its checks need. */
+static int read_tables(struct cf_reader *r, void *arg)
+{
+	struct sfile *sf = arg;
+	if (read_module(r, sf) < 0 || read_strings(r, sf) < 0 || read_nodes(r, sf) < 0 ||
+	    read_decls(r, sf) < 0 || read_latches(r, sf) < 0 || read_ranges(r, sf) < 0 ||
+	    read_lines(r, sf) < 0)
+		return -1;
+	return 0;
+}
+
 int sfile_read(const char *path, struct sfile *sf)
 {
 	memset(sf, 0, sizeof(*sf));
-	struct cf_reader r;
-	if (cf_open(&r, path, SFILE_MAGIC, "fathom structure file", SFILE_MAJOR) < 0)
-		return -1;
-	sf->major = r.major;
-	sf->minor = r.minor;
-	int rc = 0;
-	if (read_module(&r, sf) < 0 || read_strings(&r, sf) < 0 || read_nodes(&r, sf) < 0 ||
-	    read_decls(&r, sf) < 0 || read_latches(&r, sf) < 0 || read_ranges(&r, sf) < 0 ||
-	    read_lines(&r, sf) < 0)
-		rc = -1;
-	cf_close(&r);
-	if (rc < 0)
-		sfile_release(sf);
-	return rc;
+	if (cf_read_file(path, SFILE_MAGIC, "fathom structure file", SFILE_MAJOR, &sf->major,
+			 &sf->minor, read_tables, sf) == 0)
+		return 0;
+	sfile_release(sf);
+	return -1;
 }
 
 void sfile_release(struct sfile *sf)
@@ -322,9 +330,7 @@ void sfile_release(struct sfile *sf)
 	free(sf->path);
 	free(sf->debug_path);
 	free(sf->build_id);
-	for (uint32_t i = 0; i < sf->nstrings; i++)
-		free(sf->strings[i]);
-	free(sf->strings);
+	free_strings(sf->strings, sf->nstrings);
 	free(sf->nodes);
 	free(sf->ranges);
 	free(sf->lines);
@@ -346,15 +352,4 @@ const struct sfile_line *sfile_line_at(const struct sfile *sf, uint64_t addr)
 const char *sfile_str(const struct sfile *sf, uint32_t index)
 {
 	return index < sf->nstrings ? sf->strings[index] : "?";
-}
-
-const char *sfile_kind_name(unsigned kind)
-{
-	switch (kind) {
-#define X(e, v, n) \
-	case v: return n;
-		SFILE_KINDS(X)
-#undef X
-	}
-	return "?";
 }

@@ -59,3 +59,17 @@ char *xpath_join(const char *dir, const char *name)
 	memcpy(p + n + 1, name, k + 1);
 	return p;
 }
+
+void xstrdup_empty_if_null(char **const *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!*s[i])
+			*s[i] = xstrdup("");
+}
+
+void free_strings(char **strings, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(strings[i]);
+	free(strings);
+}

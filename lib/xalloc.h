@@ -16,6 +16,14 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /* DIR/NAME in a new string. */
 char *xpath_join(const char *dir, const char *name);
+/* Each of the N strings at S that is NULL becomes a new empty string (a string field that a
+ * file left out reads as ""); XSTRDUP_EMPTY_IF_NULL(&a, &b...) for a list of them. */
+void xstrdup_empty_if_null(char **const *s, size_t n);
+#define XSTRDUP_EMPTY_IF_NULL(...)                                    \
+	xstrdup_empty_if_null((char **const[]){ __VA_ARGS__ },       \
+			      sizeof((char **[]){ __VA_ARGS__ }) / sizeof(char **))
+/* Free the N strings of STRINGS, then STRINGS itself. */
+void free_strings(char **strings, size_t n);
 
 /* Grow ARRAY (with ALLOC slots) so that it holds at least NEED elements, doubling. */
 #define ALLOC_GROW(array, need, alloc)                                                  \
@@ -27,6 +35,30 @@ char *xpath_join(const char *dir, const char *name);
 			(array) = xreallocarray((array), grow_to_, sizeof(*(array)));    \
 			(alloc) = grow_to_;                                              \
 		}                                                                        \
+	} while (0)
+
+/* A growing array of uint32_t (indexes, ids): V[0..N) in room for CAP; { 0 } is empty. */
+struct u32_vec {
+	uint32_t *v;
+	uint32_t n, cap;
+};
+
+static inline void u32_vec_push(struct u32_vec *u, uint32_t x)
+{
+	ALLOC_GROW(u->v, u->n + 1, u->cap);
+	u->v[u->n++] = x;
+}
+
+/*
+ * Make room in ARRAY, which holds the N elements appended to it one at a time from NULL, for
+ * one more: the growth of ALLOC_GROW (8, then doubling) where the room is not kept, since it
+ * follows from N.
+ */
+#define ALLOC_GROW_BY_COUNT(array, n)                                                       \
+	do {                                                                                \
+		size_t n_ = (size_t)(n);                                                    \
+		if (n_ == 0 || (n_ >= 8 && (n_ & (n_ - 1)) == 0))                           \
+			(array) = xreallocarray((array), n_ ? 2 * n_ : 8, sizeof(*(array))); \
 	} while (0)
 
 #define FREE_AND_NULL(p) \

@@ -13,23 +13,12 @@ MEASURE_RUNTIME_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/measure \
 # (measure/launcher/tma.h) and CPU identification (measure/launcher/cpuid.c).
 bin_PROGRAMS += measure/measure
 measure_measure_SOURCES = \
-	measure/launcher/main.c \
-	measure/launcher/events.c \
-	measure/launcher/events.h \
-	measure/launcher/source.h \
-	measure/launcher/sources.c \
-	measure/launcher/timer.c \
-	measure/launcher/perf.c \
-	measure/launcher/io.c \
-	measure/launcher/memleak.c \
-	measure/launcher/blocktime.c \
-	measure/mconfig.c \
-	measure/mconfig.h \
-	measure/launcher/tables.c \
-	measure/launcher/tables.h \
-	measure/launcher/tma.c \
-	measure/launcher/tma.h \
-	measure/launcher/cpuid.c
+	measure/launcher/main.c measure/launcher/events.c measure/launcher/events.h \
+	measure/launcher/source.h measure/launcher/sources.c measure/launcher/timer.c \
+	measure/launcher/perf.c measure/launcher/io.c measure/launcher/memleak.c \
+	measure/launcher/blocktime.c measure/mconfig.c measure/mconfig.h \
+	measure/launcher/tables.c measure/launcher/tables.h \
+	measure/launcher/tma.c measure/launcher/tma.h measure/launcher/cpuid.c
 measure_measure_CPPFLAGS = $(MEASURE_LAUNCHER_CPPFLAGS) -DPKGLIBDIR='"$(pkglibdir)"' \
 	-DBINDIR='"$(bindir)"'
 measure_measure_LDADD = measure/libcfi.la lib/libfathom.la $(PFM_LIBS) -lrt -lm
@@ -39,33 +28,15 @@ measure_measure_LDADD = measure/libcfi.la lib/libfathom.la $(PFM_LIBS) -lrt -lm
 # and the calling contexts of wrapped calls (measure/runtime/callsite.c).
 pkglib_LTLIBRARIES += measure/libmeasure.la
 measure_libmeasure_la_SOURCES = \
-	measure/runtime/preload.c \
-	measure/runtime/runtime.h \
-	measure/runtime/log.c \
-	measure/runtime/clock.c \
-	measure/mconfig.c \
-	measure/mconfig.h \
-	measure/runtime/cct.c \
-	measure/runtime/cct.h \
-	measure/runtime/loadmap.c \
-	measure/runtime/loadmap.h \
-	measure/runtime/unwind.c \
-	measure/runtime/sampler.c \
-	measure/runtime/source.h \
-	measure/runtime/sources.c \
-	measure/runtime/timer.c \
-	measure/runtime/perf.c \
-	measure/runtime/perf-ring.c \
-	measure/runtime/perf-ring.h \
-	measure/runtime/blocktime.c \
-	measure/runtime/thread.c \
-	measure/runtime/writer.c \
-	measure/runtime/exec.c \
-	measure/runtime/signals.c \
-	measure/runtime/fds.c \
-	measure/runtime/unwind-check.c \
-	measure/runtime/callsite.c \
-	measure/runtime/io.c \
+	measure/runtime/preload.c measure/runtime/runtime.h measure/runtime/log.c \
+	measure/runtime/clock.c measure/mconfig.c measure/mconfig.h \
+	measure/runtime/cct.c measure/runtime/cct.h measure/runtime/loadmap.c \
+	measure/runtime/loadmap.h measure/runtime/unwind.c measure/runtime/sampler.c \
+	measure/runtime/source.h measure/runtime/sources.c measure/runtime/timer.c \
+	measure/runtime/perf.c measure/runtime/perf-ring.c measure/runtime/perf-ring.h \
+	measure/runtime/blocktime.c measure/runtime/thread.c measure/runtime/writer.c \
+	measure/runtime/exec.c measure/runtime/signals.c measure/runtime/fds.c \
+	measure/runtime/unwind-check.c measure/runtime/callsite.c measure/runtime/io.c \
 	measure/runtime/memleak.c
 measure_libmeasure_la_CPPFLAGS = $(MEASURE_RUNTIME_CPPFLAGS)
 measure_libmeasure_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden

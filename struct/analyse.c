@@ -231,14 +231,7 @@ static void innermost_scopes(struct ctx *c)
 
 static uint32_t scope_at(const struct ctx *c, uint64_t addr)
 {
-	uint32_t lo = 0, hi = c->niv;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (c->iv[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint32_t lo = (uint32_t)FTH_UPPER_BOUND(c->iv, c->niv, hi, addr);
 	return lo < c->niv && c->iv[lo].lo <= addr ? c->iv[lo].scope : 0;
 }
 
@@ -262,15 +255,9 @@ static uint32_t lca(const struct ctx *c, uint32_t a, uint32_t b)
 /* The deepest scope that holds every byte of block B. */
 static uint32_t block_scope(const struct ctx *c, const struct block *b)
 {
-	uint32_t lo = 0, hi = c->niv, s = NONE32;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (c->iv[mid].hi <= b->lo)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (uint32_t i = lo; i < c->niv && c->iv[i].lo < b->hi; i++)
+	uint32_t s = NONE32;
+	uint32_t first = (uint32_t)FTH_UPPER_BOUND(c->iv, c->niv, hi, b->lo);
+	for (uint32_t i = first; i < c->niv && c->iv[i].lo < b->hi; i++)
 		s = lca(c, s, c->iv[i].scope);
 	return s == NONE32 ? 0 : s;
 }
@@ -382,15 +369,8 @@ static void lines_in_scope(const struct ctx *c, uint64_t lo, uint64_t hi, uint32
 			   struct src_lines *out)
 {
 	const struct dw_info *dw = c->job->dw;
-	uint32_t a = 0, b = c->niv;
-	while (a < b) {
-		uint32_t mid = a + (b - a) / 2;
-		if (c->iv[mid].hi <= lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	for (uint32_t i = a; i < c->niv && c->iv[i].lo < hi; i++) {
+	uint32_t first = (uint32_t)FTH_UPPER_BOUND(c->iv, c->niv, hi, lo);
+	for (uint32_t i = first; i < c->niv && c->iv[i].lo < hi; i++) {
 		uint64_t x = FTH_MAX(lo, c->iv[i].lo), y = FTH_MIN(hi, c->iv[i].hi);
 		uint32_t k = child_toward(c, c->iv[i].scope, l);
 		if (k == NONE32)

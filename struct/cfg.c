@@ -9,6 +9,7 @@
 #include "compat.h"
 #include "cfg.h"
 #include "error.h"
+#include "search.h"
 #include "xalloc.h"
 
 #include <stdlib.h>
@@ -57,20 +58,12 @@ struct builder {
 /* Offset of ADDR in the mark array, or -1 outside the function; *END: end of its range. */
 static int64_t offset_of(const struct builder *b, uint64_t addr, uint64_t *end)
 {
-	uint32_t lo = 0, hi = b->nranges;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (addr < b->ranges[mid].lo)
-			hi = mid;
-		else if (addr >= b->ranges[mid].hi)
-			lo = mid + 1;
-		else {
-			if (end)
-				*end = b->ranges[mid].hi;
-			return (int64_t)(b->range_off[mid] + (addr - b->ranges[mid].lo));
-		}
-	}
-	return -1;
+	uint32_t i = (uint32_t)FTH_UPPER_BOUND(b->ranges, b->nranges, hi, addr);
+	if (i == b->nranges || addr < b->ranges[i].lo)
+		return -1;
+	if (end)
+		*end = b->ranges[i].hi;
+	return (int64_t)(b->range_off[i] + (addr - b->ranges[i].lo));
 }
 
 static void push(struct builder *b, uint64_t addr)
@@ -281,17 +274,8 @@ static int by_edge(const void *a, const void *b)
 
 uint32_t cfg_block_at(const struct cfg *c, uint64_t addr)
 {
-	uint32_t lo = 0, hi = c->nblocks;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (addr < c->blocks[mid].lo)
-			hi = mid;
-		else if (addr >= c->blocks[mid].hi)
-			lo = mid + 1;
-		else
-			return mid;
-	}
-	return NONE32;
+	uint32_t i = (uint32_t)FTH_UPPER_BOUND(c->blocks, c->nblocks, hi, addr);
+	return i < c->nblocks && c->blocks[i].lo <= addr ? i : NONE32;
 }
 
 static bool ends_block(uint8_t kind)

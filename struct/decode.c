@@ -67,13 +67,12 @@ int decode(const struct decoder *d, uint64_t addr, const uint8_t *p, size_t avai
 		out->target = target;
 		break;
 	case ZYDIS_CATEGORY_UNCOND_BR:
-		out->kind = relative ? INSN_JMP : INSN_IJMP;
-		out->target = relative ? target : 0;
-		if (!relative)
-			out->slot = rip_slot(addr, &zi);
-		break;
 	case ZYDIS_CATEGORY_CALL:
-		out->kind = relative ? INSN_CALL : INSN_ICALL;
+		/* A jump or a call: direct to TARGET, or indirect (SLOT: the [rip+X] it loads from). */
+		if (zi.meta.category == ZYDIS_CATEGORY_CALL)
+			out->kind = relative ? INSN_CALL : INSN_ICALL;
+		else
+			out->kind = relative ? INSN_JMP : INSN_IJMP;
 		out->target = relative ? target : 0;
 		if (!relative)
 			out->slot = rip_slot(addr, &zi);

@@ -283,14 +283,10 @@ static uint32_t add_scope(struct dw_thread *t, Dwarf_Die *die, uint32_t parent, 
 	ALLOC_GROW(d->scopes, d->nscopes + 1, d->scopes_cap);
 	uint32_t id = d->nscopes++;
 	struct dw_scope *s = &d->scopes[id];
-	memset(s, 0, sizeof(*s));
-	s->parent = parent;
-	s->kind = kind;
-	s->die = dwarf_dieoffset(die);
-	s->range_start = range_start;
-	s->nranges = d->nranges - range_start;
+	*s = (struct dw_scope){ .parent = parent, .kind = kind, .die = dwarf_dieoffset(die),
+				.range_start = range_start, .nranges = d->nranges - range_start,
+				.file = NONE32, .decl_file = NONE32 };
 	s->name = function_name(d, die);
-	s->file = s->decl_file = NONE32;
 	s->noreturn = dwarf_hasattr_integrate(die, DW_AT_noreturn); /* inlined ones too */
 	if (kind == SFILE_FUNCTION) {
 		s->func = id;
@@ -380,13 +376,9 @@ static uint32_t add_block(struct dw_thread *t, Dwarf_Die *die, uint32_t scope, u
 	if (!best || file == NONE32 || !add_ranges(t, die))
 		return NONE32;
 	ALLOC_GROW(d->blocks, d->nblocks + 1, d->blocks_cap);
-	struct dw_block *b = &d->blocks[d->nblocks++];
-	b->scope = scope;
-	b->parent = parent;
-	b->file = file;
-	b->line = best;
-	b->range_start = start;
-	b->nranges = d->nranges - start;
+	d->blocks[d->nblocks++] = (struct dw_block){ .scope = scope, .parent = parent, .file = file,
+						     .line = best, .range_start = start,
+						     .nranges = d->nranges - start };
 	return d->nblocks - 1;
 }
 
@@ -474,12 +466,7 @@ static void add_line(struct dw_info *d, uint64_t lo, uint64_t hi, uint32_t file,
 {
 	if (d->nlines == d->lines_cap)
 		grow_lines(d, d->nlines + 1);
-	struct sfile_line *l = &d->lines[d->nlines++];
-	l->lo = lo;
-	l->hi = hi;
-	l->file = file;
-	l->line = line;
-	l->column = column;
+	d->lines[d->nlines++] = (struct sfile_line){ lo, hi, file, line, column };
 }
 
 static void read_lines(struct dw_thread *t, Dwarf_Die *cudie)

@@ -14,17 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct uvec {
-	uint32_t *v;
-	uint32_t n, cap;
-};
-
-static void uvec_push(struct uvec *u, uint32_t x)
-{
-	ALLOC_GROW(u->v, u->n + 1, u->cap);
-	u->v[u->n++] = x;
-}
-
 static uint32_t find(uint32_t *uf, uint32_t x)
 {
 	uint32_t root = x;
@@ -115,8 +104,8 @@ int loops_find(const struct graph *g, struct loop_forest *f)
 	uint8_t *type = xcalloc(count, 1);
 	uint32_t *entries = xcalloc(count, sizeof(uint32_t));
 	bool *in_body = xcalloc(count, sizeof(bool));
-	struct uvec *extra_preds = xcalloc(count, sizeof(struct uvec)); /* Havlak's redirected edges */
-	struct uvec body = { 0 }, work = { 0 };
+	struct u32_vec *extra_preds = xcalloc(count, sizeof(*extra_preds)); /* Havlak's redirected edges */
+	struct u32_vec body = { 0 }, work = { 0 };
 	for (uint32_t i = 0; i < count; i++) {
 		uf[i] = i;
 		header[i] = NONE32;
@@ -136,8 +125,8 @@ int loops_find(const struct graph *g, struct loop_forest *f)
 			uint32_t r = find(uf, v);
 			if (!in_body[r] && r != w) {
 				in_body[r] = true;
-				uvec_push(&body, r);
-				uvec_push(&work, r);
+				u32_vec_push(&body, r);
+				u32_vec_push(&work, r);
 			}
 		}
 		if (body.n)
@@ -161,11 +150,11 @@ int loops_find(const struct graph *g, struct loop_forest *f)
 					/* An entry from outside the DFS subtree of w. */
 					type[w] = IRREDUCIBLE;
 					entries[w]++;
-					uvec_push(&extra_preds[w], r);
+					u32_vec_push(&extra_preds[w], r);
 				} else if (!in_body[r] && r != w) {
 					in_body[r] = true;
-					uvec_push(&body, r);
-					uvec_push(&work, r);
+					u32_vec_push(&body, r);
+					u32_vec_push(&work, r);
 				}
 			}
 		}

@@ -16,9 +16,7 @@ void strtab_init(struct strtab *t)
 
 void strtab_release(struct strtab *t)
 {
-	for (uint32_t i = 0; i < t->n; i++)
-		free(t->v[i]);
-	free(t->v);
+	free_strings(t->v, t->n);
 	hmap_release(&t->by_hash);
 	hmap_release(&t->by_pointer);
 	memset(t, 0, sizeof(*t));

@@ -28,29 +28,12 @@ PHONY += check-stress
 
 # ---- unit tests: tests/unit/NAME.c, TAP through tests/lib/tap.h -----------------------------
 UNIT_TESTS += \
-	tests/unit/t-formula \
-	tests/unit/t-format \
-	tests/unit/t-buf \
-	tests/unit/t-hmap \
-	tests/unit/t-arena \
-	tests/unit/t-crc32c \
-	tests/unit/t-le \
-	tests/unit/t-chunkfile \
-	tests/unit/t-mfile \
-	tests/unit/t-input \
-	tests/unit/t-escape \
-	tests/unit/t-ksyms \
-	tests/unit/t-sfile \
-	tests/unit/t-dbfile \
-	tests/unit/t-cfi \
-	tests/unit/t-cct \
-	tests/unit/t-tma \
-	tests/unit/t-tma-ref \
-	tests/unit/t-tma-pfm \
-	tests/unit/t-loops \
-	tests/unit/t-prof-unify \
-	tests/unit/t-view-model \
-	tests/unit/t-dbtrace
+	tests/unit/t-formula tests/unit/t-format tests/unit/t-buf tests/unit/t-hmap \
+	tests/unit/t-arena tests/unit/t-crc32c tests/unit/t-le tests/unit/t-chunkfile \
+	tests/unit/t-mfile tests/unit/t-input tests/unit/t-escape tests/unit/t-ksyms \
+	tests/unit/t-sfile tests/unit/t-dbfile tests/unit/t-cfi tests/unit/t-cct tests/unit/t-tma \
+	tests/unit/t-tma-ref tests/unit/t-tma-pfm tests/unit/t-loops tests/unit/t-prof-unify \
+	tests/unit/t-view-model tests/unit/t-dbtrace
 check_PROGRAMS += $(UNIT_TESTS)
 # lib/
 tests_unit_t_arena_LDADD = $(LDADD) -lpthread
@@ -95,112 +78,60 @@ tests_unit_t_view_model_LDADD = $(LDADD) $(DEMANGLE_LIBS) -lm
 # ---- end-to-end tests: tests/e2e/tNNNN-topic.sh, numbered in pipeline order (tests/README) --
 # 045x run view in a real terminal, through tmux (tests/e2e/view-tui-lib.sh).
 E2E_TESTS += \
-	tests/e2e/t0001-dump.sh \
-	tests/e2e/t0002-corrupt-input.sh \
-	tests/e2e/t0003-lean-symbols.sh \
-	tests/e2e/t0004-fuzz-replay.sh \
-	tests/e2e/t0005-fuzz-short.sh \
-	tests/e2e/t0006-programs.sh \
-	tests/e2e/t0007-fifo-input.sh \
-	tests/e2e/t0008-terminal-bytes.sh \
+	tests/e2e/t0001-dump.sh tests/e2e/t0002-corrupt-input.sh tests/e2e/t0003-lean-symbols.sh \
+	tests/e2e/t0004-fuzz-replay.sh tests/e2e/t0005-fuzz-short.sh tests/e2e/t0006-programs.sh \
+	tests/e2e/t0007-fifo-input.sh tests/e2e/t0008-terminal-bytes.sh \
 	tests/e2e/t0009-dump-structure.sh \
-	tests/e2e/t0101-measure-errors.sh \
-	tests/e2e/t0102-measure-attribution.sh \
-	tests/e2e/t0103-measure-threads.sh \
-	tests/e2e/t0104-measure-callpaths.sh \
-	tests/e2e/t0105-measure-dlopen.sh \
-	tests/e2e/t0106-measure-output.sh \
-	tests/e2e/t0107-measure-proxy.sh \
-	tests/e2e/t0108-measure-processes.sh \
-	tests/e2e/t0109-measure-io.sh \
-	tests/e2e/t0110-measure-memleak.sh \
-	tests/e2e/t0111-measure-blocktime.sh \
-	tests/e2e/t0112-measure-sync-processes.sh \
-	tests/e2e/t0113-measure-startup.sh \
-	tests/e2e/t0114-measure-symbols.sh \
-	tests/e2e/t0115-measure-table-cache.sh \
-	tests/e2e/t0116-measure-relocated.sh \
-	tests/e2e/t0117-measure-file-safety.sh \
-	tests/e2e/t0118-measure-unwind-ref.sh \
-	tests/e2e/t0119-measure-unmeasurable-children.sh \
-	tests/e2e/t0120-measure-topdown.sh \
-	tests/e2e/t0121-lifecycle.sh \
-	tests/e2e/t0122-real-programs.sh \
+	tests/e2e/t0101-measure-errors.sh tests/e2e/t0102-measure-attribution.sh \
+	tests/e2e/t0103-measure-threads.sh tests/e2e/t0104-measure-callpaths.sh \
+	tests/e2e/t0105-measure-dlopen.sh tests/e2e/t0106-measure-output.sh \
+	tests/e2e/t0107-measure-proxy.sh tests/e2e/t0108-measure-processes.sh \
+	tests/e2e/t0109-measure-io.sh tests/e2e/t0110-measure-memleak.sh \
+	tests/e2e/t0111-measure-blocktime.sh tests/e2e/t0112-measure-sync-processes.sh \
+	tests/e2e/t0113-measure-startup.sh tests/e2e/t0114-measure-symbols.sh \
+	tests/e2e/t0115-measure-table-cache.sh tests/e2e/t0116-measure-relocated.sh \
+	tests/e2e/t0117-measure-file-safety.sh tests/e2e/t0118-measure-unwind-ref.sh \
+	tests/e2e/t0119-measure-unmeasurable-children.sh tests/e2e/t0120-measure-topdown.sh \
+	tests/e2e/t0121-lifecycle.sh tests/e2e/t0122-real-programs.sh \
 	tests/e2e/t0123-modules-and-children.sh \
 	tests/e2e/t0124-measure-mpi.sh \
-	tests/e2e/t0201-struct-loops.sh \
-	tests/e2e/t0202-struct-inline.sh \
-	tests/e2e/t0203-struct-stripped.sh \
-	tests/e2e/t0204-struct-system-libs.sh \
-	tests/e2e/t0205-struct-bad-input.sh \
-	tests/e2e/t0206-struct-dir-cache.sh \
-	tests/e2e/t0207-struct-fuzz.sh \
-	tests/e2e/t0208-struct-clones.sh \
-	tests/e2e/t0209-struct-compressed.sh \
-	tests/e2e/t0210-struct-openmp-inlined.sh \
-	tests/e2e/t0211-struct-clang.sh \
-	tests/e2e/t0212-struct-noreturn.sh \
-	tests/e2e/t0213-struct-less-to-go-on.sh \
-	tests/e2e/t0214-struct-loop-scopes.sh \
+	tests/e2e/t0201-struct-loops.sh tests/e2e/t0202-struct-inline.sh \
+	tests/e2e/t0203-struct-stripped.sh tests/e2e/t0204-struct-system-libs.sh \
+	tests/e2e/t0205-struct-bad-input.sh tests/e2e/t0206-struct-dir-cache.sh \
+	tests/e2e/t0207-struct-fuzz.sh tests/e2e/t0208-struct-clones.sh \
+	tests/e2e/t0209-struct-compressed.sh tests/e2e/t0210-struct-openmp-inlined.sh \
+	tests/e2e/t0211-struct-clang.sh tests/e2e/t0212-struct-noreturn.sh \
+	tests/e2e/t0213-struct-less-to-go-on.sh tests/e2e/t0214-struct-loop-scopes.sh \
 	tests/e2e/t0215-struct-loop-lines.sh \
-	tests/e2e/t0301-prof-split.sh \
-	tests/e2e/t0302-prof-threads.sh \
-	tests/e2e/t0303-prof-bad-input.sh \
-	tests/e2e/t0304-prof-fuzz.sh \
-	tests/e2e/t0401-view-batch.sh \
-	tests/e2e/t0402-view-batch-errors.sh \
-	tests/e2e/t0403-view-batch-tma.sh \
-	tests/e2e/t0404-tma-loops.sh \
-	tests/e2e/t0405-view-batch-blocks.sh \
-	tests/e2e/t0406-view-demangle.sh \
-	tests/e2e/t0407-view-kernel-sums.sh \
-	tests/e2e/t0408-view-cxx-names.sh \
-	tests/e2e/t0409-view-processes.sh \
-	tests/e2e/t0410-view-batch-units.sh \
-	tests/e2e/t0411-view-keys-man.sh \
-	tests/e2e/t0412-view-trace.sh \
-	tests/e2e/t0413-view-compare.sh \
-	tests/e2e/t0414-view-mca.sh \
+	tests/e2e/t0301-prof-split.sh tests/e2e/t0302-prof-threads.sh \
+	tests/e2e/t0303-prof-bad-input.sh tests/e2e/t0304-prof-fuzz.sh \
+	tests/e2e/t0401-view-batch.sh tests/e2e/t0402-view-batch-errors.sh \
+	tests/e2e/t0403-view-batch-tma.sh tests/e2e/t0404-tma-loops.sh \
+	tests/e2e/t0405-view-batch-blocks.sh tests/e2e/t0406-view-demangle.sh \
+	tests/e2e/t0407-view-kernel-sums.sh tests/e2e/t0408-view-cxx-names.sh \
+	tests/e2e/t0409-view-processes.sh tests/e2e/t0410-view-batch-units.sh \
+	tests/e2e/t0411-view-keys-man.sh tests/e2e/t0412-view-trace.sh \
+	tests/e2e/t0413-view-compare.sh tests/e2e/t0414-view-mca.sh \
 	tests/e2e/t0450-view-tui.sh \
-	tests/e2e/t0451-view-tui-panes.sh \
-	tests/e2e/t0452-view-tui-terminal.sh \
-	tests/e2e/t0453-view-tui-tma-loops.sh \
-	tests/e2e/t0454-view-tui-fit.sh \
-	tests/e2e/t0455-view-tui-source-dirs.sh \
-	tests/e2e/t0456-view-tui-processes.sh \
-	tests/e2e/t0457-view-tui-trace.sh \
-	tests/e2e/t0458-view-tui-compare.sh \
-	tests/e2e/t0459-view-tui-mpi.sh \
-	tests/e2e/t0460-view-tui-mca.sh
+	tests/e2e/t0451-view-tui-panes.sh tests/e2e/t0452-view-tui-terminal.sh \
+	tests/e2e/t0453-view-tui-tma-loops.sh tests/e2e/t0454-view-tui-fit.sh \
+	tests/e2e/t0455-view-tui-source-dirs.sh tests/e2e/t0456-view-tui-processes.sh \
+	tests/e2e/t0457-view-tui-trace.sh tests/e2e/t0458-view-tui-compare.sh \
+	tests/e2e/t0459-view-tui-mpi.sh tests/e2e/t0460-view-tui-mca.sh
 EXTRA_DIST += \
-	$(E2E_TESTS) \
-	tests/e2e/expected \
-	tests/e2e/prof-check.awk \
-	tests/e2e/compare-check.py \
-	tests/e2e/mpi-check.py \
-	tests/e2e/mpi-lib.sh \
-	tests/e2e/processes-lib.sh \
-	tests/e2e/loop-marks-lib.sh \
-	tests/e2e/loop-scopes.awk \
-	tests/e2e/view-tui-lib.sh \
-	tests/e2e/tma-loops-lib.sh \
-	tests/e2e/tma-loops.py \
+	$(E2E_TESTS) tests/e2e/expected tests/e2e/prof-check.awk tests/e2e/compare-check.py \
+	tests/e2e/mpi-check.py tests/e2e/mpi-lib.sh \
+	tests/e2e/processes-lib.sh tests/e2e/loop-marks-lib.sh tests/e2e/loop-scopes.awk \
+	tests/e2e/view-tui-lib.sh tests/e2e/tma-loops-lib.sh tests/e2e/tma-loops.py \
 	tests/e2e/trace-check.py
 
 # ---- helpers: programs the e2e tests run --------------------------------------------------------
 check_PROGRAMS += \
-	tests/helper/test-tool \
-	tests/helper/make-loadmap \
-	tests/helper/make-tma-mfile \
-	tests/helper/make-viewdb \
-	tests/helper/cache-cleanup \
-	tests/helper/rename-exchange
+	tests/helper/test-tool tests/helper/make-loadmap tests/helper/make-tma-mfile \
+	tests/helper/make-viewdb tests/helper/cache-cleanup tests/helper/rename-exchange
 tests_helper_test_tool_SOURCES = \
-	tests/helper/test-tool.c \
-	tests/helper/sample.c \
-	tests/helper/sample.h \
-	tests/helper/symbols.c \
-	tests/helper/symbols.h
+	tests/helper/test-tool.c tests/helper/sample.c tests/helper/sample.h \
+	tests/helper/symbols.c tests/helper/symbols.h
 tests_helper_test_tool_CPPFLAGS = $(AM_CPPFLAGS) $(LIBELF_CFLAGS)
 tests_helper_test_tool_LDADD = $(LDADD) $(LIBELF_LIBS)
 tests_helper_make_loadmap_LDADD = lib/libfathom.la
@@ -223,10 +154,7 @@ tests_helper_rename_exchange_LDADD = lib/libfathom.la
 # reach the parsers: tests/fuzz/libfuzzread.la holds them, built once with the replay
 # drivers' flags: all of lib/'s sources, as lib/local.mk lists them.
 FUZZ_TARGETS += \
-	mfile \
-	sfile \
-	dbfile \
-	dbtrace
+	mfile sfile dbfile dbtrace
 FUZZ_LIB_SOURCES = $(lib_liblean_la_SOURCES) $(lib_libfathom_la_SOURCES)
 FUZZ_LIB_C = $(filter %.c,$(FUZZ_LIB_SOURCES))
 FUZZ_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
@@ -236,32 +164,23 @@ check_LTLIBRARIES += tests/fuzz/libfuzzread.la
 tests_fuzz_libfuzzread_la_SOURCES = $(FUZZ_LIB_SOURCES)
 tests_fuzz_libfuzzread_la_CPPFLAGS = $(FUZZ_CPPFLAGS)
 tests_fuzz_libfuzzread_la_CFLAGS = $(FUZZ_CFLAGS)
-check_PROGRAMS += \
-	tests/fuzz/fuzz-replay \
-	tests/fuzz/fuzz-sfile-replay \
-	tests/fuzz/fuzz-dbfile-replay \
-	tests/fuzz/fuzz-dbtrace-replay \
-	tests/fuzz/fuzz-struct-elf-replay
-tests_fuzz_fuzz_replay_SOURCES = tests/fuzz/fuzz-mfile.c tests/fuzz/replay.c
-tests_fuzz_fuzz_replay_CPPFLAGS = $(FUZZ_CPPFLAGS)
-tests_fuzz_fuzz_replay_CFLAGS = $(FUZZ_CFLAGS)
-tests_fuzz_fuzz_replay_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_fuzz_fuzz_replay_LDADD = $(FUZZ_LDADD)
-tests_fuzz_fuzz_sfile_replay_SOURCES = tests/fuzz/fuzz-sfile.c tests/fuzz/replay.c
-tests_fuzz_fuzz_sfile_replay_CPPFLAGS = $(FUZZ_CPPFLAGS)
-tests_fuzz_fuzz_sfile_replay_CFLAGS = $(FUZZ_CFLAGS)
-tests_fuzz_fuzz_sfile_replay_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_fuzz_fuzz_sfile_replay_LDADD = $(FUZZ_LDADD)
-tests_fuzz_fuzz_dbfile_replay_SOURCES = tests/fuzz/fuzz-dbfile.c tests/fuzz/replay.c
-tests_fuzz_fuzz_dbfile_replay_CPPFLAGS = $(FUZZ_CPPFLAGS)
-tests_fuzz_fuzz_dbfile_replay_CFLAGS = $(FUZZ_CFLAGS)
-tests_fuzz_fuzz_dbfile_replay_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_fuzz_fuzz_dbfile_replay_LDADD = $(FUZZ_LDADD)
-tests_fuzz_fuzz_dbtrace_replay_SOURCES = tests/fuzz/fuzz-dbtrace.c tests/fuzz/replay.c
-tests_fuzz_fuzz_dbtrace_replay_CPPFLAGS = $(FUZZ_CPPFLAGS)
-tests_fuzz_fuzz_dbtrace_replay_CFLAGS = $(FUZZ_CFLAGS)
-tests_fuzz_fuzz_dbtrace_replay_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_fuzz_fuzz_dbtrace_replay_LDADD = $(FUZZ_LDADD)
+# The replay drivers, one rule for all of them (the measurement file's is fuzz-replay): the
+# target and replay.c, compiled and linked against libfuzzread.la with the same flags.
+FUZZ_REPLAY_BINARIES = tests/fuzz/fuzz-replay \
+	$(patsubst %,tests/fuzz/fuzz-%-replay,$(filter-out mfile,$(FUZZ_TARGETS)))
+check_SCRIPTS += $(FUZZ_REPLAY_BINARIES)
+CLEANFILES += $(FUZZ_REPLAY_BINARIES)
+FUZZ_REPLAY_DEPS = $(top_srcdir)/tests/fuzz/replay.c $(top_srcdir)/tests/fuzz/fuzz-input.h \
+	tests/fuzz/libfuzzread.la
+FUZZ_REPLAY_LINK = $(AM_V_CCLD)$(LIBTOOL) $(AM_V_lt) --tag=CC $(AM_LIBTOOLFLAGS) $(LIBTOOLFLAGS) \
+	--mode=link $(CC) $(DEFS) $(DEFAULT_INCLUDES) $(INCLUDES) $(FUZZ_CPPFLAGS) $(CPPFLAGS) \
+	$(FUZZ_CFLAGS) $(CFLAGS) $(SANITIZE_CFLAGS) $(LDFLAGS) -o $@ $< \
+	$(top_srcdir)/tests/fuzz/replay.c $(FUZZ_LDADD)
+tests/fuzz/fuzz-replay: $(top_srcdir)/tests/fuzz/fuzz-mfile.c $(FUZZ_REPLAY_DEPS)
+	$(FUZZ_REPLAY_LINK)
+tests/fuzz/fuzz-%-replay: $(top_srcdir)/tests/fuzz/fuzz-%.c $(FUZZ_REPLAY_DEPS)
+	$(FUZZ_REPLAY_LINK)
+check_PROGRAMS += tests/fuzz/fuzz-struct-elf-replay
 # struct's ELF and DWARF entry point: replay driver only.
 tests_fuzz_fuzz_struct_elf_replay_SOURCES = tests/fuzz/fuzz-struct-elf.c tests/fuzz/replay.c \
 	$(STRUCT_CORE)
@@ -292,22 +211,14 @@ CLEANFILES += $(LIBFUZZER_BINARIES)
 EXTRA_DIST += \
 	tests/fuzz/README \
 	tests/fuzz/fuzz-input.h \
+	$(FUZZ_TARGETS:%=tests/fuzz/fuzz-%.c) \
 	tests/fuzz/corpus
 
 # ---- measure's workloads: tests/measure-workloads/NAME.c -------------------------------------
 # Built -O2 without frame pointers: call paths must come from the unwind tables.  The tests
 # check their function names.  burn.h: the spin loop most of them burn CPU time with.
 MEASURE_WORKLOADS += \
-	split \
-	threads \
-	callpaths \
-	dlstress \
-	faults \
-	forkexec \
-	lifecycle \
-	plugins \
-	synchronous \
-	blocking \
+	split threads callpaths dlstress faults forkexec lifecycle plugins synchronous blocking \
 	phases
 MEASURE_WORKLOAD_CFLAGS = -O2 -g -fomit-frame-pointer -pthread
 MEASURE_WORKLOAD_BINARIES = $(MEASURE_WORKLOADS:%=tests/measure-workloads/%)
@@ -343,14 +254,10 @@ EXTRA_DIST += \
 # ways (-O0 to -O3, with and without frame pointers) and C++.  libgcc_s comes before
 # libunwind, so that the workload's C++ exceptions use the system's unwinder as usual.
 UNWIND_WL_OBJECTS = \
-	tests/measure-workloads/unwind-wl-O0_fp.o \
-	tests/measure-workloads/unwind-wl-O0_nofp.o \
-	tests/measure-workloads/unwind-wl-O1_fp.o \
-	tests/measure-workloads/unwind-wl-O1_nofp.o \
-	tests/measure-workloads/unwind-wl-O2_fp.o \
-	tests/measure-workloads/unwind-wl-O2_nofp.o \
-	tests/measure-workloads/unwind-wl-O3_fp.o \
-	tests/measure-workloads/unwind-wl-O3_nofp.o
+	tests/measure-workloads/unwind-wl-O0_fp.o tests/measure-workloads/unwind-wl-O0_nofp.o \
+	tests/measure-workloads/unwind-wl-O1_fp.o tests/measure-workloads/unwind-wl-O1_nofp.o \
+	tests/measure-workloads/unwind-wl-O2_fp.o tests/measure-workloads/unwind-wl-O2_nofp.o \
+	tests/measure-workloads/unwind-wl-O3_fp.o tests/measure-workloads/unwind-wl-O3_nofp.o
 check_PROGRAMS += tests/measure-workloads/unwind-ref
 tests_measure_workloads_unwind_ref_SOURCES = tests/measure-workloads/unwind-ref.c \
 	tests/measure-workloads/unwind-wl-cxx.cc
@@ -371,14 +278,7 @@ EXTRA_DIST += tests/measure-workloads/mpi-ranks.c
 # ---- struct's workloads: tests/struct-workloads/NAME.c built as NAME-O<level> -----------------
 # Programs with known loops, built with -g at the levels listed.
 STRUCT_WORKLOADS += \
-	loops-O0 \
-	loops-O2 \
-	loops-O3 \
-	kernel-O0 \
-	kernel-O2 \
-	kernel-O3 \
-	clones-O2 \
-	clones-O3
+	loops-O0 loops-O2 loops-O3 kernel-O0 kernel-O2 kernel-O3 clones-O2 clones-O3
 STRUCT_WORKLOAD_BINARIES = $(STRUCT_WORKLOADS:%=tests/struct-workloads/%)
 struct_workload_source = $(firstword $(subst -O, ,$(1))).c
 STRUCT_WORKLOAD_C_FILES = \
@@ -390,13 +290,8 @@ $(STRUCT_WORKLOAD_BINARIES): $(STRUCT_WORKLOAD_C_FILES:%=$(top_srcdir)/tests/str
 CLEANFILES += $(STRUCT_WORKLOAD_BINARIES)
 # The sources the tests build themselves (with gcc, g++ and clang, at the levels they need).
 EXTRA_DIST += \
-	tests/struct-workloads/loops.c \
-	tests/struct-workloads/kernel.c \
-	tests/struct-workloads/clones.c \
-	tests/struct-workloads/omp.cc \
-	tests/struct-workloads/noreturn.c \
-	tests/struct-workloads/noreturn-lib.c \
-	tests/struct-workloads/isort.c \
-	tests/struct-workloads/loop-lines.c \
-	tests/struct-workloads/tma-loops.c \
-	tests/struct-workloads/mca-loops.c
+	tests/struct-workloads/loops.c tests/struct-workloads/kernel.c \
+	tests/struct-workloads/clones.c tests/struct-workloads/omp.cc \
+	tests/struct-workloads/noreturn.c tests/struct-workloads/noreturn-lib.c \
+	tests/struct-workloads/isort.c tests/struct-workloads/loop-lines.c \
+	tests/struct-workloads/tma-loops.c tests/struct-workloads/mca-loops.c

@@ -778,9 +778,7 @@ void model_compare_release(struct model_compare *cmp)
 	free(cmp->name_a);
 	free(cmp->name_b);
 	free(cmp->metrics);
-	for (uint32_t i = 0; i < cmp->nnotes; i++)
-		free(cmp->notes[i]);
-	free(cmp->notes);
+	free_strings(cmp->notes, cmp->nnotes);
 	free(cmp);
 }
 

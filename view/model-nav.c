@@ -57,17 +57,6 @@ static int node_filtered(struct model *model, enum model_view view, model_node n
 
 /* ---- visible children ---- */
 
-struct nav_ids {
-	uint32_t *v;
-	uint32_t n, cap;
-};
-
-static void nav_ids_push(struct nav_ids *s, uint32_t x)
-{
-	ALLOC_GROW(s->v, s->n + 1, s->cap);
-	s->v[s->n++] = x;
-}
-
 /*
  * With a thread or process selected, a scope that it has no value in (every measured metric
  * zero, inclusive, so its whole subtree too): left out, as the selection never ran there.
@@ -121,7 +110,7 @@ void model_set_min_change(struct model *model, uint32_t metric, double min)
 }
 
 static void collect_visible(struct model *model, enum model_view view, model_node node, bool build,
-			    struct nav_ids *out, uint32_t depth)
+			    struct u32_vec *out, uint32_t depth)
 {
 	const struct tree_ops *ops = ops_of(view);
 	uint32_t *copy, n;
@@ -135,7 +124,7 @@ static void collect_visible(struct model *model, enum model_view view, model_nod
 			continue;
 		int how = node_filtered(model, view, k);
 		if (how < 0) {
-			nav_ids_push(out, k);
+			u32_vec_push(out, k);
 		} else if (how == MODEL_FILTER_SELF && depth < 4096) {
 			collect_visible(model, view, k, build, out, depth + 1);
 		}
@@ -268,19 +257,19 @@ uint32_t nav_visible(struct model *model, enum model_view view, model_node node,
 		     uint32_t **out)
 {
 	const struct tree_ops *ops = ops_of(view);
-	struct nav_ids s = { 0 };
+	struct u32_vec s = { 0 };
 	collect_visible(model, view, node, build, &s, 0);
 	int levels = ops->skipped_levels ? ops->skipped_levels(model, view, node) : 0;
 	if (levels > 0) {
 		for (int level = 0; level < levels; level++) {
-			struct nav_ids next = { 0 };
+			struct u32_vec next = { 0 };
 			for (uint32_t i = 0; i < s.n; i++) {
-				struct nav_ids sub = { 0 };
+				struct u32_vec sub = { 0 };
 				collect_visible(model, view, s.v[i], true, &sub, 0);
 				if (!sub.n)
-					nav_ids_push(&next, s.v[i]);
+					u32_vec_push(&next, s.v[i]);
 				for (uint32_t j = 0; j < sub.n; j++)
-					nav_ids_push(&next, sub.v[j]);
+					u32_vec_push(&next, sub.v[j]);
 				free(sub.v);
 			}
 			free(s.v);

@@ -32,11 +32,8 @@ static uint32_t group_module(const struct model *model, uint32_t g)
 
 static void release_aggregates(struct aggregates *a)
 {
-	if (a->owned) {
-		dbfile_flat_release(&a->own_fn);
-		dbfile_flat_release(&a->own_grp);
-		dbfile_flat_release(&a->own_mod);
-	}
+	if (a->owned)
+		dbfile_flats_release(&a->own_fn, &a->own_grp, &a->own_mod);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -88,9 +85,7 @@ static int load_aggregates(struct model *model, const struct vsrc *src, struct a
 		for (uint32_t i = 0; i < src->nset; i++) {
 			struct dbfile_flat fn, grp, mod;
 			if (dbfile_thread_flats(&model->db, src->set[i], &fn, &grp, &mod) < 0) {
-				dbfile_flat_release(&fn);
-				dbfile_flat_release(&grp);
-				dbfile_flat_release(&mod);
+				dbfile_flats_release(&fn, &grp, &mod);
 				release_aggregates(a);
 				return -1;
 			}
@@ -107,9 +102,7 @@ static int load_aggregates(struct model *model, const struct vsrc *src, struct a
 			return fth_error("%s", model->error);
 		if (dbfile_thread_flats(&model->db, (uint32_t)src->thread, &a->own_fn, &a->own_grp,
 					&a->own_mod) < 0) {
-			dbfile_flat_release(&a->own_fn);
-			dbfile_flat_release(&a->own_grp);
-			dbfile_flat_release(&a->own_mod);
+			dbfile_flats_release(&a->own_fn, &a->own_grp, &a->own_mod);
 			return -1;
 		}
 		a->owned = true;

@@ -277,9 +277,7 @@ static model_node absolute_root(struct tui *t, enum model_view view)
 
 static void path_release(struct tui_path *p)
 {
-	for (uint32_t i = 0; i < p->n; i++)
-		free(p->labels[i]);
-	free(p->labels);
+	free_strings(p->labels, p->n);
 	p->labels = NULL;
 	p->n = 0;
 }

@@ -416,13 +416,6 @@ static int read_spec(const char *path, struct spec *sp)
 }
 
 /* Free the N strings of S, and S. */
-static void free_strings(char **s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(s[i]);
-	free(s);
-}
-
 static void release_spec(struct spec *sp)
 {
 	for (size_t i = 0; i < sp->nbehaviours; i++)

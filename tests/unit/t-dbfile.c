@@ -104,7 +104,10 @@ static void make_db(struct dbfile *db, uint32_t nthreads)
 	db->sum_excl[2] = db->sum_incl[2];
 }
 
-static int write_db(const char *dir, struct dbfile *db, int level)
+/* Write DB into DIR at LEVEL: each thread's values (THREAD_VALUES(T, V) gives thread T's),
+ * then the summary. */
+static int write_database(const char *dir, struct dbfile *db, int level,
+			  void (*thread_values)(uint32_t t, struct dbfile_values *v))
 {
 	mkdir(dir, 0755);
 	struct dbfile_thread_writer w;
@@ -113,9 +116,7 @@ static int write_db(const char *dir, struct dbfile *db, int level)
 		return -1;
 	for (uint32_t t = 0; t < db->nthreads; t++) {
 		dbfile_values_reset(&v);
-		dbfile_values_push(&v, 2, 0, 6.5, 6.5);
-		dbfile_values_push(&v, 1, 0, 6.5, 0);
-		dbfile_values_push(&v, 0, 0, 6.5 + t, (double)t);
+		thread_values(t, &v);
 		if (dbfile_threads_add(&w, &v) < 0)
 			return -1;
 	}
@@ -123,6 +124,18 @@ static int write_db(const char *dir, struct dbfile *db, int level)
 	if (dbfile_threads_finish(&w) < 0)
 		return -1;
 	return dbfile_write_summary(dir, db, level);
+}
+
+static void db_thread_values(uint32_t t, struct dbfile_values *v)
+{
+	dbfile_values_push(v, 2, 0, 6.5, 6.5);
+	dbfile_values_push(v, 1, 0, 6.5, 0);
+	dbfile_values_push(v, 0, 0, 6.5 + t, (double)t);
+}
+
+static int write_db(const char *dir, struct dbfile *db, int level)
+{
+	return write_database(dir, db, level, db_thread_values);
 }
 
 /* The dump of DIR, or NULL. */
@@ -309,29 +322,22 @@ static void make_tree(struct dbfile *db, uint32_t block)
 	db->sum_start[TREE_N] = (uint32_t)db->nsum;
 }
 
+/* Thread T of the tree: its exclusive values, and the inclusive ones they add up to. */
+static void tree_thread_values(uint32_t t, struct dbfile_values *v)
+{
+	double incl[TREE_N];
+	memcpy(incl, tree_excl[t], sizeof(incl));
+	for (uint32_t i = TREE_N; i-- > 1;)
+		incl[tree_parent[i]] += incl[i];
+	for (uint32_t i = TREE_N; i-- > 0;) /* in reverse: the writer sorts */
+		if (incl[i] != 0 || tree_excl[t][i] != 0)
+			dbfile_values_push(v, i, 0, incl[i], tree_excl[t][i]);
+}
+
+/* The tree's two threads (make_tree), in one chunk. */
 static int write_tree(const char *dir, struct dbfile *db, int level)
 {
-	mkdir(dir, 0755);
-	struct dbfile_thread_writer w;
-	struct dbfile_values v = { 0 };
-	double incl[TREE_N];
-	if (dbfile_threads_open(&w, dir, 2, 1, level) < 0)
-		return -1;
-	for (uint32_t t = 0; t < 2; t++) {
-		memcpy(incl, tree_excl[t], sizeof(incl));
-		for (uint32_t i = TREE_N; i-- > 1;)
-			incl[tree_parent[i]] += incl[i];
-		dbfile_values_reset(&v);
-		for (uint32_t i = TREE_N; i-- > 0;) /* in reverse: the writer sorts */
-			if (incl[i] != 0 || tree_excl[t][i] != 0)
-				dbfile_values_push(&v, i, 0, incl[i], tree_excl[t][i]);
-		if (dbfile_threads_add(&w, &v) < 0)
-			return -1;
-	}
-	dbfile_values_release(&v);
-	if (dbfile_threads_finish(&w) < 0)
-		return -1;
-	return dbfile_write_summary(dir, db, level);
+	return write_database(dir, db, level, tree_thread_values);
 }
 
 static bool list_is(uint32_t *list, uint32_t n, const uint32_t *want, uint32_t nwant)
@@ -408,18 +414,23 @@ static void test_tree(int level, uint32_t block, uint32_t jobs)
 	uint32_t *list, n;
 	static const uint32_t f0[] = { 2, 4, 5, 6 }, f1[] = { 7, 8, 10, 12, 13 }, f2[] = { 9, 11 },
 			      f3[] = { 3 }, inl1[] = { 9 };
-	ok(dbfile_function_contexts(&back, 0, &list, &n) == 0 && list_is(list, n, f0, 4),
-	   "contexts of main");
-	ok(dbfile_function_contexts(&back, 1, &list, &n) == 0 && list_is(list, n, f1, 5),
-	   "contexts of g");
-	ok(dbfile_function_contexts(&back, 2, &list, &n) == 0 && list_is(list, n, f2, 2),
-	   "contexts of h");
-	ok(dbfile_function_contexts(&back, 3, &list, &n) == 0 && list_is(list, n, f3, 1),
-	   "contexts of k");
-	ok(dbfile_inlined_contexts(&back, 1, &list, &n) == 0 && list_is(list, n, inl1, 1),
-	   "h is inlined into g");
-	ok(dbfile_inlined_contexts(&back, 0, &list, &n) == 0 && list_is(list, n, NULL, 0),
-	   "nothing is inlined into main");
+	/* The contexts of each function, and those of code inlined into it. */
+	static const struct {
+		bool inlined;
+		uint32_t function, n;
+		const uint32_t *want;
+		const char *what;
+	} lists[] = {
+		{ false, 0, 4, f0, "contexts of main" }, { false, 1, 5, f1, "contexts of g" },
+		{ false, 2, 2, f2, "contexts of h" }, { false, 3, 1, f3, "contexts of k" },
+		{ true, 1, 1, inl1, "h is inlined into g" },
+		{ true, 0, 0, NULL, "nothing is inlined into main" },
+	};
+	for (size_t k = 0; k < ARRAY_SIZE(lists); k++) {
+		int rc = (lists[k].inlined ? dbfile_inlined_contexts : dbfile_function_contexts)(
+			&back, lists[k].function, &list, &n);
+		ok(rc == 0 && list_is(list, n, lists[k].want, lists[k].n), "%s", lists[k].what);
+	}
 	ok(dbfile_function_contexts(&back, 4, &list, &n) < 0, "no function 4: %s", fth_errmsg());
 	/* Flat profiles of the sums. */
 	ok(flat_row_is(&back.flat, 0, 156, 11) && flat_row_is(&back.flat, 1, 145, 100) &&
@@ -547,25 +558,42 @@ static uint64_t chunk_offset(const char *data, size_t n, const char *id)
 	return 0;
 }
 
+/* A database written and one of its files read back, for the corruption tests. */
+struct written {
+	char dir[4096], path[4200];
+	char *bytes; /* malloc'ed */
+	size_t n;
+};
+
+/* Make a database by MAKE(DB, N), write it at LEVEL by WRITE as NAME in the TAP directory and
+ * read its file FILE into W: whether both were done (each an ok()). */
+static bool write_and_read(struct written *w, const char *name,
+			   void (*make)(struct dbfile *db, uint32_t n), uint32_t n,
+			   int (*write)(const char *dir, struct dbfile *db, int level), int level,
+			   const char *file)
+{
+	struct dbfile db;
+	snprintf(w->dir, sizeof(w->dir), "%s/%s", tap_tmpdir(), name);
+	make(&db, n);
+	ok(write(w->dir, &db, level) == 0, "%s: written at level %d", name, level);
+	dbfile_close(&db);
+	snprintf(w->path, sizeof(w->path), "%s/%s", w->dir, file);
+	w->bytes = tap_read_file(w->path, &w->n);
+	return ok(w->bytes != NULL, "%s: %s read", name, file);
+}
+
 /* Every single-byte change of threads.fdb is refused when the threads are read. */
 static void test_corrupt_threads(void)
 {
-	char dir[4096], path[4200];
-	snprintf(dir, sizeof(dir), "%s/badthreads", tap_tmpdir());
-	struct dbfile db, back;
-	make_tree(&db, 4);
-	ok(write_tree(dir, &db, 3) == 0, "compressed tree written");
-	dbfile_close(&db);
-	snprintf(path, sizeof(path), "%s/%s", dir, DBFILE_THREADS);
-	size_t n;
-	char *orig = tap_read_file(path, &n);
-	if (!ok(orig != NULL, "read threads.fdb"))
+	struct written w;
+	if (!write_and_read(&w, "badthreads", make_tree, 4, write_tree, 3, DBFILE_THREADS))
 		return;
+	struct dbfile back;
 	int refused = 0, total = 0;
-	for (size_t i = 32; i + 32 < n; i += 3) {
-		tap_write_flipped(path, orig, n, i, 0x21);
+	for (size_t i = 32; i + 32 < w.n; i += 3) {
+		tap_write_flipped(w.path, w.bytes, w.n, i, 0x21);
 		total++;
-		if (dbfile_open(dir, &back) < 0) {
+		if (dbfile_open(w.dir, &back) < 0) {
 			diag("summary refused: %s", fth_errmsg());
 			continue;
 		}
@@ -576,60 +604,53 @@ static void test_corrupt_threads(void)
 		dbfile_close(&back);
 	}
 	is_int(refused, total, "every changed byte of threads.fdb is refused, naming the file");
-	tap_write_file(path, orig, n / 2);
-	ok(dbfile_open(dir, &back) == 0, "truncated threads.fdb: the summary opens");
+	tap_write_file(w.path, w.bytes, w.n / 2);
+	ok(dbfile_open(w.dir, &back) == 0, "truncated threads.fdb: the summary opens");
 	struct dbfile_row row;
 	ok(dbfile_thread_row(&back, 0, 0, &row) < 0, "truncated threads.fdb: refused: %s",
 	   fth_errmsg());
 	dbfile_close(&back);
-	free(orig);
+	free(w.bytes);
 }
 
 static void test_corrupt(void)
 {
-	char dir[4096], path[4200];
-	snprintf(dir, sizeof(dir), "%s/bad", tap_tmpdir());
-	struct dbfile db, back;
-	make_db(&db, 2);
-	ok(write_db(dir, &db, 0) == 0, "stored database written");
-	dbfile_close(&db);
-	snprintf(path, sizeof(path), "%s/%s", dir, DBFILE_SUMMARY);
-	size_t n;
-	char *orig = tap_read_file(path, &n);
-	ok(orig != NULL, "read the summary's bytes");
-	if (!orig)
+	struct written w;
+	if (!write_and_read(&w, "bad", make_db, 2, write_db, 0, DBFILE_SUMMARY))
 		return;
+	struct dbfile back;
 	/* Truncated. */
-	tap_write_file(path, orig, n / 2);
-	ok(dbfile_open(dir, &back) < 0, "truncated: refused");
+	tap_write_file(w.path, w.bytes, w.n / 2);
+	ok(dbfile_open(w.dir, &back) < 0, "truncated: refused");
 	like(fth_errmsg(), "summary.fdb", "truncated: the message names the file: %s",
 	     fth_errmsg());
 	/* Every single-byte change in the payload is refused at open (checksums), never a crash. */
 	int refused = 0, total = 0;
-	for (size_t i = 32; i + 32 < n; i += 7) {
-		tap_write_flipped(path, orig, n, i, 0x5a);
+	for (size_t i = 32; i + 32 < w.n; i += 7) {
+		tap_write_flipped(w.path, w.bytes, w.n, i, 0x5a);
 		total++;
-		if (dbfile_open(dir, &back) < 0)
+		if (dbfile_open(w.dir, &back) < 0)
 			refused++;
 		else
 			dbfile_close(&back);
 	}
 	is_int(refused, total, "every changed byte is refused");
 	/* A damaged STAT chunk: refused at open, the message names the chunk. */
-	uint64_t stat_off = chunk_offset(orig, n, "STAT"), ctxt_off = chunk_offset(orig, n, "CTXT");
-	ok(stat_off > 0 && stat_off < n && ctxt_off > 0 && ctxt_off < n,
+	uint64_t stat_off = chunk_offset(w.bytes, w.n, "STAT");
+	uint64_t ctxt_off = chunk_offset(w.bytes, w.n, "CTXT");
+	ok(stat_off > 0 && stat_off < w.n && ctxt_off > 0 && ctxt_off < w.n,
 	   "found the STAT and CTXT chunks at %llu, %llu", (unsigned long long)stat_off,
 	   (unsigned long long)ctxt_off);
-	if (stat_off > 0 && stat_off < n) {
-		tap_write_flipped(path, orig, n, stat_off, 0x40);
-		ok(dbfile_open(dir, &back) < 0, "damaged STAT: refused: %s", fth_errmsg());
+	if (stat_off > 0 && stat_off < w.n) {
+		tap_write_flipped(w.path, w.bytes, w.n, stat_off, 0x40);
+		ok(dbfile_open(w.dir, &back) < 0, "damaged STAT: refused: %s", fth_errmsg());
 		like(fth_errmsg(),
 		     "summary.fdb: chunk STAT: ", "the message names the file and chunk");
 	}
 	/* Changed after the open: the block read later is checked again. */
-	tap_write_file(path, orig, n);
-	if (ctxt_off > 0 && ctxt_off < n && dbfile_open(dir, &back) == 0) {
-		tap_write_flipped(path, orig, n, ctxt_off + 1, 0x01);
+	tap_write_file(w.path, w.bytes, w.n);
+	if (ctxt_off > 0 && ctxt_off < w.n && dbfile_open(w.dir, &back) == 0) {
+		tap_write_flipped(w.path, w.bytes, w.n, ctxt_off + 1, 0x01);
 		struct dbfile_context x;
 		ok(dbfile_context(&back, 1, &x) < 0, "changed after open: context refused: %s",
 		   fth_errmsg());
@@ -641,32 +662,32 @@ static void test_corrupt(void)
 	}
 	/* Databases of format versions 1 and 2: refused with what to do. */
 	for (uint16_t version = 1; version <= 2; version++) {
-		char *c = xmalloc(n);
-		memcpy(c, orig, n);
+		char *c = xmalloc(w.n);
+		memcpy(c, w.bytes, w.n);
 		le_put16((uint8_t *)c + 8, version);
 		le_put32((uint8_t *)c + 28, crc32c(0, c, 28));
-		tap_write_file(path, c, n);
+		tap_write_file(w.path, c, w.n);
 		free(c);
 		char want[64];
 		snprintf(want, sizeof(want), "version %u.%u was written by an older prof", version, DBFILE_MINOR);
-		ok(dbfile_open(dir, &back) < 0, "version %u: refused", version);
+		ok(dbfile_open(w.dir, &back) < 0, "version %u: refused", version);
 		like(fth_errmsg(), want, "version %u: %s", version, fth_errmsg());
 	}
 	/* A newer major version. */
-	char *c = xmalloc(n);
-	memcpy(c, orig, n);
+	char *c = xmalloc(w.n);
+	memcpy(c, w.bytes, w.n);
 	c[8] = 9;
-	tap_write_file(path, c, n);
-	ok(dbfile_open(dir, &back) < 0, "another major version: refused: %s", fth_errmsg());
+	tap_write_file(w.path, c, w.n);
+	ok(dbfile_open(w.dir, &back) < 0, "another major version: refused: %s", fth_errmsg());
 	free(c);
 	/* A measurement file is not a database. */
-	tap_write_file(path, "FTHMMEAS", 8);
-	ok(dbfile_open(dir, &back) < 0, "a measurement file: refused: %s", fth_errmsg());
+	tap_write_file(w.path, "FTHMMEAS", 8);
+	ok(dbfile_open(w.dir, &back) < 0, "a measurement file: refused: %s", fth_errmsg());
 	/* threads.fdb is not a summary. */
-	snprintf(path, sizeof(path), "%s/%s", dir, DBFILE_THREADS);
-	ok(dbfile_open(path, &back) < 0, "threads.fdb alone: refused: %s", fth_errmsg());
+	snprintf(w.path, sizeof(w.path), "%s/%s", w.dir, DBFILE_THREADS);
+	ok(dbfile_open(w.path, &back) < 0, "threads.fdb alone: refused: %s", fth_errmsg());
 	ok(dbfile_open("/nonexistent-db", &back) < 0, "missing: refused: %s", fth_errmsg());
-	free(orig);
+	free(w.bytes);
 }
 
 int main(void)
