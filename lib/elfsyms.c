@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* elfsyms.c: the function symbols of an ELF file's symbol tables (elfsyms.h). */
+/* elfsyms.c: the function symbols of an ELF file's symbol tables, and its build-id (elfsyms.h). */
 #include "compat.h"
 #include "elfsyms.h"
+
+#include <string.h>
 
 /* The function symbols of one symbol table SCN (header SH), offered to KEEP. */
 static size_t read_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, elfsyms_keep_fn *keep,
@@ -54,4 +56,27 @@ size_t elfsyms_read(Elf *elf, unsigned tables, elfsyms_keep_fn *keep, void *arg)
 		return read_tables(elf, symtab, dynsym, keep, arg);
 	size_t kept = read_tables(elf, symtab, false, keep, arg);
 	return kept ? kept : read_tables(elf, false, true, keep, arg);
+}
+
+uint32_t elf_build_id(Elf *elf, const uint8_t **id)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) == 0) {
+				*id = (const uint8_t *)data->d_buf + desc_off;
+				return nh.n_descsz;
+			}
+		}
+	}
+	return 0;
 }

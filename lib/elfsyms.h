@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * elfsyms.h: the function symbols of an ELF file's symbol tables, read one way for struct and
- * prof; what each keeps of them (the text it analyses, address 0, aliases) is its own filter.
+ * prof (what each keeps of them, the text it analyses, address 0, aliases, is its own
+ * filter), and its build-id note, for them and for view.
  */
 #ifndef FATHOM_ELFSYMS_H
 #define FATHOM_ELFSYMS_H
@@ -36,5 +37,8 @@ typedef bool elfsyms_keep_fn(void *arg, const struct elfsym *s);
  * Returns how many KEEP kept.
  */
 size_t elfsyms_read(Elf *elf, unsigned tables, elfsyms_keep_fn *keep, void *arg);
+
+/* The GNU build-id note of ELF: its length, with *ID pointing at it in ELF's data; 0 none. */
+uint32_t elf_build_id(Elf *elf, const uint8_t **id);
 
 #endif

@@ -199,29 +199,6 @@ static void hex(char *out, const uint8_t *b, uint32_t n)
 		strcpy(out, "none");
 }
 
-/* The GNU build-id note of ELF, or length 0. */
-static uint32_t elf_build_id(Elf *elf, const uint8_t **id)
-{
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		size_t off = 0, name_off, desc_off;
-		GElf_Nhdr nh;
-		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) == 0) {
-				*id = (const uint8_t *)data->d_buf + desc_off;
-				return nh.n_descsz;
-			}
-		}
-	}
-	return 0;
-}
 
 static int cmp_symbol(const void *a, const void *b)
 {

@@ -87,24 +87,6 @@ bool image_read(const struct image *img, uint64_t addr, void *out, size_t size)
 	return false;
 }
 
-static void read_build_id(struct image *img, Elf_Scn *scn)
-{
-	Elf_Data *d = elf_getdata(scn, NULL);
-	if (!d || !d->d_buf)
-		return;
-	size_t off = 0, name_off, desc_off;
-	GElf_Nhdr nh;
-	while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    !memcmp((const char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz > 0 &&
-		    nh.n_descsz <= SFILE_MAX_BUILD_ID) {
-			memcpy(img->build_id, (const uint8_t *)d->d_buf + desc_off, nh.n_descsz);
-			img->build_id_len = nh.n_descsz;
-			return;
-		}
-	}
-}
-
 static bool in_text(const struct image *img, uint64_t addr)
 {
 	size_t avail;
@@ -317,6 +299,12 @@ static int check_sections(struct image *img, bool symbols)
 		return fth_error("%s: bad section headers: %s", img->path, elf_errmsg(-1));
 	uint32_t cap = 0, loaded_cap = 0, symcap = 0;
 	Elf_Scn *scn = NULL;
+	const uint8_t *id;
+	uint32_t idlen = elf_build_id(img->elf, &id);
+	if (idlen > 0 && idlen <= SFILE_MAX_BUILD_ID) {
+		memcpy(img->build_id, id, idlen);
+		img->build_id_len = idlen;
+	}
 	while ((scn = elf_nextscn(img->elf, scn))) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh))
@@ -327,8 +315,6 @@ static int check_sections(struct image *img, bool symbols)
 					 img->path, elf_ndxscn(scn),
 					 (unsigned long long)(sh.sh_offset + sh.sh_size),
 					 (unsigned long long)img->file_size);
-		if (sh.sh_type == SHT_NOTE && !img->build_id_len)
-			read_build_id(img, scn);
 		if (sh.sh_type == SHT_SYMTAB)
 			img->has_symtab = true;
 		if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_type == SHT_NOBITS || !sh.sh_size)

@@ -11,6 +11,6 @@ view_view_SOURCES = \
 	view/main.c view/tui.c view/tui.h view/tui-internal.h view/tui-keys.c view/tui-keys.def \
 	view/tui-draw.c view/tui-panes.c view/tui-trace.c $(VIEW_MODEL) \
 	view/batch.c view/batch.h view/batch-trace.c view/batch-trace.h \
-	view/batch-mca.c view/batch-mca.h view/mca.c view/mca.h
+	view/batch-mca.c view/batch-mca.h view/mca.c view/mca.h $(ELFSYMS_SOURCES)
 view_view_LDADD = lib/libfathom.la $(NCURSESW_LIBS) $(DEMANGLE_LIBS) $(LIBELF_LIBS) \
 	$(ZYDIS_LIBS) -lm

@@ -6,6 +6,7 @@
 #include "compat.h"
 #include "mca.h"
 #include "buf.h"
+#include "elfsyms.h"
 #include "error.h"
 #include "sfile.h"
 #include "userdir.h"
@@ -180,27 +181,6 @@ static size_t loop_ranges(const struct sfile *sf, uint32_t loop, struct code_ran
 	return n;
 }
 
-/* The GNU build-id note of ELF, into ID (up to CAP bytes); its length, 0 when none. */
-static size_t elf_build_id(Elf *elf, uint8_t *id, size_t cap)
-{
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		size_t off = 0, name_off, desc_off;
-		GElf_Nhdr nh;
-		while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0)
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    memcmp((char *)data->d_buf + name_off, "GNU", 4) == 0 &&
-			    nh.n_descsz <= cap) {
-				memcpy(id, (char *)data->d_buf + desc_off, nh.n_descsz);
-				return nh.n_descsz;
-			}
-	}
-	return 0;
-}
 
 /* Read each range's bytes from the binary of RQ (a loadable segment's file contents). */
 static int read_code(const struct mca_request *rq, struct code_range *r, size_t n)
@@ -216,8 +196,8 @@ static int read_code(const struct mca_request *rq, struct code_range *r, size_t 
 		rc = fth_error("%s: not an ELF file", rq->binary);
 		goto out;
 	}
-	uint8_t id[SFILE_MAX_BUILD_ID];
-	size_t idlen = elf_build_id(elf, id, sizeof(id));
+	const uint8_t *id;
+	uint32_t idlen = elf_build_id(elf, &id);
 	if (rq->build_id_len && (idlen != rq->build_id_len || memcmp(id, rq->build_id, idlen))) {
 		rc = fth_error("%s: its build-id is not the one measured: the binary was rebuilt "
 			       "since", rq->binary);
