@@ -88,7 +88,7 @@ pidns_test 'MPI rank, a sticky directory with links planted: the files go elsewh
 		>out 2>err &&
 	cat err && cmp p2.orig "$VH/p2" &&
 	test -L "pub/mpi/true-$host-2.log" && test -L "pub/mpi/true-$host-2-0-2.fthm" &&
-	grep -q "^measure: 1 process, 1 thread file" err &&
+	grep -q "^measure: rank 0: 1 process, 1 thread file" err &&
 	ls pub/mpi/true-$host-2.*.log && tail -n 1 pub/mpi/true-$host-2.*.log | grep -q "^summary: " &&
 	test "$(find pub/mpi -name "*.fthm" -type f -uid "$V" | wc -l)" -eq 1
 '

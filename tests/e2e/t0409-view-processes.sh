@@ -56,6 +56,6 @@ test_expect_success '--process leaves out the scopes the process never ran, in e
 test_expect_success 'bad --process values are refused' '
 	! view --batch --process 1 db 2>err && grep -q "no process 1" err &&
 	! view --batch --process x db 2>err && grep -q "is not a number" err &&
-	! view --batch --process 1 --thread 0 db 2>err && grep -q "one or the other" err
+	! view --batch --process 1 --thread 0 db 2>err && grep -q "one of them" err
 '
 test_done
