@@ -438,6 +438,7 @@ void dbfile_thread_release(struct dbfile_thread *t)
 	free(t->program);
 	free(t->name);
 	free(t->entry);
+	free(t->cpu);
 	free_strings(t->argv, t->argc);
 	memset(t, 0, sizeof(*t));
 }

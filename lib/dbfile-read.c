@@ -339,6 +339,7 @@ static int thread_field(struct cf_stream *s, void *thread, unsigned f, unsigned 
 	case THRD_PROGRAM: return cf_get_str_field(s, wire, MAX_STRING, &t->program);
 	case THRD_NAME: return cf_get_str_field(s, wire, MAX_STRING, &t->name);
 	case THRD_ENTRY: return cf_get_str_field(s, wire, MAX_STRING, &t->entry);
+	case THRD_CPU: return cf_get_str_field(s, wire, MAX_STRING, &t->cpu);
 	case THRD_ARG: {
 		char *arg = NULL;
 		if (t->argc >= MAX_ARGS)
@@ -391,7 +392,7 @@ static int read_thread(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 	db->nthreads = (uint32_t)i + 1;
 	if (cf_read_fields(s, thread_field, t) < 0)
 		return -1;
-	XSTRDUP_EMPTY_IF_NULL(&t->file, &t->host, &t->program, &t->name, &t->entry);
+	XSTRDUP_EMPTY_IF_NULL(&t->file, &t->host, &t->program, &t->name, &t->entry, &t->cpu);
 	return 0;
 }
 

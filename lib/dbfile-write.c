@@ -183,6 +183,7 @@ static int write_threads(struct cf_writer *w, const struct dbfile *db)
 				return -1;
 		if ((t->name && t->name[0] && cf_field_str(w, THRD_NAME, t->name) < 0) ||
 		    (t->entry && t->entry[0] && cf_field_str(w, THRD_ENTRY, t->entry) < 0) ||
+		    (t->cpu && t->cpu[0] && cf_field_str(w, THRD_CPU, t->cpu) < 0) ||
 		    cf_record_end(w) < 0)
 			return -1;
 	}

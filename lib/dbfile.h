@@ -13,7 +13,7 @@
 
 #define DBFILE_MAGIC "FTHMDBSE"
 #define DBFILE_MAJOR 3
-#define DBFILE_MINOR 3
+#define DBFILE_MINOR 4
 #define DBFILE_SUMMARY "summary.fdb"
 #define DBFILE_THREADS "threads.fdb"
 /* The per-thread values as the writer was given them, until summary.fdb is written. */
@@ -148,6 +148,7 @@ struct dbfile_thread {
 	char **argv; /* owned: the process's command line */
 	char *name;  /* owned: the name the program gave the thread, or "" */
 	char *entry; /* owned: the function the thread started in ("main" ...), or "" */
+	char *cpu;   /* owned: the processor, "VENDOR FAMILY MODEL STEPPING" (cpuid), or "" */
 };
 
 /*

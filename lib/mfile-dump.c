@@ -90,6 +90,10 @@ void mfile_dump(const struct mfile *m, struct buf *out)
 		buf_addstr(out, "\n  entry: ");
 		dump_where(out, id->entry.module, id->entry.offset);
 	}
+	if (id->cpu && id->cpu[0]) {
+		buf_addstr(out, "\n  cpu: ");
+		dump_str(out, id->cpu);
+	}
 	buf_printf(out, "\nmodules: %u\n", m->nmodules);
 	for (uint32_t i = 0; i < m->nmodules; i++) {
 		const struct mfile_module *mod = &m->modules[i];

@@ -216,6 +216,7 @@ static int identity_field(struct cf_stream *s, void *arg, unsigned field, unsign
 		id->creation[id->ncreation++] = frame;
 		return 0;
 	case ID_NAME: return cf_get_str_field(s, wire, MFILE_MAX_STRING, &id->name);
+	case ID_CPU: return cf_get_str_field(s, wire, MFILE_MAX_STRING, &id->cpu);
 	case ID_ENTRY_FRAME:
 		if (get_frame_field(s, wire, "entry frame", &id->entry) < 0)
 			return -1;
@@ -236,7 +237,8 @@ static int read_identity(struct cf_reader *r, void *arg)
 		cf_stream_free(&s);
 		return -1;
 	}
-	XSTRDUP_EMPTY_IF_NULL(&id->name, &id->host, &id->program, &id->cwd, &id->end_reason);
+	XSTRDUP_EMPTY_IF_NULL(&id->name, &id->host, &id->program, &id->cwd, &id->end_reason,
+			      &id->cpu);
 	return cf_stream_finish(&s);
 }
 
@@ -634,6 +636,7 @@ void mfile_identity_release(struct mfile_identity *id)
 	free(id->cwd);
 	free(id->end_reason);
 	free(id->name);
+	free(id->cpu);
 	free_strings(id->argv, id->argc);
 	free(id->creation);
 	memset(id, 0, sizeof(*id));

@@ -55,6 +55,7 @@ int mfile_write_identity(struct mfile_writer *w, const struct mfile_identity *id
 				    id->creation[i].offset) < 0)
 			return -1;
 	if ((id->name && id->name[0] && cf_field_str(cf, ID_NAME, id->name) < 0) ||
+	    (id->cpu && id->cpu[0] && cf_field_str(cf, ID_CPU, id->cpu) < 0) ||
 	    (id->has_entry &&
 	     put_frame_field(cf, ID_ENTRY_FRAME, id->entry.module, id->entry.offset) < 0))
 		return -1;

@@ -15,7 +15,7 @@
 
 #define MFILE_MAGIC "FTHMMEAS"
 #define MFILE_MAJOR 1
-#define MFILE_MINOR 1
+#define MFILE_MINOR 2
 
 #define MFILE_CHUNK_IDENTITY CF_ID('I', 'D', 'E', 'N')
 #define MFILE_CHUNK_LOADMAP CF_ID('L', 'M', 'A', 'P')
@@ -100,6 +100,7 @@ struct mfile_identity {
 	char *name;		  /* owned: the thread's name at its end (Linux's comm), or "" */
 	bool has_entry;
 	struct mfile_frame entry; /* the function the thread was started with (pthread_create) */
+	char *cpu; /* owned: the processor, "VENDOR FAMILY MODEL STEPPING" from cpuid, or "" */
 };
 
 struct mfile_range {

@@ -765,6 +765,7 @@ int unifier_add(struct unifier *u, const struct mfile *m, const char *name,
 				  ? m->id.name
 				  : "");
 	t->entry = entry;
+	t->cpu = xstrdup(m->id.cpu ? m->id.cpu : "");
 	return 0;
 }
 
@@ -849,6 +850,7 @@ void unifier_finish(struct unifier *u, struct dbfile *db, const char *program)
 		db->threads[t].program = xstrdup(u->threads[t].program);
 		db->threads[t].name = xstrdup(u->threads[t].name);
 		db->threads[t].entry = xstrdup(u->threads[t].entry);
+		db->threads[t].cpu = xstrdup(u->threads[t].cpu);
 		db->threads[t].argv = xcalloc(u->threads[t].argc + 1, sizeof(char *));
 		for (uint32_t a = 0; a < u->threads[t].argc; a++)
 			db->threads[t].argv[a] = xstrdup(u->threads[t].argv[a]);

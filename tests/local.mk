@@ -33,7 +33,7 @@ UNIT_TESTS += \
 	tests/unit/t-mfile tests/unit/t-input tests/unit/t-escape tests/unit/t-ksyms \
 	tests/unit/t-sfile tests/unit/t-dbfile tests/unit/t-cfi tests/unit/t-cct tests/unit/t-tma \
 	tests/unit/t-tma-ref tests/unit/t-tma-pfm tests/unit/t-loops tests/unit/t-prof-unify \
-	tests/unit/t-view-model tests/unit/t-dbtrace
+	tests/unit/t-view-model tests/unit/t-dbtrace tests/unit/t-mca
 check_PROGRAMS += $(UNIT_TESTS)
 # lib/
 tests_unit_t_arena_LDADD = $(LDADD) -lpthread
@@ -74,6 +74,9 @@ VIEWDB = tests/helper/viewdb.c tests/helper/viewdb.h
 tests_unit_t_view_model_SOURCES = tests/unit/t-view-model.c $(VIEW_MODEL) $(VIEWDB)
 tests_unit_t_view_model_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/view
 tests_unit_t_view_model_LDADD = $(LDADD) $(DEMANGLE_LIBS) -lm
+tests_unit_t_mca_SOURCES = tests/unit/t-mca.c view/mca.c view/mca.h $(ELFSYMS_SOURCES)
+tests_unit_t_mca_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/view
+tests_unit_t_mca_LDADD = $(LDADD) $(LIBELF_LIBS) $(ZYDIS_LIBS)
 
 # ---- end-to-end tests: tests/e2e/tNNNN-topic.sh, numbered in pipeline order (tests/README) --
 # 045x run view in a real terminal, through tmux (tests/e2e/view-tui-lib.sh).

@@ -223,8 +223,13 @@ static void text_report(struct model *model, const struct chosen_loop *l,
 		buf_printf(b, "llvm-mca: %s: %s\n", status_name(r->status), r->reason);
 		return;
 	}
-	buf_printf(b, "llvm-mca (%s -mcpu=%s%s):\n", r->tool, r->mcpu && *r->mcpu ? r->mcpu : "?",
-		   r->host_cpu ? ", this machine's CPU; --mcpu for the measured one's" : "");
+	buf_printf(b, "llvm-mca (%s -mcpu=%s: %s):\n", r->tool,
+		   r->mcpu && *r->mcpu ? r->mcpu : "?",
+		   r->cpu_note && !r->host_cpu ? r->cpu_note
+		   : r->host_cpu		 ? "this machine's CPU, the measured one unknown"
+						 : "--mcpu");
+	if (r->host_cpu && r->cpu_note)
+		buf_printf(b, "  (%s)\n", r->cpu_note);
 	buf_printf(b, "  block_rthroughput %.2f cycles per iteration: the bound of the ports alone\n",
 		   r->block_rthroughput);
 	if (r->iterations)
@@ -270,7 +275,8 @@ static void json_number(struct buf *b, double v)
 
 static void json_report(struct model *model, const struct chosen_loop *l,
 			const struct model_node_info *info, const struct measured *me,
-			const struct mca_report *r, const char *database, struct buf *b)
+			const struct mca_report *r, const char *database, const char *measured_cpu,
+			struct buf *b)
 {
 	buf_addstr(b, "{\"database\": ");
 	json_string(b, database);
@@ -313,6 +319,11 @@ static void json_report(struct model *model, const struct chosen_loop *l,
 	json_string(b, r->tool);
 	buf_addstr(b, ", \"mcpu\": ");
 	json_string(b, r->mcpu && *r->mcpu ? r->mcpu : NULL);
+	buf_addstr(b, ", \"mcpu_from\": ");
+	json_string(b, r->host_cpu ? "host" : r->cpu_note ? "measured" : r->mcpu && *r->mcpu
+									 ? "option" : NULL);
+	buf_addstr(b, ", \"measured_cpu\": ");
+	json_string(b, measured_cpu);
 	if (r->status == MCA_OK) {
 		buf_addstr(b, ", \"block_rthroughput\": ");
 		json_number(b, r->block_rthroughput);
@@ -364,6 +375,10 @@ int mca_describe(struct model *model, const struct batch_mca_options *o, struct 
 	struct mca_request rq = { .binary = info.module ? info.module : "",
 				  .header = l.header, .mcpu = o->mcpu, .structs = o->structs,
 				  .nstructs = o->nstructs };
+	/* The processor of the first thread that says (a run on one kind of machine). */
+	for (uint32_t t = 0; t < db->nthreads && !rq.measured_cpu; t++)
+		if (db->threads[t].cpu && db->threads[t].cpu[0])
+			rq.measured_cpu = db->threads[t].cpu;
 	if (l.module < db->nmodules) {
 		rq.binary = dbfile_str(db, db->modules[l.module].path);
 		rq.build_id = db->modules[l.module].build_id;
@@ -373,7 +388,7 @@ int mca_describe(struct model *model, const struct batch_mca_options *o, struct 
 	if (mca_analyse(&rq, &r) < 0)
 		return -1;
 	if (o->json)
-		json_report(model, &l, &info, &me, &r, o->database, out);
+		json_report(model, &l, &info, &me, &r, o->database, rq.measured_cpu, out);
 	else
 		text_report(model, &l, &info, &me, &r, out);
 	mca_report_release(&r);

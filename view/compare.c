@@ -682,6 +682,7 @@ static void merge_threads(struct merge *m)
 			d->program = dup_or_empty(x->program);
 			d->name = dup_or_empty(x->name);
 			d->entry = dup_or_empty(x->entry);
+			d->cpu = dup_or_empty(x->cpu);
 			d->argv = xcalloc((size_t)x->argc + 1, sizeof(char *));
 			for (uint32_t j = 0; j < x->argc; j++)
 				d->argv[j] = dup_or_empty(x->argv[j]);

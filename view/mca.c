@@ -664,6 +664,117 @@ static int analyse_code(const struct mca_request *rq, char *tool, struct code_ra
 	return rc;
 }
 
+/* ---- the processor ---- */
+
+/* Intel family 6 by model, AMD by family and model range: LLVM's names, best first. */
+struct cpu_model {
+	const char *vendor;
+	unsigned family, model_lo, model_hi;
+	const char *names[4];
+};
+
+static const struct cpu_model cpu_models[] = {
+	{ "GenuineIntel", 6, 0x2a, 0x2a, { "sandybridge" } },
+	{ "GenuineIntel", 6, 0x2d, 0x2d, { "sandybridge" } },
+	{ "GenuineIntel", 6, 0x3a, 0x3a, { "ivybridge" } },
+	{ "GenuineIntel", 6, 0x3e, 0x3e, { "ivybridge" } },
+	{ "GenuineIntel", 6, 0x3c, 0x3c, { "haswell" } },
+	{ "GenuineIntel", 6, 0x3f, 0x3f, { "haswell" } },
+	{ "GenuineIntel", 6, 0x45, 0x46, { "haswell" } },
+	{ "GenuineIntel", 6, 0x3d, 0x3d, { "broadwell" } },
+	{ "GenuineIntel", 6, 0x47, 0x47, { "broadwell" } },
+	{ "GenuineIntel", 6, 0x4f, 0x4f, { "broadwell" } },
+	{ "GenuineIntel", 6, 0x56, 0x56, { "broadwell" } },
+	{ "GenuineIntel", 6, 0x4e, 0x4e, { "skylake" } },
+	{ "GenuineIntel", 6, 0x5e, 0x5e, { "skylake" } },
+	{ "GenuineIntel", 6, 0x8e, 0x8e, { "skylake" } },
+	{ "GenuineIntel", 6, 0x9e, 0x9e, { "skylake" } },
+	{ "GenuineIntel", 6, 0xa5, 0xa6, { "skylake" } },
+	{ "GenuineIntel", 6, 0x55, 0x55, { "cascadelake", "skylake-avx512" } },
+	{ "GenuineIntel", 6, 0x6a, 0x6a, { "icelake-server" } },
+	{ "GenuineIntel", 6, 0x6c, 0x6c, { "icelake-server" } },
+	{ "GenuineIntel", 6, 0x7d, 0x7e, { "icelake-client" } },
+	{ "GenuineIntel", 6, 0x8c, 0x8d, { "tigerlake", "icelake-client" } },
+	{ "GenuineIntel", 6, 0x97, 0x97, { "alderlake", "skylake" } },
+	{ "GenuineIntel", 6, 0x9a, 0x9a, { "alderlake", "skylake" } },
+	{ "GenuineIntel", 6, 0xb7, 0xb7, { "raptorlake", "alderlake", "skylake" } },
+	{ "GenuineIntel", 6, 0xba, 0xba, { "raptorlake", "alderlake", "skylake" } },
+	{ "GenuineIntel", 6, 0xbf, 0xbf, { "raptorlake", "alderlake", "skylake" } },
+	{ "GenuineIntel", 6, 0xaa, 0xac, { "meteorlake", "alderlake", "skylake" } },
+	{ "GenuineIntel", 6, 0x8f, 0x8f, { "sapphirerapids", "icelake-server" } },
+	{ "GenuineIntel", 6, 0xcf, 0xcf, { "emeraldrapids", "sapphirerapids", "icelake-server" } },
+	{ "GenuineIntel", 6, 0xad, 0xae, { "graniterapids", "sapphirerapids", "icelake-server" } },
+	{ "AuthenticAMD", 0x17, 0x00, 0x2f, { "znver1" } },
+	{ "AuthenticAMD", 0x17, 0x30, 0xff, { "znver2", "znver1" } },
+	{ "AuthenticAMD", 0x19, 0x00, 0x0f, { "znver3", "znver2" } },
+	{ "AuthenticAMD", 0x19, 0x20, 0x5f, { "znver3", "znver2" } },
+	{ "AuthenticAMD", 0x19, 0x10, 0x1f, { "znver4", "znver3", "znver2" } },
+	{ "AuthenticAMD", 0x19, 0x60, 0xaf, { "znver4", "znver3", "znver2" } },
+	{ "AuthenticAMD", 0x1a, 0x00, 0xff, { "znver5", "znver4", "znver3" } },
+};
+
+const char *const *mca_cpu_names(const char *cpu)
+{
+	char vendor[16];
+	unsigned family, model;
+	if (!cpu || sscanf(cpu, "%15s %u %u", vendor, &family, &model) != 3)
+		return NULL;
+	/* The ranges above are tried in order: a narrower one listed first wins. */
+	for (size_t i = 0; i < ARRAY_SIZE(cpu_models); i++) {
+		const struct cpu_model *c = &cpu_models[i];
+		if (strcmp(c->vendor, vendor) == 0 && c->family == family &&
+		    model >= c->model_lo && model <= c->model_hi)
+			return c->names;
+	}
+	return NULL;
+}
+
+/* Whether TOOL models CPU NAME (it lists it under -mcpu=help). */
+static bool tool_knows(const char *tool, const char *name, struct buf *help)
+{
+	if (!help->len) {
+		char *argv[] = { (char *)tool, "-mcpu=help", NULL };
+		struct buf none = BUF_INIT, so = BUF_INIT;
+		int status;
+		bool timed_out;
+		run_tool(argv, &none, 10, &so, help, &status, &timed_out);
+		fth_error_clear();
+		buf_add(help, so.data, so.len);
+		buf_addch(help, '\0');
+		buf_release(&none);
+		buf_release(&so);
+	}
+	char key[64];
+	snprintf(key, sizeof(key), "\n  %s ", name);
+	return strstr((char *)help->data, key) != NULL;
+}
+
+void mca_choose_cpu(const char *tool, const char *cpu, char **mcpu, char **note)
+{
+	*mcpu = *note = NULL;
+	if (!cpu || !*cpu)
+		return;
+	const char *const *names = mca_cpu_names(cpu);
+	if (!names) {
+		*note = format("the measured processor (%s) is not one this view maps to llvm-mca's "
+			       "names: --mcpu names it", cpu);
+		return;
+	}
+	struct buf help = BUF_INIT;
+	for (size_t i = 0; i < 4 && names[i] && !*mcpu; i++)
+		if (tool_knows(tool, names[i], &help))
+			*mcpu = xstrdup(names[i]);
+	buf_release(&help);
+	if (!*mcpu)
+		*note = format("the measured processor (%s, %s) is not one this llvm-mca models", cpu,
+			       names[0]);
+	else if (strcmp(*mcpu, names[0]) != 0)
+		*note = format("the measured processor is %s (%s), which this llvm-mca does not "
+			       "model: %s, the nearest it does", names[0], cpu, *mcpu);
+	else
+		*note = format("the measured processor (%s)", cpu);
+}
+
 /* The CPU llvm-mca models by default: the host's, as TOOL --version names it ("Host CPU:"). */
 static char *host_cpu(char *tool)
 {
@@ -686,11 +797,11 @@ static char *host_cpu(char *tool)
 	return cpu;
 }
 
-int mca_analyse(const struct mca_request *rq, struct mca_report *out)
+int mca_analyse(const struct mca_request *request, struct mca_report *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->status = MCA_OK;
-	out->mcpu = xstrdup(rq->mcpu ? rq->mcpu : "");
+	out->mcpu = xstrdup(request->mcpu ? request->mcpu : "");
 	struct sfile sf;
 	char *tool = mca_find_tool();
 	if (!tool) {
@@ -699,6 +810,18 @@ int mca_analyse(const struct mca_request *rq, struct mca_report *out)
 		return 0;
 	}
 	out->tool = tool;
+	/* The CPU: --mcpu, else the measured processor's model, else llvm-mca's default. */
+	struct mca_request chosen_rq = *request;
+	const struct mca_request *rq = &chosen_rq;
+	if (!request->mcpu && request->measured_cpu) {
+		char *chosen;
+		mca_choose_cpu(tool, request->measured_cpu, &chosen, &out->cpu_note);
+		if (chosen) {
+			free(out->mcpu);
+			out->mcpu = chosen;
+			chosen_rq.mcpu = chosen;
+		}
+	}
 	if (!rq->mcpu) {
 		char *cpu = host_cpu(tool);
 		if (cpu) {
@@ -751,6 +874,7 @@ void mca_report_release(struct mca_report *r)
 	free(r->reason);
 	free(r->tool);
 	free(r->mcpu);
+	free(r->cpu_note);
 	free(r->structure);
 	for (uint32_t i = 0; r->assembly && i < r->ninstructions; i++)
 		free(r->assembly[i]);

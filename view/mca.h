@@ -20,7 +20,8 @@ struct mca_request {
 	const uint8_t *build_id;
 	uint32_t build_id_len;
 	uint64_t header;
-	const char *mcpu;	    /* NULL: llvm-mca's default, the host's CPU */
+	const char *mcpu;	    /* NULL: from MEASURED_CPU, else llvm-mca's default (the host's) */
+	const char *measured_cpu;   /* the processor measure recorded, or NULL */
 	const char *const *structs; /* directories of structure files to look in first */
 	size_t nstructs;
 	unsigned timeout_seconds;   /* 0: 20 */
@@ -45,6 +46,7 @@ struct mca_report {
 	char *tool;   /* the llvm-mca run, and its -mcpu (or the host's) */
 	char *mcpu;
 	bool host_cpu; /* MCPU is the host's, llvm-mca's default */
+	char *cpu_note; /* how MCPU was chosen from the measured processor, or NULL */
 	char *structure; /* the structure file the code came from */
 	uint64_t lo, hi; /* the loop's first and last address + 1 */
 	uint32_t ninstructions;
@@ -70,5 +72,14 @@ char *mca_find_tool(void);
 
 /* Parse llvm-mca's text output TEXT into R's figures; -1 when it has none of them. */
 int mca_parse(const char *text, struct mca_report *r);
+
+/* The LLVM names of the processor CPU ("VENDOR FAMILY MODEL STEPPING", as measure records it),
+ * best first: the model itself, then the nearest older ones an older llvm-mca may know; NULL
+ * when the processor is not one llvm-mca models.  A static list. */
+const char *const *mca_cpu_names(const char *cpu);
+
+/* The CPU for llvm-mca from the measured processor CPU (its first name TOOL knows) into *MCPU
+ * (to free), with a note on the choice into *NOTE (to free): NULL *MCPU when none applies. */
+void mca_choose_cpu(const char *tool, const char *cpu, char **mcpu, char **note);
 
 #endif

@@ -9,6 +9,7 @@
 #include "runtime.h"
 #include "source.h"
 
+#include <cpuid.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +57,29 @@ static void copy_args(int argc, char **argv)
 }
 
 /* Who this process is; FORKED: a child of the process that set it, whose program it runs. */
+/* The processor as cpuid names it: "VENDOR FAMILY MODEL STEPPING", the displayed family and
+ * model in decimal (what view needs to choose llvm-mca's model of it), into OUT. */
+static void describe_cpu(char *out, size_t size)
+{
+	unsigned a, b, c, d;
+	out[0] = '\0';
+	if (!__get_cpuid(0, &a, &b, &c, &d))
+		return;
+	char vendor[13];
+	memcpy(vendor, &b, 4);
+	memcpy(vendor + 4, &d, 4);
+	memcpy(vendor + 8, &c, 4);
+	vendor[12] = '\0';
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return;
+	unsigned family = a >> 8 & 0xf, model = a >> 4 & 0xf, stepping = a & 0xf;
+	if (family == 0xf)
+		family += a >> 20 & 0xff;
+	if (family == 0x6 || family >= 0xf)
+		model += (a >> 16 & 0xf) << 4;
+	fth_format(out, size, "%s %u %u %u", vendor, family, model, stepping);
+}
+
 static void set_identity(bool forked)
 {
 	rt.pid = getpid();
@@ -70,6 +94,7 @@ static void set_identity(bool forked)
 		rt.program[n > 0 ? n : 0] = '\0';
 		const char *slash = strrchr(rt.program, '/');
 		rt.program_base = slash ? slash + 1 : rt.program;
+		describe_cpu(rt.cpu, sizeof(rt.cpu));
 	}
 	if (!getcwd(rt.cwd, sizeof(rt.cwd)))
 		rt.cwd[0] = '\0';

@@ -127,6 +127,7 @@ struct runtime {
 	_Atomic uint64_t unwritten; /* threads that left by exec with nothing measured */
 	struct arena shared; /* process-wide metadata: modules, unwind tables, thread records */
 	char host[256];
+	char cpu[48]; /* "VENDOR FAMILY MODEL STEPPING" (cpuid), or "" */
 	char file_prefix[512]; /* OUTDIR/PROGRAM-HOST-PID */
 	char log_path[600];    /* the process's log: its first image's FILE_PREFIX.log */
 	/* The log as this process created it (preload.c): lines are appended to that very file

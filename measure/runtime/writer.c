@@ -37,6 +37,7 @@ static int write_chunks(struct mfile_writer *w, struct mthread *t)
 	struct mfile_identity id;
 	memset(&id, 0, sizeof(id));
 	id.host = rt.host;
+	id.cpu = rt.cpu;
 	id.pid = (uint32_t)rt.pid;
 	id.ppid = (uint32_t)getppid();
 	id.tid = (uint32_t)t->tid;

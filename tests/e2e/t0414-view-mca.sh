@@ -4,7 +4,8 @@
 # its measurement.  Two loops of known shape (mca-loops.c): a chain of four dependent adds
 # (about four add latencies an iteration) and four independent adds (bounded by the ALU
 # ports).  Each is checked against llvm-mca run by hand on the same bytes as objdump
-# disassembles them (AT&T syntax, another disassembler than view's); a loop that calls a
+# disassembles them (AT&T syntax, another disassembler than view's), with the CPU measure
+# recorded (as /proc/cpuinfo has it) modelled by its LLVM name; a loop that calls a
 # function is said not to be modelled, and why; without llvm-mca, or without the structure
 # file, view says so.
 . "$top_srcdir/tests/lib/test-lib.sh"
@@ -72,6 +73,16 @@ sys.exit(not (ind < 0.6 * chain and bound <= ind <= 1.25 * bound))" \
 		"$(field ind.json mca cycles_per_iteration)" \
 		"$(field chain.json mca cycles_per_iteration)" \
 		"$(field ind.json mca block_rthroughput)"
+'
+test_expect_success 'the CPU: the measured processor, as llvm-mca names it or the nearest it knows' '
+	cpu=$(awk -F": *" "/^vendor_id/ {v = \$2} /^cpu family/ {f = \$2} /^model\t/ {m = \$2}
+		/^stepping/ {s = \$2} END {print v, f, m, s}" /proc/cpuinfo) && echo "cpu: $cpu" &&
+	test "$(field chain.json mca measured_cpu)" = "$cpu" &&
+	from=$(field chain.json mca mcpu_from) && mcpu=$(field chain.json mca mcpu) &&
+	echo "-mcpu=$mcpu from $from" && case "$from" in measured|host) ;; *) false ;; esac &&
+	{ test "$from" = host || "$tool" -mcpu=help </dev/null 2>&1 | grep -q "^  $mcpu "; } &&
+	view --batch --mca "mca-loops.c:$chain" --mcpu skylake --format json db >sky.json &&
+	test "$(field sky.json mca mcpu)" = skylake && test "$(field sky.json mca mcpu_from)" = option
 '
 test_expect_success 'text: the figures beside the share of time measured there' '
 	view --batch --mca "mca-loops.c:$chain" db >chain.txt && cat chain.txt &&

@@ -176,7 +176,7 @@ static void test_round_trip(void)
 		return;
 	is_str(text[1], text[0], "compressed and stored databases read the same");
 	const char *t = text[0];
-	like(t, "fathom database 3.3\n", "version 3.3");
+	like(t, "fathom database 3.4\n", "version 3.4");
 	like(t, "tid=11 thread=1 rank=-1 start=1000 end=2000\n    ppid=9 name=worker entry=work_loop "
 		"args=prog -n 3\n", "a thread's parent, name, entry and command line");
 	like(t, "tid=12 thread=2 rank=-1 start=1000 end=2000\n    ppid=9\n",
