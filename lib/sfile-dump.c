@@ -21,6 +21,7 @@ struct dump_ctx {
 	struct buf *out;
 	uint32_t *child_start, *children; /* CSR lists of children, ordered by address */
 	uint64_t *own_start, *own;	  /* CSR lists of the node's own range rows */
+	uint64_t *block_start, *block;	  /* and of a loop's own blocks */
 	struct span **spans;		  /* merged ranges of each subtree */
 	uint32_t *nspans, *spans_cap;
 };
@@ -185,6 +186,14 @@ static void dump_node(struct dump_ctx *c, uint32_t node, unsigned depth)
 	add_flags(out, n->flags);
 	add_spans(c, node);
 	buf_addch(out, '\n');
+	if (c->block_start[node] < c->block_start[node + 1]) {
+		buf_printf(out, "%*sblocks", 2 * (int)(depth + 1), "");
+		for (uint64_t k = c->block_start[node]; k < c->block_start[node + 1]; k++)
+			buf_printf(out, " [0x%llx-0x%llx)",
+				   (unsigned long long)sf->blocks[c->block[k]].lo,
+				   (unsigned long long)sf->blocks[c->block[k]].hi);
+		buf_addch(out, '\n');
+	}
 	/* Own statements and children, in address order. */
 	uint64_t oi = c->own_start[node], oe = c->own_start[node + 1];
 	uint32_t ci = c->child_start[node], ce = c->child_start[node + 1];
@@ -220,8 +229,9 @@ static void dump_module(const struct sfile *sf, struct buf *out)
 		buf_addstr(out, " none");
 	buf_addstr(out, "\n  debug-file ");
 	add_name(out, sf->debug_path ? sf->debug_path : "none");
-	buf_printf(out, "\n  text %llu bytes, %u nodes, %llu ranges, %llu line rows\n",
+	buf_printf(out, "\n  text %llu bytes, %u nodes, %llu ranges, %llu loop blocks, %llu line rows\n",
 		   (unsigned long long)sf->text_bytes, sf->nnodes, (unsigned long long)sf->nranges,
+		   (unsigned long long)sf->nblocks,
 		   (unsigned long long)sf->nlines);
 }
 
@@ -261,6 +271,17 @@ void sfile_dump(const struct sfile *sf, struct buf *out)
 		for (uint32_t a = node; a != SFILE_NONE; a = sf->nodes[a].parent)
 			add_span(&c, a, sf->ranges[i].lo, sf->ranges[i].hi);
 	}
+	c.block_start = xcalloc((size_t)n + 2, sizeof(uint64_t));
+	c.block = xcalloc(sf->nblocks ? sf->nblocks : 1, sizeof(uint64_t));
+	for (uint64_t i = 0; i < sf->nblocks; i++)
+		c.block_start[sf->blocks[i].node + 1]++;
+	for (uint32_t i = 0; i < n; i++)
+		c.block_start[i + 1] += c.block_start[i];
+	memset(ofill, 0, (n ? n : 1) * sizeof(uint64_t));
+	for (uint64_t i = 0; i < sf->nblocks; i++) {
+		uint32_t node = sf->blocks[i].node;
+		c.block[c.block_start[node] + ofill[node]++] = i;
+	}
 	sort_ctx = &c;
 	for (uint32_t i = 0; i < n; i++)
 		qsort(c.children + c.child_start[i], c.child_start[i + 1] - c.child_start[i],
@@ -291,6 +312,8 @@ void sfile_dump(const struct sfile *sf, struct buf *out)
 	free(c.children);
 	free(c.own_start);
 	free(c.own);
+	free(c.block_start);
+	free(c.block);
 	free(c.spans);
 	free(c.nspans);
 	free(c.spans_cap);

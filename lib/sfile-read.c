@@ -282,6 +282,34 @@ static int read_ranges(struct cf_reader *r, struct sfile *sf)
 	return cf_read_table(r, &ranges, (void **)&sf->ranges, &rows);
 }
 
+static int read_block(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
+{
+	struct rows *rows = arg;
+	struct sfile *sf = rows->sf;
+	struct sfile_range *x = &sf->blocks[i];
+	uint64_t node;
+	if (get_interval(s, &rows->prev, &x->lo, &x->hi, i) < 0 || cf_get_varint(s, &node) < 0)
+		return -1;
+	if (node >= sf->nnodes || sf->nodes[node].kind != SFILE_LOOP)
+		return cf_stream_error(s, "row %llu: node %llu is not a loop",
+				       (unsigned long long)i, (unsigned long long)node);
+	x->node = (uint32_t)node;
+	sf->nblocks = i + 1;
+	return 0;
+}
+
+/* BLKS, since 1.4: absent in older files, which have no blocks. */
+static int read_blocks(struct cf_reader *r, struct sfile *sf)
+{
+	static const struct cf_table blocks = { SFILE_CHUNK_BLOCKS, UINT64_MAX / 64,
+						RANGE_MIN_BYTES, "loop blocks", sizeof(*sf->blocks),
+						read_block, NULL };
+	if (!cf_find(r, SFILE_CHUNK_BLOCKS, 0))
+		return 0;
+	struct rows rows = { sf, 0 };
+	return cf_read_table(r, &blocks, (void **)&sf->blocks, &rows);
+}
+
 static int read_line(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 {
 	struct rows *rows = arg;
@@ -310,7 +338,7 @@ static int read_tables(struct cf_reader *r, void *arg)
 	struct sfile *sf = arg;
 	if (read_module(r, sf) < 0 || read_strings(r, sf) < 0 || read_nodes(r, sf) < 0 ||
 	    read_decls(r, sf) < 0 || read_latches(r, sf) < 0 || read_ranges(r, sf) < 0 ||
-	    read_lines(r, sf) < 0)
+	    read_lines(r, sf) < 0 || read_blocks(r, sf) < 0)
 		return -1;
 	return 0;
 }
@@ -334,6 +362,7 @@ void sfile_release(struct sfile *sf)
 	free(sf->nodes);
 	free(sf->ranges);
 	free(sf->lines);
+	free(sf->blocks);
 	memset(sf, 0, sizeof(*sf));
 }
 

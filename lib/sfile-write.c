@@ -122,6 +122,25 @@ static int write_ranges(struct cf_writer *w, const struct sfile *sf)
 	return cf_chunk_end(w);
 }
 
+/* BLKS: each loop's own blocks, rows as RNGS's (since 1.4). */
+static int write_blocks(struct cf_writer *w, const struct sfile *sf)
+{
+	if (cf_chunk_begin(w, SFILE_CHUNK_BLOCKS) < 0 || cf_put_varint(w, sf->nblocks) < 0)
+		return -1;
+	uint64_t prev = 0;
+	for (uint64_t i = 0; i < sf->nblocks; i++) {
+		const struct sfile_range *r = &sf->blocks[i];
+		if (r->lo < prev || r->hi <= r->lo || r->node >= sf->nnodes)
+			return fth_error("loop block %llu is not sorted, empty or has a bad node",
+					 (unsigned long long)i);
+		if (cf_put_varint(w, r->lo - prev) < 0 || cf_put_varint(w, r->hi - r->lo) < 0 ||
+		    cf_put_varint(w, r->node) < 0)
+			return -1;
+		prev = r->hi;
+	}
+	return cf_chunk_end(w);
+}
+
 static int write_lines(struct cf_writer *w, const struct sfile *sf)
 {
 	if (cf_chunk_begin(w, SFILE_CHUNK_LINES) < 0 || cf_put_varint(w, sf->nlines) < 0)
@@ -163,7 +182,8 @@ int sfile_write_at(int dirfd, const char *name, const char *path, const struct s
 						 sf->nstrings) < 0 ||
 			     write_nodes(&w, sf) < 0 || write_decls(&w, sf) < 0 ||
 			     write_latches(&w, sf) < 0 || write_ranges(&w, sf) < 0 ||
-			     write_lines(&w, sf) < 0 || cf_writer_finish(&w) < 0
+			     write_lines(&w, sf) < 0 || write_blocks(&w, sf) < 0 ||
+			     cf_writer_finish(&w) < 0
 			? -1
 			: 0;
 	free(ws);

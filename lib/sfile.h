@@ -17,7 +17,7 @@
 
 #define SFILE_MAGIC "FTHMSTRC"
 #define SFILE_MAJOR 1
-#define SFILE_MINOR 3
+#define SFILE_MINOR 4
 
 #define SFILE_CHUNK_MODULE CF_ID('M', 'O', 'D', 'L')
 #define SFILE_CHUNK_STRINGS CF_ID('S', 'T', 'R', 'S')
@@ -26,6 +26,7 @@
 #define SFILE_CHUNK_LINES CF_ID('L', 'I', 'N', 'E')
 #define SFILE_CHUNK_DECLS CF_ID('D', 'E', 'C', 'L')
 #define SFILE_CHUNK_LATCHES CF_ID('L', 'T', 'C', 'H')
+#define SFILE_CHUNK_BLOCKS CF_ID('B', 'L', 'K', 'S')
 
 #define SFILE_NONE UINT32_MAX
 #define SFILE_MAX_STRING (1u << 20)
@@ -113,6 +114,10 @@ struct sfile {
 	struct sfile_range *ranges; /* owned, sorted, disjoint */
 	uint64_t nlines;
 	struct sfile_line *lines; /* owned, sorted, disjoint */
+	/* The basic blocks of each loop, its own and not its inner loops' (NODE: the loop), sorted
+	 * and disjoint; none in files before 1.4 */
+	uint64_t nblocks;
+	struct sfile_range *blocks; /* owned */
 };
 
 /* Write SF to PATH (created with O_EXCL, never through a link; removed again on failure).

@@ -38,6 +38,8 @@ struct fn_result {
 	uint32_t nnodes;
 	struct sfile_range *ranges;
 	uint32_t nranges;
+	struct sfile_range *blocks; /* each loop's own basic blocks, in address order */
+	uint32_t nblocks;
 	uint32_t nloops, nirreducible, unresolved;
 };
 
@@ -858,6 +860,23 @@ static void analyse_function(const struct job *job, const struct decoder *dec, u
 				x->flags |= SFILE_NODE_IRREDUCIBLE;
 		}
 	}
+	/* Each loop's own blocks (not its inner loops'), for what rebuilds its code. */
+	uint32_t *loop_node = xmalloc((lf.nloops ? lf.nloops : 1) * sizeof(uint32_t));
+	for (uint32_t l = 0; l < lf.nloops; l++)
+		loop_node[l] = NONE32;
+	for (uint32_t n = 0; n < t.n; n++)
+		if (t.nodes[n].kind == SFILE_LOOP && t.ref[n] < lf.nloops && loop_node[t.ref[n]] == NONE32)
+			loop_node[t.ref[n]] = n;
+	uint32_t bcap = 0;
+	for (uint32_t k = 0; lf.innermost && k < g.nblocks; k++) {
+		uint32_t l = lf.innermost[k];
+		if (l == NONE32 || loop_node[l] == NONE32 || g.blocks[k].hi <= g.blocks[k].lo)
+			continue;
+		ALLOC_GROW(res->blocks, res->nblocks + 1, bcap);
+		res->blocks[res->nblocks++] =
+			(struct sfile_range){ g.blocks[k].lo, g.blocks[k].hi, loop_node[l] };
+	}
+	free(loop_node);
 	res->nodes = t.nodes;
 	res->nnodes = t.n;
 	free(t.ref);
@@ -1479,11 +1498,12 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 
 	/* Assemble: nodes function by function, then one sorted range table. */
 	uint32_t *first_node = xmalloc((nfuncs ? nfuncs : 1) * sizeof(uint32_t));
-	uint64_t nnodes = 0, nranges = 0;
+	uint64_t nnodes = 0, nranges = 0, nblocks = 0;
 	for (uint32_t i = 0; i < nfuncs; i++) {
 		first_node[i] = (uint32_t)nnodes;
 		nnodes += job.results[i].nnodes;
 		nranges += job.results[i].nranges;
+		nblocks += job.results[i].nblocks;
 		stats->loops += job.results[i].nloops;
 		stats->irreducible += job.results[i].nirreducible;
 		stats->unresolved_jumps += job.results[i].unresolved;
@@ -1491,10 +1511,11 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 	int rc = 0;
 	if (nnodes >= UINT32_MAX) {
 		rc = fth_error("%s: too many scopes (%llu)", img->path, (unsigned long long)nnodes);
-		nnodes = nranges = 0;
+		nnodes = nranges = nblocks = 0;
 	}
 	sf->nodes = xmalloc((nnodes ? nnodes : 1) * sizeof(*sf->nodes));
 	sf->ranges = xmalloc((nranges ? nranges : 1) * sizeof(*sf->ranges));
+	sf->blocks = xmalloc((nblocks ? nblocks : 1) * sizeof(*sf->blocks));
 	for (uint32_t i = 0; i < nfuncs && rc == 0; i++) {
 		struct fn_result *r = &job.results[i];
 		uint32_t base = first_node[i];
@@ -1511,13 +1532,26 @@ int analyse_image(const struct image *img, unsigned nthreads, struct sfile *sf,
 			x.node += base;
 			sf->ranges[sf->nranges++] = x;
 		}
+		for (uint32_t k = 0; k < r->nblocks; k++) {
+			struct sfile_range x = r->blocks[k];
+			x.node += base;
+			sf->blocks[sf->nblocks++] = x;
+		}
 	}
 	for (uint32_t i = 0; i < nfuncs; i++) {
 		free(job.results[i].nodes);
 		free(job.results[i].ranges);
+		free(job.results[i].blocks);
 		free(funcs[i].ranges);
 	}
 	sort_array(sf->ranges, sf->nranges, sizeof(*sf->ranges), range_order);
+	sort_array(sf->blocks, sf->nblocks, sizeof(*sf->blocks), range_order);
+	/* Functions that share code (a cold part, a clone) may give a block twice: once kept. */
+	uint64_t kept = 0;
+	for (uint64_t k = 0; k < sf->nblocks; k++)
+		if (!kept || sf->blocks[k].lo >= sf->blocks[kept - 1].hi)
+			sf->blocks[kept++] = sf->blocks[k];
+	sf->nblocks = kept;
 	stats->functions = nfuncs;
 	free(first_node);
 	free(job.results);

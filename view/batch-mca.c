@@ -248,10 +248,18 @@ static void text_report(struct model *model, const struct chosen_loop *l,
 		for (uint32_t i = 0; i < r->ncritical; i++)
 			buf_printf(b, "    %s\n", r->critical[i]);
 	}
-	buf_printf(b, "  %u instructions, 0x%llx-0x%llx (%s):\n", r->ninstructions,
-		   (unsigned long long)r->lo, (unsigned long long)r->hi, r->structure);
-	for (uint32_t i = 0; i < r->ninstructions; i++)
-		buf_printf(b, "    %s\n", r->assembly[i]);
+	buf_printf(b, "  %u instructions", r->ninstructions);
+	if (r->nblocks)
+		buf_printf(b, " in %u block%s", r->nblocks, r->nblocks == 1 ? "" : "s");
+	buf_printf(b, ", 0x%llx-0x%llx (%s):\n", (unsigned long long)r->lo,
+		   (unsigned long long)r->hi, r->structure);
+	for (uint32_t i = 0, k = 0; i < r->ninstructions; i++) {
+		bool starts = false;
+		while (k < r->nblocks && r->block_starts[k] <= r->addresses[i])
+			starts |= r->block_starts[k++] == r->addresses[i];
+		buf_printf(b, "    %c 0x%llx  %s\n", starts ? '>' : ' ',
+			   (unsigned long long)r->addresses[i], r->assembly[i]);
+	}
 	(void)db;
 }
 
@@ -347,8 +355,12 @@ static void json_report(struct model *model, const struct chosen_loop *l,
 			buf_addstr(b, i ? ", " : "");
 			json_string(b, r->critical[i]);
 		}
-		buf_printf(b, "], \"range\": [\"0x%llx\", \"0x%llx\"], \"instructions\": [",
+		buf_printf(b, "], \"range\": [\"0x%llx\", \"0x%llx\"], \"blocks\": [",
 			   (unsigned long long)r->lo, (unsigned long long)r->hi);
+		for (uint32_t i = 0; i < r->nblocks; i++)
+			buf_printf(b, "%s\"0x%llx\"", i ? ", " : "",
+				   (unsigned long long)r->block_starts[i]);
+		buf_addstr(b, "], \"instructions\": [");
 		for (uint32_t i = 0; i < r->ninstructions; i++) {
 			buf_addstr(b, i ? ", " : "");
 			json_string(b, r->assembly[i]);

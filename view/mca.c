@@ -157,17 +157,34 @@ struct code_range {
 	uint8_t *bytes;
 };
 
-/* The address ranges of loop node LOOP and of its descendants, in layout order. */
-static size_t loop_ranges(const struct sfile *sf, uint32_t loop, struct code_range **out)
+/*
+ * The code of loop node LOOP, in layout order: the blocks of it and of its inner loops (BLKS,
+ * since 1.4; each block's start into *STARTS), else the address ranges of it and of its
+ * descendants (no block starts).
+ */
+static size_t loop_ranges(const struct sfile *sf, uint32_t loop, struct code_range **out,
+			  uint64_t **starts, uint32_t *nstarts)
 {
 	bool *in = xcalloc(sf->nnodes ? sf->nnodes : 1, sizeof(*in));
 	for (uint32_t i = loop; i < sf->nnodes; i++)
 		in[i] = i == loop || (sf->nodes[i].parent != SFILE_NONE &&
 				      sf->nodes[i].parent < i && in[sf->nodes[i].parent]);
 	size_t n = 0, cap = 0;
+	uint32_t scap = 0;
 	*out = NULL;
-	for (uint64_t k = 0; k < sf->nranges; k++) {
-		const struct sfile_range *r = &sf->ranges[k];
+	*starts = NULL;
+	*nstarts = 0;
+	bool blocks = false;
+	for (uint64_t k = 0; k < sf->nblocks && !blocks; k++)
+		blocks = sf->blocks[k].node == loop;
+	const struct sfile_range *rows = blocks ? sf->blocks : sf->ranges;
+	uint64_t nrows = blocks ? sf->nblocks : sf->nranges;
+	for (uint64_t k = 0; k < nrows; k++) {
+		const struct sfile_range *r = &rows[k];
+		if (blocks && r->node < sf->nnodes && in[r->node]) {
+			ALLOC_GROW(*starts, *nstarts + 1, scap);
+			(*starts)[(*nstarts)++] = r->lo;
+		}
 		if (r->node >= sf->nnodes || !in[r->node])
 			continue;
 		if (n && (*out)[n - 1].hi == r->lo) {
@@ -325,6 +342,7 @@ static void write_assembly(const struct insn *x, size_t n, const struct code_ran
 {
 	buf_addstr(src, ".intel_syntax noprefix\n");
 	out->assembly = xcalloc(n + 1, sizeof(char *));
+	out->addresses = xcalloc(n + 1, sizeof(uint64_t));
 	for (size_t i = 0; i < n; i++) {
 		bool target = false;
 		for (size_t j = 0; j < n && !target; j++)
@@ -340,6 +358,7 @@ static void write_assembly(const struct insn *x, size_t n, const struct code_ran
 		else
 			buf_printf(&line, "%s .Lexit", ZydisMnemonicGetString(x[i].mnemonic));
 		buf_printf(src, "%s\n", (char *)line.data);
+		out->addresses[out->ninstructions] = x[i].addr;
 		out->assembly[out->ninstructions++] = buf_detach(&line, NULL);
 	}
 }
@@ -844,7 +863,9 @@ int mca_analyse(const struct mca_request *request, struct mca_report *out)
 		if (sf.nodes[i].kind == SFILE_LOOP && sf.nodes[i].addr == rq->header)
 			loop = i;
 	struct code_range *ranges = NULL;
-	size_t nr = loop == SFILE_NONE ? 0 : loop_ranges(&sf, loop, &ranges);
+	size_t nr = loop == SFILE_NONE ? 0
+				       : loop_ranges(&sf, loop, &ranges, &out->block_starts,
+						     &out->nblocks);
 	sfile_release(&sf);
 	int rc = 0;
 	if (!nr) {
@@ -876,6 +897,8 @@ void mca_report_release(struct mca_report *r)
 	free(r->mcpu);
 	free(r->cpu_note);
 	free(r->structure);
+	free(r->block_starts);
+	free(r->addresses);
 	for (uint32_t i = 0; r->assembly && i < r->ninstructions; i++)
 		free(r->assembly[i]);
 	free(r->assembly);

@@ -51,6 +51,9 @@ struct mca_report {
 	uint64_t lo, hi; /* the loop's first and last address + 1 */
 	uint32_t ninstructions;
 	char **assembly; /* the instructions given to llvm-mca, one a line */
+	uint64_t *addresses; /* and each one's address */
+	uint64_t *block_starts; /* the loop's blocks (from the structure file, since 1.4) */
+	uint32_t nblocks;	/* 0: a structure file without them */
 	/* llvm-mca's figures, named as it names them */
 	double block_rthroughput, ipc, uops_per_cycle;
 	uint32_t dispatch_width, iterations;

@@ -55,6 +55,8 @@ test_expect_success 'the dependent chain: four add latencies an iteration, as ll
 	view --batch --mca "mca-loops.c:$chain" --format json db >chain.json && cat chain.json &&
 	test "$(field chain.json mca status)" = ok &&
 	test "$(field chain.json loop function)" = chain &&
+	set -- $(field chain.json mca blocks) && test $# -ge 1 &&
+	test "$1" = "$(field chain.json mca range | cut -d" " -f1)" &&
 	by_hand chain.json && cat by-hand.out | head -n 12 &&
 	grep -q "^Block RThroughput: *$(field chain.json mca block_rthroughput)" by-hand.out &&
 	grep -q "^Total Cycles: *$(field chain.json mca total_cycles)$" by-hand.out &&
@@ -91,7 +93,9 @@ test_expect_success 'text: the figures beside the share of time measured there' 
 	grep -q "cycles and instructions were not measured" chain.txt &&
 	grep -Eq "^  block_rthroughput [0-9.]+ cycles per iteration" chain.txt &&
 	grep -Eq "^  [0-9.]+ cycles per iteration simulated" chain.txt &&
-	grep -q "^  critical path:" chain.txt && grep -Eq "^    add .*dependency" chain.txt
+	grep -q "^  critical path:" chain.txt && grep -Eq "^    add .*dependency" chain.txt &&
+	grep -Eq "^  [0-9]+ instructions in [0-9]+ blocks?, 0x" chain.txt &&
+	grep -Eq "^    > 0x[0-9a-f]+  add " chain.txt
 '
 test_expect_success 'a loop that calls a function: not modelled, and why' '
 	view --batch --mca "mca-loops.c:$calls" db >calls.txt && cat calls.txt &&

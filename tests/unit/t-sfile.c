@@ -59,6 +59,10 @@ static void sample(struct sfile *sf)
 	sf->lines[0] = (struct sfile_line){ 0x1000, 0x1010, 1, 3, 0 };
 	sf->lines[1] = (struct sfile_line){ 0x1010, 0x1020, 1, 5, 7 };
 	sf->lines[2] = (struct sfile_line){ 0x1020, 0x1030, SFILE_NONE, 0, 0 };
+	sf->nblocks = 2; /* the loop's two blocks (1.4) */
+	sf->blocks = xcalloc(2, sizeof(*sf->blocks));
+	sf->blocks[0] = (struct sfile_range){ 0x1010, 0x1028, 1 };
+	sf->blocks[1] = (struct sfile_range){ 0x1028, 0x1040, 1 };
 }
 
 static char *dump_text(const struct sfile *sf)
@@ -87,6 +91,9 @@ static void test_round_trip(int level)
 	   "ranges identical");
 	ok(back.nlines == 3 && !memcmp(back.lines, sf.lines, 3 * sizeof(*sf.lines)),
 	   "lines identical");
+	ok(back.nblocks == 2 && !memcmp(back.blocks, sf.blocks, 2 * sizeof(*sf.blocks)),
+	   "loop blocks identical");
+	like(got, "      blocks [0x1010-0x1028) [0x1028-0x1040)\n", "the dump lists the loop's blocks");
 	is_str(back.debug_path, "/usr/lib/debug/t.debug", "debug path");
 	ok(back.build_id_len == 4 && !memcmp(back.build_id, "\x01\x02\xab\xff", 4), "build-id");
 	is_uint(back.major, SFILE_MAJOR, "major version");
@@ -151,6 +158,8 @@ static void bad_origin(struct sfile *sf) { sf->nodes[3].origin = 1; }
 static void unsorted(struct sfile *sf) { sf->ranges[1].lo = 0x1008; }
 static void bad_node(struct sfile *sf) { sf->ranges[4].node = 4; }
 static void bad_line_file(struct sfile *sf) { sf->lines[0].file = 5; }
+static void block_of_inline(struct sfile *sf) { sf->blocks[1].node = 2; }
+static void blocks_overlap(struct sfile *sf) { sf->blocks[1].lo = 0x1020; }
 
 static void test_refused(void)
 {
@@ -162,6 +171,8 @@ static void test_refused(void)
 	expect_refused("overlapping ranges", unsorted, "not sorted");
 	expect_refused("range of a missing node", bad_node, "bad node");
 	expect_refused("line file index", bad_line_file, "file 5 out of range");
+	expect_refused("a block of an inline node", block_of_inline, "node 2 is not a loop");
+	expect_refused("overlapping blocks", blocks_overlap, "not sorted");
 }
 
 static void test_truncated_and_wrong_kind(void)
