@@ -363,13 +363,13 @@ int dbfile_dump(struct dbfile *db, struct buf *out, bool threads)
 			buf_addstr(out, " entry=");
 			buf_add_escaped(out, t->entry, strlen(t->entry));
 		}
-		if (t->cpu[0]) {
-			buf_addstr(out, " cpu=");
-			buf_add_escaped(out, t->cpu, strlen(t->cpu));
-		}
 		for (uint32_t a = 0; a < t->argc; a++) {
 			buf_addstr(out, a ? " " : " args=");
 			buf_add_escaped(out, t->argv[a], strlen(t->argv[a]));
+		}
+		if (t->cpu[0]) {
+			buf_addstr(out, " cpu=");
+			buf_add_escaped(out, t->cpu, strlen(t->cpu));
 		}
 		buf_addch(out, '\n');
 	}

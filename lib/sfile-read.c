@@ -255,21 +255,28 @@ static int read_latches(struct cf_reader *r, struct sfile *sf)
 struct rows {
 	struct sfile *sf;
 	uint64_t prev;
+	struct sfile_range **out; /* RNGS and BLKS: where the rows go, and their count */
+	uint64_t *count;
+	bool loops;		  /* BLKS: each row's node is a loop */
 };
 
-static int read_range(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
+/* A row of RNGS or BLKS (ROWS->LOOPS: its node must be a loop) into ROWS->OUT[I]. */
+static int read_node_row(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
 {
 	struct rows *rows = arg;
 	struct sfile *sf = rows->sf;
-	struct sfile_range *x = &sf->ranges[i];
+	struct sfile_range *x = &(*rows->out)[i];
 	uint64_t node;
 	if (get_interval(s, &rows->prev, &x->lo, &x->hi, i) < 0 || cf_get_varint(s, &node) < 0)
 		return -1;
 	if (node >= sf->nnodes)
 		return cf_stream_error(s, "row %llu: node %llu out of range",
 				       (unsigned long long)i, (unsigned long long)node);
+	if (rows->loops && sf->nodes[node].kind != SFILE_LOOP)
+		return cf_stream_error(s, "row %llu: node %llu is not a loop",
+				       (unsigned long long)i, (unsigned long long)node);
 	x->node = (uint32_t)node;
-	sf->nranges = i + 1;
+	*rows->count = i + 1;
 	return 0;
 }
 
@@ -277,25 +284,9 @@ static int read_ranges(struct cf_reader *r, struct sfile *sf)
 {
 	static const struct cf_table ranges = { SFILE_CHUNK_RANGES, UINT64_MAX / 64,
 						RANGE_MIN_BYTES, "ranges", sizeof(*sf->ranges),
-						read_range, NULL };
-	struct rows rows = { sf, 0 };
+						read_node_row, NULL };
+	struct rows rows = { sf, 0, &sf->ranges, &sf->nranges, false };
 	return cf_read_table(r, &ranges, (void **)&sf->ranges, &rows);
-}
-
-static int read_block(struct cf_stream *s, void *arg, uint64_t i, uint64_t n)
-{
-	struct rows *rows = arg;
-	struct sfile *sf = rows->sf;
-	struct sfile_range *x = &sf->blocks[i];
-	uint64_t node;
-	if (get_interval(s, &rows->prev, &x->lo, &x->hi, i) < 0 || cf_get_varint(s, &node) < 0)
-		return -1;
-	if (node >= sf->nnodes || sf->nodes[node].kind != SFILE_LOOP)
-		return cf_stream_error(s, "row %llu: node %llu is not a loop",
-				       (unsigned long long)i, (unsigned long long)node);
-	x->node = (uint32_t)node;
-	sf->nblocks = i + 1;
-	return 0;
 }
 
 /* BLKS, since 1.4: absent in older files, which have no blocks. */
@@ -303,10 +294,10 @@ static int read_blocks(struct cf_reader *r, struct sfile *sf)
 {
 	static const struct cf_table blocks = { SFILE_CHUNK_BLOCKS, UINT64_MAX / 64,
 						RANGE_MIN_BYTES, "loop blocks", sizeof(*sf->blocks),
-						read_block, NULL };
+						read_node_row, NULL };
 	if (!cf_find(r, SFILE_CHUNK_BLOCKS, 0))
 		return 0;
-	struct rows rows = { sf, 0 };
+	struct rows rows = { sf, 0, &sf->blocks, &sf->nblocks, true };
 	return cf_read_table(r, &blocks, (void **)&sf->blocks, &rows);
 }
 
@@ -328,7 +319,7 @@ static int read_lines(struct cf_reader *r, struct sfile *sf)
 {
 	static const struct cf_table lines = { SFILE_CHUNK_LINES, UINT64_MAX / 64, LINE_MIN_BYTES,
 					       "line rows", sizeof(*sf->lines), read_line, NULL };
-	struct rows rows = { sf, 0 };
+	struct rows rows = { sf, 0, NULL, NULL, false };
 	return cf_read_table(r, &lines, (void **)&sf->lines, &rows);
 }
 

@@ -104,34 +104,17 @@ static int write_latches(struct cf_writer *w, const struct sfile *sf)
 	return cf_chunk_end(w);
 }
 
-static int write_ranges(struct cf_writer *w, const struct sfile *sf)
+/* A table of address rows of nodes (RNGS, BLKS): sorted, disjoint, non-empty. */
+static int write_node_rows(struct cf_writer *w, uint32_t id, const struct sfile_range *rows,
+			   uint64_t n, uint32_t nnodes, const char *what)
 {
-	if (cf_chunk_begin(w, SFILE_CHUNK_RANGES) < 0 || cf_put_varint(w, sf->nranges) < 0)
+	if (cf_chunk_begin(w, id) < 0 || cf_put_varint(w, n) < 0)
 		return -1;
 	uint64_t prev = 0;
-	for (uint64_t i = 0; i < sf->nranges; i++) {
-		const struct sfile_range *r = &sf->ranges[i];
-		if (r->lo < prev || r->hi <= r->lo || r->node >= sf->nnodes)
-			return fth_error("structure range %llu is not sorted, empty or has a bad node",
-					 (unsigned long long)i);
-		if (cf_put_varint(w, r->lo - prev) < 0 || cf_put_varint(w, r->hi - r->lo) < 0 ||
-		    cf_put_varint(w, r->node) < 0)
-			return -1;
-		prev = r->hi;
-	}
-	return cf_chunk_end(w);
-}
-
-/* BLKS: each loop's own blocks, rows as RNGS's (since 1.4). */
-static int write_blocks(struct cf_writer *w, const struct sfile *sf)
-{
-	if (cf_chunk_begin(w, SFILE_CHUNK_BLOCKS) < 0 || cf_put_varint(w, sf->nblocks) < 0)
-		return -1;
-	uint64_t prev = 0;
-	for (uint64_t i = 0; i < sf->nblocks; i++) {
-		const struct sfile_range *r = &sf->blocks[i];
-		if (r->lo < prev || r->hi <= r->lo || r->node >= sf->nnodes)
-			return fth_error("loop block %llu is not sorted, empty or has a bad node",
+	for (uint64_t i = 0; i < n; i++) {
+		const struct sfile_range *r = &rows[i];
+		if (r->lo < prev || r->hi <= r->lo || r->node >= nnodes)
+			return fth_error("%s %llu is not sorted, empty or has a bad node", what,
 					 (unsigned long long)i);
 		if (cf_put_varint(w, r->lo - prev) < 0 || cf_put_varint(w, r->hi - r->lo) < 0 ||
 		    cf_put_varint(w, r->node) < 0)
@@ -181,8 +164,12 @@ int sfile_write_at(int dirfd, const char *name, const char *path, const struct s
 			     cf_put_string_table(&w, SFILE_CHUNK_STRINGS, sf->strings,
 						 sf->nstrings) < 0 ||
 			     write_nodes(&w, sf) < 0 || write_decls(&w, sf) < 0 ||
-			     write_latches(&w, sf) < 0 || write_ranges(&w, sf) < 0 ||
-			     write_lines(&w, sf) < 0 || write_blocks(&w, sf) < 0 ||
+			     write_latches(&w, sf) < 0 ||
+			     write_node_rows(&w, SFILE_CHUNK_RANGES, sf->ranges, sf->nranges,
+					     sf->nnodes, "structure range") < 0 ||
+			     write_lines(&w, sf) < 0 ||
+			     write_node_rows(&w, SFILE_CHUNK_BLOCKS, sf->blocks, sf->nblocks,
+					     sf->nnodes, "loop block") < 0 ||
 			     cf_writer_finish(&w) < 0
 			? -1
 			: 0;

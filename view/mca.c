@@ -685,51 +685,39 @@ static int analyse_code(const struct mca_request *rq, char *tool, struct code_ra
 
 /* ---- the processor ---- */
 
-/* Intel family 6 by model, AMD by family and model range: LLVM's names, best first. */
-struct cpu_model {
-	const char *vendor;
-	unsigned family, model_lo, model_hi;
+/* LLVM's names of a processor, best first; Intel's family 6 by model. */
+static const struct intel_cpu {
 	const char *names[4];
+	uint8_t models[8]; /* 0 ends the list */
+} intel_cpus[] = {
+	{ { "sandybridge" }, { 0x2a, 0x2d } },
+	{ { "ivybridge" }, { 0x3a, 0x3e } },
+	{ { "haswell" }, { 0x3c, 0x3f, 0x45, 0x46 } },
+	{ { "broadwell" }, { 0x3d, 0x47, 0x4f, 0x56 } },
+	{ { "skylake" }, { 0x4e, 0x5e, 0x8e, 0x9e, 0xa5, 0xa6 } },
+	{ { "cascadelake", "skylake-avx512" }, { 0x55 } },
+	{ { "icelake-server" }, { 0x6a, 0x6c } },
+	{ { "icelake-client" }, { 0x7d, 0x7e } },
+	{ { "tigerlake", "icelake-client" }, { 0x8c, 0x8d } },
+	{ { "alderlake", "skylake" }, { 0x97, 0x9a } },
+	{ { "raptorlake", "alderlake", "skylake" }, { 0xb7, 0xba, 0xbf } },
+	{ { "meteorlake", "alderlake", "skylake" }, { 0xaa, 0xab, 0xac } },
+	{ { "sapphirerapids", "icelake-server" }, { 0x8f } },
+	{ { "emeraldrapids", "sapphirerapids", "icelake-server" }, { 0xcf } },
+	{ { "graniterapids", "sapphirerapids", "icelake-server" }, { 0xad, 0xae } },
 };
 
-static const struct cpu_model cpu_models[] = {
-	{ "GenuineIntel", 6, 0x2a, 0x2a, { "sandybridge" } },
-	{ "GenuineIntel", 6, 0x2d, 0x2d, { "sandybridge" } },
-	{ "GenuineIntel", 6, 0x3a, 0x3a, { "ivybridge" } },
-	{ "GenuineIntel", 6, 0x3e, 0x3e, { "ivybridge" } },
-	{ "GenuineIntel", 6, 0x3c, 0x3c, { "haswell" } },
-	{ "GenuineIntel", 6, 0x3f, 0x3f, { "haswell" } },
-	{ "GenuineIntel", 6, 0x45, 0x46, { "haswell" } },
-	{ "GenuineIntel", 6, 0x3d, 0x3d, { "broadwell" } },
-	{ "GenuineIntel", 6, 0x47, 0x47, { "broadwell" } },
-	{ "GenuineIntel", 6, 0x4f, 0x4f, { "broadwell" } },
-	{ "GenuineIntel", 6, 0x56, 0x56, { "broadwell" } },
-	{ "GenuineIntel", 6, 0x4e, 0x4e, { "skylake" } },
-	{ "GenuineIntel", 6, 0x5e, 0x5e, { "skylake" } },
-	{ "GenuineIntel", 6, 0x8e, 0x8e, { "skylake" } },
-	{ "GenuineIntel", 6, 0x9e, 0x9e, { "skylake" } },
-	{ "GenuineIntel", 6, 0xa5, 0xa6, { "skylake" } },
-	{ "GenuineIntel", 6, 0x55, 0x55, { "cascadelake", "skylake-avx512" } },
-	{ "GenuineIntel", 6, 0x6a, 0x6a, { "icelake-server" } },
-	{ "GenuineIntel", 6, 0x6c, 0x6c, { "icelake-server" } },
-	{ "GenuineIntel", 6, 0x7d, 0x7e, { "icelake-client" } },
-	{ "GenuineIntel", 6, 0x8c, 0x8d, { "tigerlake", "icelake-client" } },
-	{ "GenuineIntel", 6, 0x97, 0x97, { "alderlake", "skylake" } },
-	{ "GenuineIntel", 6, 0x9a, 0x9a, { "alderlake", "skylake" } },
-	{ "GenuineIntel", 6, 0xb7, 0xb7, { "raptorlake", "alderlake", "skylake" } },
-	{ "GenuineIntel", 6, 0xba, 0xba, { "raptorlake", "alderlake", "skylake" } },
-	{ "GenuineIntel", 6, 0xbf, 0xbf, { "raptorlake", "alderlake", "skylake" } },
-	{ "GenuineIntel", 6, 0xaa, 0xac, { "meteorlake", "alderlake", "skylake" } },
-	{ "GenuineIntel", 6, 0x8f, 0x8f, { "sapphirerapids", "icelake-server" } },
-	{ "GenuineIntel", 6, 0xcf, 0xcf, { "emeraldrapids", "sapphirerapids", "icelake-server" } },
-	{ "GenuineIntel", 6, 0xad, 0xae, { "graniterapids", "sapphirerapids", "icelake-server" } },
-	{ "AuthenticAMD", 0x17, 0x00, 0x2f, { "znver1" } },
-	{ "AuthenticAMD", 0x17, 0x30, 0xff, { "znver2", "znver1" } },
-	{ "AuthenticAMD", 0x19, 0x00, 0x0f, { "znver3", "znver2" } },
-	{ "AuthenticAMD", 0x19, 0x20, 0x5f, { "znver3", "znver2" } },
-	{ "AuthenticAMD", 0x19, 0x10, 0x1f, { "znver4", "znver3", "znver2" } },
-	{ "AuthenticAMD", 0x19, 0x60, 0xaf, { "znver4", "znver3", "znver2" } },
-	{ "AuthenticAMD", 0x1a, 0x00, 0xff, { "znver5", "znver4", "znver3" } },
+/* AMD's by family and model ranges [LO, HI] (pairs; HI 0 ends the list). */
+static const struct amd_cpu {
+	unsigned family;
+	const char *names[4];
+	uint8_t ranges[6];
+} amd_cpus[] = {
+	{ 0x17, { "znver1" }, { 0x00, 0x2f } },
+	{ 0x17, { "znver2", "znver1" }, { 0x30, 0xff } },
+	{ 0x19, { "znver3", "znver2" }, { 0x00, 0x0f, 0x20, 0x5f } },
+	{ 0x19, { "znver4", "znver3", "znver2" }, { 0x10, 0x1f, 0x60, 0xaf } },
+	{ 0x1a, { "znver5", "znver4", "znver3" }, { 0x00, 0xff } },
 };
 
 const char *const *mca_cpu_names(const char *cpu)
@@ -738,13 +726,17 @@ const char *const *mca_cpu_names(const char *cpu)
 	unsigned family, model;
 	if (!cpu || sscanf(cpu, "%15s %u %u", vendor, &family, &model) != 3)
 		return NULL;
-	/* The ranges above are tried in order: a narrower one listed first wins. */
-	for (size_t i = 0; i < ARRAY_SIZE(cpu_models); i++) {
-		const struct cpu_model *c = &cpu_models[i];
-		if (strcmp(c->vendor, vendor) == 0 && c->family == family &&
-		    model >= c->model_lo && model <= c->model_hi)
-			return c->names;
-	}
+	if (strcmp(vendor, "GenuineIntel") == 0 && family == 6)
+		for (size_t i = 0; i < ARRAY_SIZE(intel_cpus); i++)
+			for (size_t k = 0; k < 8 && intel_cpus[i].models[k]; k++)
+				if (intel_cpus[i].models[k] == model)
+					return intel_cpus[i].names;
+	if (strcmp(vendor, "AuthenticAMD") == 0)
+		for (size_t i = 0; i < ARRAY_SIZE(amd_cpus); i++)
+			for (size_t k = 0; k + 1 < 6 && amd_cpus[i].ranges[k + 1]; k += 2)
+				if (amd_cpus[i].family == family && model >= amd_cpus[i].ranges[k] &&
+				    model <= amd_cpus[i].ranges[k + 1])
+					return amd_cpus[i].names;
 	return NULL;
 }
 
@@ -899,15 +891,11 @@ void mca_report_release(struct mca_report *r)
 	free(r->structure);
 	free(r->block_starts);
 	free(r->addresses);
-	for (uint32_t i = 0; r->assembly && i < r->ninstructions; i++)
-		free(r->assembly[i]);
-	free(r->assembly);
+	free_strings(r->assembly, r->assembly ? r->ninstructions : 0);
 	for (uint32_t i = 0; i < r->nresources; i++)
 		free(r->resources[i].name);
 	free(r->resources);
 	free(r->bottleneck);
-	for (uint32_t i = 0; i < r->ncritical; i++)
-		free(r->critical[i]);
-	free(r->critical);
+	free_strings(r->critical, r->ncritical);
 	memset(r, 0, sizeof(*r));
 }

@@ -4,7 +4,7 @@
 # of their latch: for and while loops whose bodies run several lines below, a do-while (its
 # while line is its latch), a nest, an OpenMP work-shared loop (whose outlined function has no
 # code at the for's line) and a loop whose condition is an inlined comparator, at -O0 and
-# -O2; the latch line stays in the structure file as a second field (format 1.3), older files
+# -O2; the latch line stays in the structure file as a second field (since format 1.3), older files
 # still read, and prof and view show the label ("loop at FILE:LINE").  Expected lines come from
 # the marker comments of tests/struct-workloads/loop-lines.c and isort.c.
 . "$top_srcdir/tests/lib/test-lib.sh"
@@ -73,9 +73,9 @@ test_expect_success '-O2: the comparator loop'"'"'s latch is in the comparator, 
 	grep "^unguarded_insert $less " isort-2 >cmp && read fn label latch <cmp &&
 	test "$latch" -lt "$label"
 '
-test_expect_success 'the structure file is 1.3 and keeps the latch' '
+test_expect_success 'the structure file is of this version (1.4) and keeps the latch' '
 	mkdir out && struct --no-cache -q -o out ll-O2 && set -- out/ll-O2-*.fthst &&
-	struct --dump "$1" >again && head -n 1 again | grep -qx "fathom structure file 1.3" &&
+	struct --dump "$1" >again && head -n 1 again | grep -qx "fathom structure file 1.4" &&
 	sed 1d again >again.body && sed 1d dump-2 >dump.body && test_cmp dump.body again.body
 '
 test_expect_success 'a 1.0 structure file still reads, its loops without a latch' '
