@@ -125,13 +125,17 @@ static int choose_loop(struct model *model, const char *spec, uint32_t metric,
 	return rc;
 }
 
-/* The first metric among NAMES (exact names, any case), or -1. */
+/* The first metric among NAMES (any case; a group's suffix "[T1]" left out), or -1. */
 static int metric_named(const struct model *model, const char *const *names)
 {
 	for (size_t i = 0; names[i]; i++)
-		for (uint32_t m = 0; m < model_nmetrics(model); m++)
-			if (strcasecmp(model_metric(model, m)->name, names[i]) == 0)
+		for (uint32_t m = 0; m < model_nmetrics(model); m++) {
+			const char *name = model_metric(model, m)->name;
+			size_t n = strcspn(name, "[");
+			if (n == strlen(names[i]) && strncasecmp(name, names[i], n) == 0 &&
+			    model_metric(model, m)->kind != DBFILE_METRIC_DERIVED)
 				return (int)m;
+		}
 	return -1;
 }
 
@@ -211,6 +215,11 @@ static void text_report(struct model *model, const struct chosen_loop *l,
 			buf_printf(b, ": %.2f cycles per iteration of its %u instructions",
 				   r->ninstructions / ipc, r->ninstructions);
 		buf_addstr(b, "\n");
+	} else if (!isnan(me->cycles) || !isnan(me->instructions)) {
+		bool cycles = !isnan(me->cycles);
+		buf_printf(b, "  %s %.4g; %s not measured, so no IPC (measure -e %s too)\n",
+			   cycles ? "cycles" : "instructions", cycles ? me->cycles : me->instructions,
+			   cycles ? "instructions" : "cycles", cycles ? "instructions" : "cycles");
 	} else {
 		buf_addstr(b, "  cycles and instructions were not measured (measure -e "
 			      "cycles,instructions, or -e topdown, where the CPU has counters)\n");

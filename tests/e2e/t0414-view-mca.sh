@@ -5,10 +5,12 @@
 # (about four add latencies an iteration) and four independent adds (bounded by the ALU
 # ports).  Each is checked against llvm-mca run by hand on the same bytes as objdump
 # disassembles them (AT&T syntax, another disassembler than view's), with the CPU measure
-# recorded (as /proc/cpuinfo has it) modelled by its LLVM name; a loop that calls a
-# function is said not to be modelled, and why; without llvm-mca, or without the structure
-# file, view says so.
+# recorded (as /proc/cpuinfo has it) modelled by its LLVM name; beside a synthetic top-down
+# measurement (tma-loops-lib.sh) the loop's level 1 is what was measured there; a loop that
+# calls a function is said not to be modelled, and why; without llvm-mca, without the
+# structure file, or with an llvm-mca that fails, view says so.
 . "$top_srcdir/tests/lib/test-lib.sh"
+. "$top_srcdir/tests/e2e/tma-loops-lib.sh"
 
 command -v llvm-mca >/dev/null 2>&1 || ls /usr/bin/llvm-mca-* >/dev/null 2>&1 ||
 	skip_all "no llvm-mca (Debian: apt-get install llvm)"
@@ -112,6 +114,37 @@ test_expect_success 'without llvm-mca, or without the structure file, view says 
 	grep -q "^llvm-mca: no code: no structure file of .*loops with its build-id" nostruct.txt &&
 	XDG_CACHE_HOME="$PWD/empty-cache" view --batch --mca "mca-loops.c:$chain" \
 		--structs m/structs db >structs.txt && grep -q "block_rthroughput" structs.txt
+'
+test_expect_success 'beside a top-down measurement: the loop'"'"'s level 1 and cycles as measured' '
+	tma_loops_place && tma_loops_db topdown &&
+	line=$(tma_loops_line stream) && test -n "$line" &&
+	view --batch --mca "tma-loops.c:$line" --structs tma-m/structs --format json tma-db \
+		>tma.json && cat tma.json && test "$(field tma.json mca status)" = ok &&
+	python3 -c "import json, sys
+d = json.load(open(sys.argv[1]))
+header, top = d[\"loop\"][\"header\"], d[\"measured\"][\"topdown\"]
+want = {}
+for l in open(sys.argv[2]):
+    f = l.split()
+    if len(f) >= 4 and f[0] == \"ctx\" and int(f[1], 16) == int(header, 16):
+        want[\" \".join(f[2:-1])] = float(f[-1])
+level1 = [\"Retiring\", \"Bad Speculation\", \"Frontend Bound\", \"Backend Bound\"]
+print(want, top)
+assert all(abs(top[n] - want[n]) < 0.0015 for n in level1), \"level 1\"
+assert d[\"measured\"][\"cycles\"] > 0 and d[\"measured\"][\"ipc\"] is None" tma.json tma-loops.want &&
+	view --batch --mca "tma-loops.c:$line" --structs tma-m/structs tma-db >tma.txt &&
+	grep -Eq "^  Backend Bound [0-9.]+% <$" tma.txt &&
+	grep -q "^  cycles [0-9.e+]*; instructions not measured, so no IPC" tma.txt
+'
+test_expect_success 'an llvm-mca that prints nothing it can read, or fails: said, no figures' '
+	mkdir fake && printf "#!/bin/sh\necho nothing useful\n" >fake/llvm-mca &&
+	chmod +x fake/llvm-mca && ln -s "$(command -v view)" fake/view &&
+	PATH="$PWD/fake" view --batch --mca "mca-loops.c:$chain" db >fake1.txt &&
+	grep -q "^llvm-mca: failed: .*llvm-mca printed no block throughput" fake1.txt &&
+	printf "#!/bin/sh\necho \"error: no target\" >&2\nexit 1\n" >fake/llvm-mca &&
+	PATH="$PWD/fake" view --batch --mca "mca-loops.c:$chain" db >fake2.txt &&
+	grep -q "^llvm-mca: failed: .*llvm-mca failed: no target" fake2.txt &&
+	! grep -q block_rthroughput fake1.txt fake2.txt
 '
 test_expect_success 'a line without a loop, and --mcpu without --mca, are errors' '
 	! view --batch --mca mca-loops.c:1 db >o1 2>e1 && grep -q "no loop at mca-loops.c:1" e1 &&
