@@ -187,6 +187,39 @@ static const char *status_name(enum mca_status s)
 
 /* ---- text ---- */
 
+/* The measured bottleneck: the top-down path of the largest nodes below level 0, as
+ * "Backend Bound > Memory Bound" (NULL without top-down metrics), into B. */
+static bool tma_path(struct model *model, const struct measured *me, struct buf *b)
+{
+	bool any = false;
+	for (uint32_t i = 0; i < me->ntma; i++)
+		if (me->tma[i].dominant && me->tma[i].level >= 1 && !isnan(me->tma[i].fraction)) {
+			buf_printf(b, "%s%s", any ? " > " : "",
+				   model_metric(model, me->tma[i].metric)->name);
+			any = true;
+		}
+	return any;
+}
+
+/* "predicted 1.50 cycles per iteration, measured 3.20: Backend Bound > Memory Bound": the
+ * prediction against what was measured, as far as it was. */
+static void verdict(struct model *model, const struct measured *me, const struct mca_report *r,
+		    struct buf *b)
+{
+	if (r->status != MCA_OK || !r->iterations)
+		return;
+	double ipc = me->cycles > 0 ? me->instructions / me->cycles : NAN;
+	buf_printf(b, "predicted %.2f cycles per iteration", (double)r->total_cycles / r->iterations);
+	if (!isnan(ipc) && ipc > 0)
+		buf_printf(b, ", measured %.2f", r->ninstructions / ipc);
+	struct buf path = BUF_INIT;
+	if (tma_path(model, me, &path))
+		buf_printf(b, "%s %s", !isnan(ipc) && ipc > 0 ? ":" : "; measured:",
+			   (char *)path.data);
+	buf_release(&path);
+	buf_addch(b, '\n');
+}
+
 static void text_report(struct model *model, const struct chosen_loop *l,
 			const struct model_node_info *info, const struct measured *me,
 			const struct mca_report *r, struct buf *b)
@@ -232,6 +265,7 @@ static void text_report(struct model *model, const struct chosen_loop *l,
 		buf_printf(b, "llvm-mca: %s: %s\n", status_name(r->status), r->reason);
 		return;
 	}
+	verdict(model, me, r, b);
 	buf_printf(b, "llvm-mca (%s -mcpu=%s: %s):\n", r->tool,
 		   r->mcpu && *r->mcpu ? r->mcpu : "?",
 		   r->cpu_note && !r->host_cpu ? r->cpu_note
@@ -328,7 +362,17 @@ static void json_report(struct model *model, const struct chosen_loop *l,
 		buf_addstr(b, ": ");
 		json_number(b, me->tma[i].fraction);
 	}
-	buf_addstr(b, "}},\n\"mca\": {\"status\": ");
+	buf_addstr(b, "}, \"bottleneck\": ");
+	struct buf path = BUF_INIT;
+	if (tma_path(model, me, &path))
+		json_string(b, (char *)path.data);
+	else
+		buf_addstr(b, "null");
+	buf_release(&path);
+	buf_addstr(b, ", \"cycles_per_iteration\": ");
+	double ipc = me->cycles > 0 ? me->instructions / me->cycles : NAN;
+	json_number(b, r->status == MCA_OK && ipc > 0 ? r->ninstructions / ipc : NAN);
+	buf_addstr(b, "},\n\"mca\": {\"status\": ");
 	json_string(b, status_name(r->status));
 	buf_addstr(b, ", \"reason\": ");
 	json_string(b, r->status == MCA_OK ? NULL : r->reason);

@@ -134,6 +134,8 @@ assert all(abs(top[n] - want[n]) < 0.0015 for n in level1), \"level 1\"
 assert d[\"measured\"][\"cycles\"] > 0 and d[\"measured\"][\"ipc\"] is None" tma.json tma-loops.want &&
 	view --batch --mca "tma-loops.c:$line" --structs tma-m/structs tma-db >tma.txt &&
 	grep -Eq "^  Backend Bound [0-9.]+% <$" tma.txt &&
+	grep -Eq "^predicted [0-9.]+ cycles per iteration; measured: Backend Bound > Memory Bound$" tma.txt &&
+	test "$(field tma.json measured bottleneck)" = "Backend Bound > Memory Bound" &&
 	grep -q "^  cycles [0-9.e+]*; instructions not measured, so no IPC" tma.txt
 '
 test_expect_success 'an llvm-mca that prints nothing it can read, or fails: said, no figures' '
