@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <string.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -27,6 +28,13 @@ static inline const char *fth_name_at(const char *const *names, size_t n, size_t
 				      const char *none)
 {
 	return i < n && names[i] ? names[i] : none;
+}
+
+/* Whether S ends with SUFFIX. */
+static inline bool fth_has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
 #endif

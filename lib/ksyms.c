@@ -21,12 +21,6 @@
 #define MAX_NAME 1024
 #define MAX_LINE (MAX_NAME + 64)
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* A kallsyms line's function symbol, sorted by address; a global one wins over a local one. */
 struct raw_sym {
 	uint64_t addr;
@@ -98,7 +92,7 @@ int ksyms_from_kallsyms(FILE *f, uint64_t *addrs, size_t n, struct ksyms *k)
 					  : "/proc/kallsyms is empty");
 	} else if (nraw && n) {
 		qsort(raw, nraw, sizeof(*raw), cmp_raw);
-		qsort(addrs, n, sizeof(*addrs), cmp_u64);
+		qsort(addrs, n, sizeof(*addrs), fth_cmp_u64);
 		size_t cap = 0, r = 0;
 		for (size_t i = 0; i < n; i++) {
 			/* the last symbol starting at or before ADDRS[i], the first of its address */

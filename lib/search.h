@@ -2,7 +2,8 @@
 /*
  * search.h: binary search over an array of records sorted by a uint64_t field (addresses of
  * symbols, sections and line rows, the times of trace pieces), one loop for every table the
- * tools look a key up in; and the order of records by several keys, for sorting them.
+ * tools look a key up in; and the order of values and of records by several keys, for
+ * sorting them.
  */
 #ifndef FATHOM_SEARCH_H
 #define FATHOM_SEARCH_H
@@ -47,6 +48,13 @@ static inline size_t fth_lower_bound(const void *rows, size_t n, size_t stride, 
 #define FTH_LOWER_BOUND(rows, n, member, key)                                               \
 	fth_lower_bound((rows), (n), sizeof(*(rows)), offsetof(__typeof__(*(rows)), member), \
 			(key))
+
+/* qsort's order of two uint64_t values. */
+static inline int fth_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
 
 /* The order of two records by their N keys A and B, the first that differs deciding: -1, 0, 1. */
 static inline int fth_compare_keys(const uint64_t *a, const uint64_t *b, size_t n)

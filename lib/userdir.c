@@ -31,6 +31,29 @@ char *user_cache_dir(const char *name)
 	return buf_detach(&b, NULL);
 }
 
+char *user_path_find(const char *name)
+{
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	struct buf b = BUF_INIT;
+	for (const char *p = path;; p++) {
+		const char *end = strchr(p, ':');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		buf_reset(&b);
+		buf_printf(&b, "%.*s/%s", (int)n, n ? p : ".", name);
+		struct stat st;
+		if (stat((char *)b.data, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access((char *)b.data, X_OK) == 0)
+			return buf_detach(&b, NULL);
+		if (!end)
+			break;
+		p = end;
+	}
+	buf_release(&b);
+	return NULL;
+}
+
 /* "NAME (uid N)", or "uid N" for a uid without an account. */
 static void owner_text(uid_t uid, char *buf, size_t size)
 {

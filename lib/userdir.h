@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * userdir.h: directories of this user, for the tools' main()s (not async-signal-safe): the
- * per-user cache directory, and directories that no other user can change under us
+ * per-user cache directory, the programs on the user's PATH, and directories that no other user can change under us
  * (dir_check_owner(), dir_check_private()), opened once and then used through their
  * descriptor.  Which directories count as this user's, and why: doc/internals.md, 6.
  */
@@ -14,6 +14,11 @@
 
 /* ${XDG_CACHE_HOME:-$HOME/.cache}/fathom/NAME in a new string; NULL when neither is set. */
 char *user_cache_dir(const char *name);
+
+/* The path of the executable regular file NAME in the first directory of $PATH (the default
+ * path when it is unset or empty; an empty entry is the current directory) that has one, in a
+ * new string; NULL when none has. */
+char *user_path_find(const char *name);
 
 /*
  * Whether ST (of PATH, for the message) is a directory of this user or root that no one else

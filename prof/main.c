@@ -177,12 +177,6 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 /* Append the measurement files of ARG (a directory, or one file) to FILES, sorted. */
 static int collect(const char *arg, char ***files, size_t *n, size_t *alloc)
 {
@@ -200,7 +194,7 @@ static int collect(const char *arg, char ***files, size_t *n, size_t *alloc)
 	size_t start = *n;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		if (!has_suffix(e->d_name, ".fthm"))
+		if (!fth_has_suffix(e->d_name, ".fthm"))
 			continue;
 		ALLOC_GROW(*files, *n + 1, *alloc);
 		(*files)[(*n)++] = xpath_join(arg, e->d_name);
@@ -316,7 +310,7 @@ static char *default_output(const char *first_arg, const char *program)
 	const char *name = strrchr(base, '/');
 	name = name ? name + 1 : base;
 	char *out;
-	if (has_suffix(name, "-measurements")) {
+	if (fth_has_suffix(name, "-measurements")) {
 		size_t k = strlen(name) - strlen("-measurements");
 		out = xmalloc(k + sizeof("-database"));
 		memcpy(out, name, k);

@@ -78,10 +78,11 @@ static int choose_loop(struct model *model, const char *spec, uint32_t metric,
 	/* Each distinct code (module, header) with its sum; few loops share a line. */
 	struct code { uint32_t module, ctx, n; uint64_t header; double value, best; } *codes = NULL;
 	size_t ncodes = 0, acodes = 0;
-	for (uint32_t c = 0; c < db->ncontexts; c++) {
+	/* A context number names one (the pane's, on every loop selected): no walk of them all. */
+	uint32_t first = want >= 0 ? (uint32_t)FTH_MIN((unsigned long)want, db->ncontexts) : 0;
+	uint32_t end = want >= 0 ? FTH_MIN(first + 1, db->ncontexts) : db->ncontexts;
+	for (uint32_t c = first; c < end; c++) {
 		struct dbfile_context dc;
-		if (want >= 0 && c != (uint32_t)want)
-			continue;
 		if (!model_context(model, c, &dc) || dc.kind != DBFILE_LOOP)
 			continue;
 		if (file && (dc.line != line || dc.file == DBFILE_NONE ||

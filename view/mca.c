@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "elfsyms.h"
 #include "error.h"
+#include "search.h"
 #include "sfile.h"
 #include "userdir.h"
 #include "xalloc.h"
@@ -45,41 +46,26 @@ static char *format(const char *fmt, ...)
 
 /* ---- finding llvm-mca ---- */
 
-static char *executable_in(const char *dir, size_t len, const char *name)
-{
-	struct buf b = BUF_INIT;
-	buf_printf(&b, "%.*s/%s", (int)len, len ? dir : ".", name);
-	if (access((char *)b.data, X_OK) == 0)
-		return buf_detach(&b, NULL);
-	buf_release(&b);
-	return NULL;
-}
+/*
+ * The llvm-mca found on PATH (llvm-mca, else the newest llvm-mca-N), and what it says to
+ * --version and -mcpu=help: asked once for the process (the pane asks for every loop), the
+ * tool looked for again while none was found.
+ */
+static struct {
+	char *tool;
+	char *version, *help; /* NULL until asked */
+} llvm_mca;
 
-char *mca_find_tool(void)
+static const char *found_tool(void)
 {
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	char name[32];
-	/* llvm-mca itself first, then the newest llvm-mca-N. */
-	for (int n = 0; n <= 60; n++) {
-		int version = n ? 61 - n : 0;
-		if (version)
-			snprintf(name, sizeof(name), "llvm-mca-%d", version);
-		else
-			snprintf(name, sizeof(name), "llvm-mca");
-		for (const char *p = path;;) {
-			const char *colon = strchr(p, ':');
-			size_t len = colon ? (size_t)(colon - p) : strlen(p);
-			char *found = executable_in(p, len, name);
-			if (found)
-				return found;
-			if (!colon)
-				break;
-			p = colon + 1;
-		}
+	if (!llvm_mca.tool)
+		llvm_mca.tool = user_path_find("llvm-mca");
+	for (int version = 60; !llvm_mca.tool && version > 0; version--) {
+		char name[32];
+		snprintf(name, sizeof(name), "llvm-mca-%d", version);
+		llvm_mca.tool = user_path_find(name);
 	}
-	return NULL;
+	return llvm_mca.tool;
 }
 
 /* ---- the structure file ---- */
@@ -88,12 +74,6 @@ static bool same_build_id(const struct sfile *sf, const struct mca_request *rq)
 {
 	return sf->build_id_len == rq->build_id_len &&
 	       memcmp(sf->build_id, rq->build_id, rq->build_id_len) == 0;
-}
-
-static bool has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
 /* The structure file of RQ's binary in DIR (*.fthst, by build-id) into SF; its path, or NULL. */
@@ -105,7 +85,7 @@ static char *find_in_dir(const char *dir, const struct mca_request *rq, struct s
 	struct dirent *e;
 	char *found = NULL;
 	while (!found && (e = readdir(d))) {
-		if (!has_suffix(e->d_name, ".fthst"))
+		if (!fth_has_suffix(e->d_name, ".fthst"))
 			continue;
 		char *p = xpath_join(dir, e->d_name);
 		memset(sf, 0, sizeof(*sf));
@@ -263,18 +243,12 @@ static bool inside(const struct code_range *r, size_t n, uint64_t a)
 	return false;
 }
 
-/* The loop cannot be modelled, and why. */
-static void set_unmodellable(struct mca_report *out, const char *fmt, ...) FTH_PRINTF(2, 3);
-static void set_unmodellable(struct mca_report *out, const char *fmt, ...)
+/* The loop cannot be modelled, and WHY (taken over). */
+static void set_unmodellable(struct mca_report *out, char *why)
 {
-	va_list ap;
-	struct buf b = BUF_INIT;
-	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
-	va_end(ap);
 	out->status = MCA_UNMODELLABLE;
 	free(out->reason);
-	out->reason = buf_detach(&b, NULL);
+	out->reason = why;
 }
 
 /* Decode the ranges into INSNS; a loop llvm-mca cannot model sets OUT's status. */
@@ -300,7 +274,8 @@ static size_t disassemble(const struct code_range *r, size_t n, struct insn **in
 			const uint8_t *p = r[k].bytes + (a - r[k].lo);
 			if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, p, (size_t)(r[k].hi - a), &zi,
 								 ops))) {
-				set_unmodellable(out, "bytes that do not decode at 0x%llx", (unsigned long long)a);
+				set_unmodellable(out, format("bytes that do not decode at 0x%llx",
+							     (unsigned long long)a));
 				break;
 			}
 			ALLOC_GROW(*insns, count + 1, cap);
@@ -308,16 +283,18 @@ static size_t disassemble(const struct code_range *r, size_t n, struct insn **in
 			*x = (struct insn){ .addr = a, .mnemonic = zi.mnemonic };
 			bool branch = zi.meta.category == ZYDIS_CATEGORY_COND_BR ||
 				      zi.meta.category == ZYDIS_CATEGORY_UNCOND_BR;
+			unsigned long long at = a;
 			if (zi.meta.category == ZYDIS_CATEGORY_CALL)
-				set_unmodellable(out, "it calls a function (the call at 0x%llx): "
-						      "llvm-mca models straight-line code only", (unsigned long long)a);
+				set_unmodellable(out, format("it calls a function (the call at 0x%llx): "
+							     "llvm-mca models straight-line code only",
+							     at));
 			else if (zi.meta.category == ZYDIS_CATEGORY_RET)
-				set_unmodellable(out, "it returns (at 0x%llx)", (unsigned long long)a);
+				set_unmodellable(out, format("it returns (at 0x%llx)", at));
 			else if (zi.meta.category == ZYDIS_CATEGORY_SYSCALL ||
 				 zi.meta.category == ZYDIS_CATEGORY_SYSTEM)
-				set_unmodellable(out, "it enters the kernel (at 0x%llx)", (unsigned long long)a);
+				set_unmodellable(out, format("it enters the kernel (at 0x%llx)", at));
 			else if (branch && ops[0].type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
-				set_unmodellable(out, "it jumps indirectly (at 0x%llx)", (unsigned long long)a);
+				set_unmodellable(out, format("it jumps indirectly (at 0x%llx)", at));
 			if (branch && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
 				x->target = a + zi.length + (uint64_t)ops[0].imm.value.s;
 			} else {
@@ -325,8 +302,8 @@ static size_t disassemble(const struct code_range *r, size_t n, struct insn **in
 				if (!ZYAN_SUCCESS(ZydisFormatterFormatInstruction(
 					    &fmt, &zi, ops, zi.operand_count_visible, text,
 					    sizeof(text), ZYDIS_RUNTIME_ADDRESS_NONE, ZYAN_NULL)))
-					set_unmodellable(out, "an instruction at 0x%llx that cannot be "
-							      "written out", (unsigned long long)a);
+					set_unmodellable(out, format("an instruction at 0x%llx that "
+								     "cannot be written out", at));
 				else
 					x->text = xstrdup(text);
 			}
@@ -340,14 +317,19 @@ static size_t disassemble(const struct code_range *r, size_t n, struct insn **in
 static void write_assembly(const struct insn *x, size_t n, const struct code_range *r,
 			   size_t nr, struct buf *src, struct mca_report *out)
 {
+	/* The branches' targets, sorted: where a label goes. */
+	uint64_t *targets = xcalloc(n + 1, sizeof(*targets));
+	size_t ntargets = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!x[i].text)
+			targets[ntargets++] = x[i].target;
+	qsort(targets, ntargets, sizeof(*targets), fth_cmp_u64);
 	buf_addstr(src, ".intel_syntax noprefix\n");
 	out->assembly = xcalloc(n + 1, sizeof(char *));
 	out->addresses = xcalloc(n + 1, sizeof(uint64_t));
 	for (size_t i = 0; i < n; i++) {
-		bool target = false;
-		for (size_t j = 0; j < n && !target; j++)
-			target = !x[j].text && x[j].target == x[i].addr;
-		if (target)
+		size_t t = fth_lower_bound(targets, ntargets, sizeof(*targets), 0, x[i].addr);
+		if (t < ntargets && targets[t] == x[i].addr)
 			buf_printf(src, ".L%llx:\n", (unsigned long long)x[i].addr);
 		struct buf line = BUF_INIT;
 		if (x[i].text)
@@ -361,6 +343,7 @@ static void write_assembly(const struct insn *x, size_t n, const struct code_ran
 		out->addresses[out->ninstructions] = x[i].addr;
 		out->assembly[out->ninstructions++] = buf_detach(&line, NULL);
 	}
+	free(targets);
 }
 
 /* ---- running llvm-mca ---- */
@@ -630,7 +613,8 @@ static int analyse_code(const struct mca_request *rq, char *tool, struct code_ra
 	size_t n = disassemble(ranges, nr, &insns, out);
 	struct buf src = BUF_INIT, so = BUF_INIT, se = BUF_INIT;
 	if (out->status == MCA_OK && n == 0)
-		set_unmodellable(out, "no instructions at 0x%llx", (unsigned long long)rq->header);
+		set_unmodellable(out, format("no instructions at 0x%llx",
+					     (unsigned long long)rq->header));
 	if (out->status == MCA_OK)
 		write_assembly(insns, n, ranges, nr, &src, out);
 	for (size_t i = 0; i < n; i++)
@@ -740,27 +724,35 @@ const char *const *mca_cpu_names(const char *cpu)
 	return NULL;
 }
 
-/* Whether TOOL models CPU NAME (it lists it under -mcpu=help). */
-static bool tool_knows(const char *tool, const char *name, struct buf *help)
+/* What the tool found prints to ARG, both of its streams, in *SAID (asked once). */
+static const char *tool_says(const char *arg, char **said)
 {
-	if (!help->len) {
-		char *argv[] = { (char *)tool, "-mcpu=help", NULL };
-		struct buf none = BUF_INIT, so = BUF_INIT;
+	if (!*said) {
+		char *argv[] = { llvm_mca.tool, (char *)arg, NULL };
+		struct buf none = BUF_INIT, so = BUF_INIT, se = BUF_INIT;
 		int status;
 		bool timed_out;
-		run_tool(argv, &none, 10, &so, help, &status, &timed_out);
+		run_tool(argv, &none, 10, &so, &se, &status, &timed_out);
 		fth_error_clear();
-		buf_add(help, so.data, so.len);
-		buf_addch(help, '\0');
+		buf_add(&so, se.data, se.len);
+		*said = buf_detach(&so, NULL);
 		buf_release(&none);
-		buf_release(&so);
+		buf_release(&se);
 	}
-	char key[64];
-	snprintf(key, sizeof(key), "\n  %s ", name);
-	return strstr((char *)help->data, key) != NULL;
+	return *said;
 }
 
-void mca_choose_cpu(const char *tool, const char *cpu, char **mcpu, char **note)
+/* Whether the tool found models CPU NAME (it lists it under -mcpu=help). */
+static bool tool_knows(const char *name)
+{
+	char key[64];
+	snprintf(key, sizeof(key), "\n  %s ", name);
+	return strstr(tool_says("-mcpu=help", &llvm_mca.help), key) != NULL;
+}
+
+/* The CPU for llvm-mca from the measured processor CPU (its first name the tool knows) into
+ * *MCPU (to free), with a note on the choice into *NOTE (to free): NULL *MCPU when none. */
+static void choose_cpu(const char *cpu, char **mcpu, char **note)
 {
 	*mcpu = *note = NULL;
 	if (!cpu || !*cpu)
@@ -771,11 +763,9 @@ void mca_choose_cpu(const char *tool, const char *cpu, char **mcpu, char **note)
 			       "names: --mcpu names it", cpu);
 		return;
 	}
-	struct buf help = BUF_INIT;
 	for (size_t i = 0; i < 4 && names[i] && !*mcpu; i++)
-		if (tool_knows(tool, names[i], &help))
+		if (tool_knows(names[i]))
 			*mcpu = xstrdup(names[i]);
-	buf_release(&help);
 	if (!*mcpu)
 		*note = format("the measured processor (%s, %s) is not one this llvm-mca models", cpu,
 			       names[0]);
@@ -786,26 +776,15 @@ void mca_choose_cpu(const char *tool, const char *cpu, char **mcpu, char **note)
 		*note = format("the measured processor (%s)", cpu);
 }
 
-/* The CPU llvm-mca models by default: the host's, as TOOL --version names it ("Host CPU:"). */
-static char *host_cpu(char *tool)
+/* The CPU llvm-mca models by default: the host's, as its --version names it ("Host CPU:"),
+ * in a new string; NULL when it does not say. */
+static char *host_cpu(void)
 {
-	char *argv[] = { tool, "--version", NULL };
-	struct buf none = BUF_INIT, so = BUF_INIT, se = BUF_INIT;
-	int status;
-	bool timed_out;
-	char *cpu = NULL;
-	if (run_tool(argv, &none, 10, &so, &se, &status, &timed_out) == 0 && !timed_out) {
-		const char *p = strstr((char *)so.data, "Host CPU:");
-		if (p) {
-			p += strlen("Host CPU:");
-			cpu = trimmed(p, strcspn(p, "\n"));
-		}
-	}
-	fth_error_clear();
-	buf_release(&none);
-	buf_release(&so);
-	buf_release(&se);
-	return cpu;
+	const char *p = strstr(tool_says("--version", &llvm_mca.version), "Host CPU:");
+	if (!p)
+		return NULL;
+	p += strlen("Host CPU:");
+	return trimmed(p, strcspn(p, "\n"));
 }
 
 int mca_analyse(const struct mca_request *request, struct mca_report *out)
@@ -814,19 +793,19 @@ int mca_analyse(const struct mca_request *request, struct mca_report *out)
 	out->status = MCA_OK;
 	out->mcpu = xstrdup(request->mcpu ? request->mcpu : "");
 	struct sfile sf;
-	char *tool = mca_find_tool();
-	if (!tool) {
+	if (!found_tool()) {
 		out->status = MCA_NO_TOOL;
 		out->reason = xstrdup(INSTALL_HINT);
 		return 0;
 	}
-	out->tool = tool;
+	char *tool = llvm_mca.tool;
+	out->tool = xstrdup(tool);
 	/* The CPU: --mcpu, else the measured processor's model, else llvm-mca's default. */
 	struct mca_request chosen_rq = *request;
 	const struct mca_request *rq = &chosen_rq;
 	if (!request->mcpu && request->measured_cpu) {
 		char *chosen;
-		mca_choose_cpu(tool, request->measured_cpu, &chosen, &out->cpu_note);
+		choose_cpu(request->measured_cpu, &chosen, &out->cpu_note);
 		if (chosen) {
 			free(out->mcpu);
 			out->mcpu = chosen;
@@ -834,7 +813,7 @@ int mca_analyse(const struct mca_request *request, struct mca_report *out)
 		}
 	}
 	if (!rq->mcpu) {
-		char *cpu = host_cpu(tool);
+		char *cpu = host_cpu();
 		if (cpu) {
 			free(out->mcpu);
 			out->mcpu = cpu;

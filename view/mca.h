@@ -70,9 +70,6 @@ struct mca_report {
 int mca_analyse(const struct mca_request *rq, struct mca_report *out);
 void mca_report_release(struct mca_report *r);
 
-/* The llvm-mca found on PATH (llvm-mca, else the highest llvm-mca-N), or NULL; to free. */
-char *mca_find_tool(void);
-
 /* Parse llvm-mca's text output TEXT into R's figures; -1 when it has none of them. */
 int mca_parse(const char *text, struct mca_report *r);
 
@@ -80,9 +77,5 @@ int mca_parse(const char *text, struct mca_report *r);
  * best first: the model itself, then the nearest older ones an older llvm-mca may know; NULL
  * when the processor is not one llvm-mca models.  A static list. */
 const char *const *mca_cpu_names(const char *cpu);
-
-/* The CPU for llvm-mca from the measured processor CPU (its first name TOOL knows) into *MCPU
- * (to free), with a note on the choice into *NOTE (to free): NULL *MCPU when none applies. */
-void mca_choose_cpu(const char *tool, const char *cpu, char **mcpu, char **note);
 
 #endif

@@ -12,6 +12,7 @@
 #include "model-internal.h"
 #include "error.h"
 #include "mfile.h"
+#include "search.h"
 #include "xalloc.h"
 
 #include <stdlib.h>
@@ -82,12 +83,6 @@ void trace_model_set_depth(struct trace_model *m, uint32_t depth)
 		m->scope_of[i] = SCOPE_UNSET;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
 struct intervals {
 	uint64_t *v;
 	size_t n, cap;
@@ -137,7 +132,7 @@ static uint64_t hold_of(struct trace_model *m, const struct dbtrace_thread *t)
 		dbtrace_scan(&m->tr, t->thread, 1, 0, UINT64_MAX, add_interval, &iv);
 	uint64_t typical = t->nrecords > 1 ? (t->t_last - t->t_first) / (t->nrecords - 1) : 0;
 	if (iv.n) {
-		qsort(iv.v, iv.n, sizeof(*iv.v), cmp_u64);
+		qsort(iv.v, iv.n, sizeof(*iv.v), fth_cmp_u64);
 		typical = iv.v[iv.n / 2];
 	}
 	free(iv.v);

@@ -678,26 +678,39 @@ static int by_double_desc(const void *a, const void *b)
 	return x > y ? -1 : x < y;
 }
 
+/*
+ * " N WHAT  min A  median B  max C  imbalance max/mean D" of the N VALUES (in UNIT) into LINE:
+ * ORDER lists them largest first, or is NULL when they are in that order already.
+ */
+static void spread_line(const double *values, const uint32_t *order, uint32_t n,
+			const char *what, uint8_t unit, struct buf *line)
+{
+#define AT(i) values[order ? order[i] : (i)]
+	double sum = 0, max = n ? AT(0) : 0;
+	double median = !n ? 0 : n % 2 ? AT(n / 2) : (AT(n / 2 - 1) + AT(n / 2)) / 2;
+	for (uint32_t i = 0; i < n; i++)
+		sum += values[i];
+	char a[32], b[32], d[32];
+	model_format_value(n ? AT(n - 1) : 0, unit, a, sizeof(a));
+	model_format_value(median, unit, b, sizeof(b));
+	model_format_value(max, unit, d, sizeof(d));
+#undef AT
+	buf_reset(line);
+	buf_printf(line, " %u %s  min %s  median %s  max %s  imbalance max/mean %.2f", n, what, a,
+		   b, d, n && sum > 0 ? max / (sum / n) : 0.0);
+}
+
 /* The line under the threads' summary in a run of MPI ranks: the ranks' totals of the
- * selected scope, min, median, max, and their imbalance. */
+ * selected scope (their rows come largest first), min, median, max, and their imbalance. */
 static void rank_summary(const struct tui_threads_cache *c, uint8_t unit, struct buf *line)
 {
 	uint32_t n = 0;
-	double *v = xcalloc(c->nrows, sizeof(*v)), sum = 0;
+	double *v = xcalloc(c->nrows, sizeof(*v));
 	for (uint32_t k = 0; k < c->nrows; k++)
-		if (c->rows[k].thread == TUI_ROW_RANK && c->rows[k].rank >= 0) {
+		if (c->rows[k].thread == TUI_ROW_RANK && c->rows[k].rank >= 0)
 			v[n++] = c->rows[k].value;
-			sum += c->rows[k].value;
-		}
 	qsort(v, n, sizeof(*v), by_double_desc);
-	char a[32], b[32], d[32];
-	double median = !n ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-	model_format_value(n ? v[n - 1] : 0, unit, a, sizeof(a));
-	model_format_value(median, unit, b, sizeof(b));
-	model_format_value(n ? v[0] : 0, unit, d, sizeof(d));
-	buf_reset(line);
-	buf_printf(line, " %u rank%s  min %s  median %s  max %s  imbalance max/mean %.2f", n,
-		   n == 1 ? "" : "s", a, b, d, n && sum > 0 ? v[0] / (sum / n) : 0.0);
+	spread_line(v, NULL, n, n == 1 ? "rank" : "ranks", unit, line);
 	free(v);
 }
 
@@ -713,9 +726,9 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 	int32_t shown_rank = model_selected_rank(t->model);
 	uint32_t proc_first = 0;
 	const struct tui_thread_row *proc_row = NULL;
-	double sum = 0, max = 0, min = 0, median = 0, group_max = 0;
+	double sum = 0, max = 0, group_max = 0;
 	const struct dbfile_metric *m;
-	char a[32], b[32], d[32], e[32];
+	char a[32];
 
 	tui_threads_update(t);
 	m = model_metric(t->model, c->metric);
@@ -737,20 +750,11 @@ void tui_draw_threads(struct tui *t, struct tui_rect r)
 		goto out;
 	}
 	if (n) {
-		min = c->values[c->order[n - 1]];
 		max = c->values[c->order[0]];
-		median = n % 2 ? c->values[c->order[n / 2]]
-			       : (c->values[c->order[n / 2 - 1]] + c->values[c->order[n / 2]]) / 2;
 		for (uint32_t i = 0; i < n; i++)
 			sum += c->values[i];
 	}
-	model_format_value(min, m ? m->unit : 0, a, sizeof(a));
-	model_format_value(median, m ? m->unit : 0, b, sizeof(b));
-	model_format_value(max, m ? m->unit : 0, d, sizeof(d));
-	snprintf(e, sizeof(e), "%.2f", n && sum > 0 ? max / (sum / n) : 0.0);
-	buf_reset(&line);
-	buf_printf(&line, " %u threads  min %s  median %s  max %s  imbalance max/mean %s", n, a, b,
-		   d, e);
+	spread_line(c->values, c->order, n, "threads", m ? m->unit : 0, &line);
 	pane_line(t, r, row++, (const char *)line.data, A_BOLD);
 	for (uint32_t k = 0; k < c->nrows; k++)
 		if ((c->rows[k].thread == TUI_ROW_PROCESS || c->rows[k].thread == TUI_ROW_RANK) &&

@@ -82,26 +82,10 @@ static char *find_program(const char *prog)
 			return fth_error_errno(errno, "%s", prog), NULL;
 		return xstrdup(prog);
 	}
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	struct buf b = BUF_INIT;
-	for (const char *p = path;; p++) {
-		const char *end = strchr(p, ':');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		buf_reset(&b);
-		buf_printf(&b, "%.*s/%s", (int)n, n ? p : ".", prog);
-		struct stat st;
-		if (stat((char *)b.data, &st) == 0 && S_ISREG(st.st_mode) &&
-		    access((char *)b.data, X_OK) == 0)
-			return buf_detach(&b, NULL);
-		if (!end)
-			break;
-		p = end;
-	}
-	buf_release(&b);
-	fth_error("%s: command not found (searched PATH)", prog);
-	return NULL;
+	char *found = user_path_find(prog);
+	if (!found)
+		fth_error("%s: command not found (searched PATH)", prog);
+	return found;
 }
 
 /* Refuse what LD_PRELOAD cannot measure: non-executables and statically linked programs. */
