@@ -5,6 +5,8 @@
 bin_PROGRAMS += prof/prof
 PROF_CORE = \
 	prof/prof.h \
+	prof/run.h \
+	prof/run.c \
 	prof/unify.c \
 	prof/structure.c \
 	$(ELFSYMS_SOURCES)
