@@ -39,6 +39,8 @@ const char *cf_id_name(uint32_t id, char buf[5])
 static int pread_all(int fd, void *p, size_t n, uint64_t off)
 {
 	uint8_t *b = p;
+	if (fd < 0)
+		return -EBADF;
 	while (n) {
 		ssize_t k = pread(fd, b, n, (off_t)off);
 		if (k < 0 && errno == EINTR)
@@ -54,6 +56,17 @@ static int pread_all(int fd, void *p, size_t n, uint64_t off)
 	return 0;
 }
 
+/* N bytes at OFF of R's file, or of the bytes it was opened on. */
+static int reader_pread(const struct cf_reader *r, void *p, size_t n, uint64_t off)
+{
+	if (!r->mem)
+		return pread_all(r->fd, p, n, off);
+	if (off > r->size || n > r->size - off)
+		return -EIO;
+	memcpy(p, r->mem + off, n);
+	return 0;
+}
+
 static int toc_cmp(const void *a, const void *b)
 {
 	const struct cf_entry *x = a, *y = b;
@@ -66,6 +79,9 @@ static int open_fail(struct cf_reader *r)
 	return -1;
 }
 
+static int validate(struct cf_reader *r, const char *path, const char magic[8], const char *kind,
+		    uint16_t max_major);
+
 int cf_open(struct cf_reader *r, const char *path, const char magic[8], const char *kind,
 	    uint16_t max_major)
 {
@@ -77,18 +93,35 @@ int cf_open(struct cf_reader *r, const char *path, const char magic[8], const ch
 	if (r->fd < 0)
 		return open_fail(r);
 	r->size = (uint64_t)st.st_size;
+	return validate(r, path, magic, kind, max_major);
+}
+
+int cf_open_memory(struct cf_reader *r, const char *path, const void *data, size_t size,
+		   const char magic[8], const char *kind, uint16_t max_major)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	r->path = xstrdup(path);
+	r->mem = data;
+	r->size = size;
+	return validate(r, path, magic, kind, max_major);
+}
+
+static int validate(struct cf_reader *r, const char *path, const char magic[8], const char *kind,
+		    uint16_t max_major)
+{
 	uint8_t h[CF_HEADER_SIZE];
 	if (r->size < 8)
 		return fth_error("%s: %s (%llu bytes): not yet written, cut short, or not a %s",
 				 path, r->size ? "too short for its magic number" : "empty",
 				 (unsigned long long)r->size, kind), open_fail(r);
-	if (pread_all(r->fd, h, 8, 0) < 0 || memcmp(h, magic, 8) != 0) {
+	if (reader_pread(r, h, 8, 0) < 0 || memcmp(h, magic, 8) != 0) {
 		if (memcmp(h, "FTHM", 4) == 0)
 			return fth_error("%s: not a %s (it is a fathom '%.8s' file)", path, kind,
 					 (const char *)h), open_fail(r);
 		return fth_error("%s: not a %s (wrong magic number)", path, kind), open_fail(r);
 	}
-	if (r->size < CF_HEADER_SIZE + CF_FOOTER_SIZE || pread_all(r->fd, h, sizeof(h), 0) < 0)
+	if (r->size < CF_HEADER_SIZE + CF_FOOTER_SIZE || reader_pread(r, h, sizeof(h), 0) < 0)
 		return fth_error("%s: truncated: %llu bytes, shorter than header and footer", path,
 				 (unsigned long long)r->size), open_fail(r);
 	memcpy(r->magic, h, 8);
@@ -101,7 +134,7 @@ int cf_open(struct cf_reader *r, const char *path, const char magic[8], const ch
 				 "major version%s up to %u)", path, kind, r->major, r->minor,
 				 max_major > 1 ? "s" : "", max_major), open_fail(r);
 	uint8_t f[CF_FOOTER_SIZE];
-	int rc = pread_all(r->fd, f, sizeof(f), r->size - CF_FOOTER_SIZE);
+	int rc = reader_pread(r, f, sizeof(f), r->size - CF_FOOTER_SIZE);
 	if (rc < 0)
 		return fth_error_errno(-rc, "%s: cannot read footer", path), open_fail(r);
 	if (memcmp(f + 24, CF_END_MAGIC, 8) != 0)
@@ -119,7 +152,7 @@ int cf_open(struct cf_reader *r, const char *path, const char magic[8], const ch
 				 (unsigned long long)r->size), open_fail(r);
 	size_t toc_bytes = (size_t)r->nchunks * CF_TOC_ENTRY_SIZE;
 	uint8_t *t = xmalloc(toc_bytes);
-	if (pread_all(r->fd, t, toc_bytes, toc_off) < 0) {
+	if (reader_pread(r, t, toc_bytes, toc_off) < 0) {
 		free(t);
 		return fth_error("%s: cannot read table of contents", path), open_fail(r);
 	}
@@ -249,7 +282,7 @@ static int refill(struct cf_stream *s)
 	size_t got = 0;
 	if (!(e->flags & CF_CHUNK_ZSTD)) {
 		size_t n = (size_t)FTH_MIN((uint64_t)room, e->raw - s->produced);
-		int rc = pread_all(s->r->fd, dst, n, e->offset + s->produced);
+		int rc = reader_pread(s->r, dst, n, e->offset + s->produced);
 		if (rc < 0)
 			return fth_error_errno(-rc, "%s: %s: read failed", s->r->path, s->what);
 		got = n;
@@ -259,7 +292,7 @@ static int refill(struct cf_stream *s)
 				size_t n = (size_t)FTH_MIN((uint64_t)ZIN_SIZE, e->stored - s->zin_off);
 				if (n == 0)
 					return cf_stream_error(s, "compressed data ends early");
-				int rc = pread_all(s->r->fd, s->zin, n, e->offset + s->zin_off);
+				int rc = reader_pread(s->r, s->zin, n, e->offset + s->zin_off);
 				if (rc < 0)
 					return fth_error_errno(-rc, "%s: %s: read failed", s->r->path,
 							       s->what);
@@ -330,7 +363,7 @@ static int drain_frame(struct cf_stream *s)
 			size_t n = (size_t)FTH_MIN((uint64_t)ZIN_SIZE, s->e->stored - s->zin_off);
 			if (n == 0)
 				return cf_stream_error(s, "compressed data ends early");
-			int rc = pread_all(s->r->fd, s->zin, n, s->e->offset + s->zin_off);
+			int rc = reader_pread(s->r, s->zin, n, s->e->offset + s->zin_off);
 			if (rc < 0)
 				return fth_error_errno(-rc, "%s: %s: read failed", s->r->path, s->what);
 			s->zin_off += n;
@@ -517,8 +550,16 @@ int cf_read_file(const char *path, const char magic[8], const char *kind, uint16
 		 uint16_t *major, uint16_t *minor, int (*read)(struct cf_reader *r, void *arg),
 		 void *arg)
 {
+	return cf_read_memory(path, NULL, 0, magic, kind, max_major, major, minor, read, arg);
+}
+
+int cf_read_memory(const char *path, const void *data, size_t size, const char magic[8],
+		   const char *kind, uint16_t max_major, uint16_t *major, uint16_t *minor,
+		   int (*read)(struct cf_reader *r, void *arg), void *arg)
+{
 	struct cf_reader r;
-	if (cf_open(&r, path, magic, kind, max_major) < 0)
+	if ((data ? cf_open_memory(&r, path, data, size, magic, kind, max_major)
+		  : cf_open(&r, path, magic, kind, max_major)) < 0)
 		return -1;
 	if (major)
 		*major = r.major;

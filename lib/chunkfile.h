@@ -98,6 +98,7 @@ struct cf_reader {
 	uint16_t major, minor;
 	uint32_t nchunks;
 	struct cf_entry *toc; /* owned */
+	const uint8_t *mem;   /* cf_open_memory: the file's bytes (the caller's) */
 };
 
 /*
@@ -108,6 +109,10 @@ struct cf_reader {
 int cf_open(struct cf_reader *r, const char *path, const char magic[8], const char *kind,
 	    uint16_t max_major);
 void cf_close(struct cf_reader *r);
+/* cf_open on the SIZE bytes of a file at DATA (kept by the caller until cf_close), PATH its
+ * name in messages. */
+int cf_open_memory(struct cf_reader *r, const char *path, const void *data, size_t size,
+		   const char magic[8], const char *kind, uint16_t max_major);
 /* The NTH chunk (from 0) with identifier ID, or NULL. */
 const struct cf_entry *cf_find(const struct cf_reader *r, uint32_t id, unsigned nth);
 /* Printable name of a chunk identifier (static storage per call site is not needed: BUF[5]). */
@@ -185,6 +190,10 @@ int cf_read_file(const char *path, const char magic[8], const char *kind, uint16
 		 uint16_t *major, uint16_t *minor, int (*read)(struct cf_reader *r, void *arg),
 		 void *arg);
 /* Open the only chunk ID: "no ID chunk" or "more than one ID chunk" otherwise. */
+/* cf_read_file on the SIZE bytes of PATH at DATA (cf_open_memory); DATA NULL: the file. */
+int cf_read_memory(const char *path, const void *data, size_t size, const char magic[8],
+		   const char *kind, uint16_t max_major, uint16_t *major, uint16_t *minor,
+		   int (*read)(struct cf_reader *r, void *arg), void *arg);
 int cf_open_unique(struct cf_reader *r, uint32_t id, struct cf_stream *s);
 /* Whether N records of at least MIN bytes each (MIN 0: no bound) fit the chunk, and N <= LIMIT:
  * "N WHAT cannot fit" otherwise. */

@@ -54,6 +54,20 @@ void dbfile_flat_acc_finish(struct dbfile_flat_acc *a, const struct dbfile *db,
 			    const struct dbfile_index *d, struct dbfile_flat *fn,
 			    struct dbfile_flat *grp, struct dbfile_flat *mod);
 
+/*
+ * The values of a piece of one thread's values (doc/formats.md 8.7) of a block of NC contexts
+ * and NMETRICS metrics: BEGIN(ARG, count), when not NULL, then VALUE(ARG, context in the
+ * block, metric, inclusive, exclusive) for each, in order.  0, or -1 with what is wrong, for
+ * the caller to prefix with where the piece is.
+ */
+struct dbfile_piece_sink {
+	void (*begin)(void *arg, uint64_t n);
+	void (*value)(void *arg, uint32_t at, uint16_t metric, double incl, double excl);
+	void *arg;
+};
+int dbfile_piece_values(const uint8_t *raw, size_t len, uint32_t nc, uint32_t nmetrics,
+			const struct dbfile_piece_sink *sink);
+
 /* Create DIR/NAME, which must not exist, for writing: *PATH (allocated) and *FD; 0, or -1 with
  * a message (nothing left allocated). */
 int dbfile_create(const char *dir, const char *name, char **path, int *fd);

@@ -8,6 +8,7 @@
  */
 #include "compat.h"
 #include "dbfile.h"
+#include "dbfile-index.h"
 #include "dbfile-fields.h"
 #include "error.h"
 #include "le.h"
@@ -1368,23 +1369,15 @@ static int thread_piece(struct dbfile *db, uint32_t t, uint32_t p, const uint8_t
 	return 0;
 }
 
-/* Decoding of a piece's raw bytes. */
+/* Decoding of a piece's raw bytes: the first failure's message is WHAT. */
 struct mem {
 	const uint8_t *p, *end;
-	struct dbfile *db;
-	uint32_t thread, piece;
 };
-
-static int mem_error(struct mem *m, const char *what)
-{
-	return fth_error("%s: thread %u: piece %u: %s", m->db->threads_file.path, m->thread,
-			 m->piece, what);
-}
 
 static int mem_varint(struct mem *m, uint64_t *v)
 {
 	if (le_get_varint(&m->p, m->end, v) < 0)
-		return mem_error(m, "malformed number");
+		return fth_error("malformed number");
 	return 0;
 }
 
@@ -1395,28 +1388,79 @@ static int mem_number(struct mem *m, double *d)
 		return -1;
 	if (!(u & 1)) {
 		if ((u >> 1) >= (1ULL << 53))
-			return mem_error(m, "integer value too large");
+			return fth_error("integer value too large");
 		*d = (double)(u >> 1);
 		return 0;
 	}
 	if (u != 1 || m->end - m->p < 8)
-		return mem_error(m, "bad value");
+		return fth_error("bad value");
 	*d = le_bits_f64(le_get64(m->p));
 	m->p += 8;
 	return 0;
 }
 
-static int mem_metric(struct mem *m, const uint16_t *metric, uint64_t j, uint64_t start,
-		      uint32_t nmetrics, uint16_t *out)
+int dbfile_piece_values(const uint8_t *raw, size_t len, uint32_t nc, uint32_t nmetrics,
+			const struct dbfile_piece_sink *sink)
 {
-	uint64_t d;
-	if (mem_varint(m, &d) < 0)
-		return -1;
-	uint64_t x = j == start ? d : (uint64_t)metric[j - 1] + 1 + d;
-	if (d >= nmetrics || x >= nmetrics)
-		return mem_error(m, "metric index out of range");
-	*out = (uint16_t)x;
+	struct mem m = { raw, raw + len };
+	uint64_t n = 0;
+	if (len && (mem_varint(&m, &n) < 0 || n > len / 3 || n == 0))
+		return fth_error("bad count of values");
+	if (sink->begin)
+		sink->begin(sink->arg, n);
+	uint64_t j = 0;
+	uint32_t next = 0; /* the block's contexts below NEXT are done */
+	while (j < n) {
+		uint64_t d, k;
+		if (mem_varint(&m, &d) < 0 || mem_varint(&m, &k) < 0)
+			return -1;
+		uint64_t at = (next == 0 && j == 0) ? d : (uint64_t)next + d;
+		if (d >= nc || at >= nc || k == 0 || k > nmetrics || k > n - j)
+			return fth_error("context or count out of range");
+		next = (uint32_t)at + 1;
+		uint64_t metric = 0;
+		for (uint64_t e = j + k, s = j; j < e; j++) {
+			uint64_t dm;
+			double in, ex;
+			if (mem_varint(&m, &dm) < 0)
+				return -1;
+			uint64_t x = j == s ? dm : metric + 1 + dm;
+			if (dm >= nmetrics || x >= nmetrics)
+				return fth_error("metric index out of range");
+			metric = x;
+			if (mem_number(&m, &in) < 0 || mem_number(&m, &ex) < 0)
+				return -1;
+			sink->value(sink->arg, (uint32_t)at, (uint16_t)x, in, ex);
+		}
+	}
+	if (m.p != m.end)
+		return fth_error("bytes after the values");
 	return 0;
+}
+
+/* Rows of a block from a piece: the sink's side. */
+struct row_fill {
+	struct row_slot *r;
+	uint32_t slot, next;
+	uint64_t j;
+};
+
+static void row_begin(void *arg, uint64_t n)
+{
+	struct row_fill *f = arg;
+	row_reserve(f->r, f->slot, n ? n : 1);
+}
+
+static void row_value(void *arg, uint32_t at, uint16_t metric, double incl, double excl)
+{
+	struct row_fill *f = arg;
+	struct row_slot *r = f->r;
+	for (; f->next <= at; f->next++)
+		r->start[f->next] = (uint32_t)f->j;
+	r->metric[f->j] = metric;
+	r->val[2 * f->j] = incl;
+	r->val[2 * f->j + 1] = excl;
+	f->j++;
 }
 
 static int decode_thread_block(struct dbfile *db, uint32_t t, uint32_t b, struct row_slot *r)
@@ -1426,33 +1470,14 @@ static int decode_thread_block(struct dbfile *db, uint32_t t, uint32_t b, struct
 	if (thread_piece(db, t, b, &raw, &len) < 0)
 		return -1;
 	uint32_t first = b * db->block, end = block_end(db, b), nc = end - first;
-	struct mem m = { raw, raw + len, db, t, b };
-	uint64_t n = 0;
-	if (len && (mem_varint(&m, &n) < 0 || n > len / 3 || n == 0))
-		return len ? mem_error(&m, "bad count of values") : -1;
-	row_reserve(r, db->cache->slot, n ? n : 1);
-	uint64_t j = 0;
-	uint32_t next = 0; /* the block's contexts below NEXT have their rows */
-	while (j < n) {
-		uint64_t d, k;
-		if (mem_varint(&m, &d) < 0 || mem_varint(&m, &k) < 0)
-			return -1;
-		uint64_t at = (next == 0 && j == 0) ? d : (uint64_t)next + d;
-		if (d >= nc || at >= nc || k == 0 || k > db->nmetrics || k > n - j)
-			return mem_error(&m, "context or count out of range");
-		for (; next <= at; next++)
-			r->start[next] = (uint32_t)j;
-		uint64_t s = j;
-		for (uint64_t e = j + k; j < e; j++)
-			if (mem_metric(&m, r->metric, j, s, db->nmetrics, &r->metric[j]) < 0 ||
-			    mem_number(&m, &r->val[2 * j]) < 0 ||
-			    mem_number(&m, &r->val[2 * j + 1]) < 0)
-				return -1;
-	}
-	if (m.p != m.end)
-		return mem_error(&m, "bytes after the values");
-	for (; next <= nc; next++)
-		r->start[next] = (uint32_t)j;
+	struct row_fill f = { r, db->cache->slot, 0, 0 };
+	struct dbfile_piece_sink sink = { row_begin, row_value, &f };
+	if (dbfile_piece_values(raw, len, nc, db->nmetrics, &sink) < 0)
+		return fth_error_prefix("%s: thread %u: piece %u", db->threads_file.path, t, b);
+	if (!len)
+		row_reserve(r, db->cache->slot, 1);
+	for (; f.next <= nc; f.next++)
+		r->start[f.next] = (uint32_t)f.j;
 	return 0;
 }
 
@@ -1493,7 +1518,7 @@ static int mem_flat(struct mem *m, uint32_t rows, uint32_t nmetrics, struct dbfi
 	if (mem_varint(m, &n) < 0)
 		return -1;
 	if (n > (uint64_t)(m->end - m->p) / 3)
-		return mem_error(m, "bad count of flat values");
+		return fth_error("bad count of flat values");
 	fl->nrows = rows;
 	fl->start = xcalloc((size_t)rows + 1, sizeof(uint32_t));
 	fl->metric = xcalloc(n ? n : 1, sizeof(uint16_t));
@@ -1506,15 +1531,21 @@ static int mem_flat(struct mem *m, uint32_t rows, uint32_t nmetrics, struct dbfi
 		if (mem_varint(m, &k) < 0)
 			return -1;
 		if (k > n - j || k > nmetrics)
-			return mem_error(m, "too many flat values in a row");
-		for (uint64_t e = j + k; j < e; j++)
-			if (mem_metric(m, fl->metric, j, fl->start[i], nmetrics, &fl->metric[j]) <
-				    0 ||
-			    mem_number(m, &fl->incl[j]) < 0 || mem_number(m, &fl->excl[j]) < 0)
+			return fth_error("too many flat values in a row");
+		for (uint64_t e = j + k; j < e; j++) {
+			uint64_t d;
+			if (mem_varint(m, &d) < 0)
 				return -1;
+			uint64_t x = j == fl->start[i] ? d : (uint64_t)fl->metric[j - 1] + 1 + d;
+			if (d >= nmetrics || x >= nmetrics)
+				return fth_error("metric index out of range");
+			fl->metric[j] = (uint16_t)x;
+			if (mem_number(m, &fl->incl[j]) < 0 || mem_number(m, &fl->excl[j]) < 0)
+				return -1;
+		}
 	}
 	if (j != n)
-		return mem_error(m, "flat values announced and found differ");
+		return fth_error("flat values announced and found differ");
 	fl->start[rows] = (uint32_t)j;
 	fl->nvalues = n;
 	return 0;
@@ -1532,15 +1563,15 @@ int dbfile_thread_flats(struct dbfile *db, uint32_t t, struct dbfile_flat *fn,
 	size_t len;
 	if (thread_piece(db, t, db->cache->nblocks, &raw, &len) < 0)
 		return -1;
-	struct mem m = { raw, raw + len, db, t, db->cache->nblocks };
-	if (!len)
-		return mem_error(&m, "no flat profiles");
-	if (mem_flat(&m, db->nfunctions, db->nmetrics, fn) < 0 ||
+	struct mem m = { raw, raw + len };
+	if ((!len && fth_error("no flat profiles") < 0) ||
+	    mem_flat(&m, db->nfunctions, db->nmetrics, fn) < 0 ||
 	    mem_flat(&m, db->ngroups, db->nmetrics, grp) < 0 ||
 	    mem_flat(&m, db->nmodules + 1, db->nmetrics, mod) < 0 ||
-	    (m.p != m.end && mem_error(&m, "bytes after the flat profiles") < 0)) {
+	    (m.p != m.end && fth_error("bytes after the flat profiles") < 0)) {
 		dbfile_flats_release(fn, grp, mod);
-		return -1;
+		return fth_error_prefix("%s: thread %u: piece %u", db->threads_file.path, t,
+					db->cache->nblocks);
 	}
 	return 0;
 }

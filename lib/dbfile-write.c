@@ -575,7 +575,8 @@ static inline int spool_number(struct cf_stream *s, double *d)
 
 /* One thread's values from the spool, renumbered and sorted, into B. */
 static int spool_thread(struct cf_stream *s, const struct dbfile *db, const struct dbfile_index *d,
-			unsigned mbits, uint32_t t, struct tbuf *b)
+			const struct dbfile_part_maps *maps, unsigned mbits, uint32_t t,
+			struct tbuf *b)
 {
 	uint64_t idx, n;
 	if (cf_next_varint(s, &idx) < 0 || cf_next_varint(s, &n) < 0)
@@ -596,12 +597,21 @@ static int spool_thread(struct cf_stream *s, const struct dbfile *db, const stru
 		    spool_number(s, &x->incl) < 0 || spool_number(s, &x->excl) < 0)
 			return -1;
 		ctx += le_unzigzag(delta);
-		if (ctx < 0 || ctx >= d->n || metric >= d->nm)
+		int64_t c = ctx;
+		if (maps && ctx >= 0 && ctx < maps->nctx && metric < maps->nmetrics) {
+			c = maps->ctx[ctx];
+			metric = maps->metric[metric];
+		} else if (maps) {
+			c = -1;
+		}
+		if (c < 0 || c >= d->n || metric >= d->nm)
 			return cf_stream_error(
 				s, "thread %u: context %lld or metric %llu out of range", t,
 				(long long)ctx, (unsigned long long)metric);
-		x->key = (uint64_t)d->newid[ctx] << mbits | metric;
-		uint32_t j = db->sum_start[ctx], end = db->sum_start[ctx + 1];
+		x->key = (uint64_t)d->newid[c] << mbits | metric;
+		if (maps)
+			continue; /* the statistics are being made from these values */
+		uint32_t j = db->sum_start[c], end = db->sum_start[c + 1];
 		while (j < end && db->sum_metric[j] != metric)
 			j++;
 		if (j == end)
@@ -704,7 +714,7 @@ static int convert_group(struct converter *cv, struct cf_reader *r, uint32_t g, 
 		return -1;
 	buf_reset(&cv->pieces);
 	for (uint32_t i = 0; i < k; i++)
-		if (spool_thread(&s, db, cv->d, cv->mbits, g0 + i, &cv->tb) < 0 ||
+		if (spool_thread(&s, db, cv->d, NULL, cv->mbits, g0 + i, &cv->tb) < 0 ||
 		    encode_thread(cv, cv->tb.v, cv->tb.n, &cv->pieces, cv->off + (size_t)i * per) <
 			    0)
 			goto fail;
@@ -916,7 +926,350 @@ static int write_threads_file(const char *dir, const struct dbfile *db, const st
 				    DBFILE_THREADS, convert_spool, &a);
 }
 
+/* ---- parts: the converted values of a share of the threads (prof-mpi) ---- */
+
+/*
+ * A part file: PART_MAGIC, u64 threads, u64 blocks; then per thread u64 N (its bytes), u64
+ * offsets of its BLOCKS + 1 pieces from the start of its bytes (the last, its flat piece),
+ * and its N bytes: the pieces encode_thread() makes, as they go into a TVAL chunk.
+ */
+#define PART_MAGIC "FTHPART1"
+
+static int write_full(int fd, const char *path, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t k = write(fd, b, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return fth_error_errno(errno, "%s: cannot write", path);
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static int read_full(int fd, const char *path, void *p, size_t n, uint64_t off)
+{
+	uint8_t *b = p;
+	while (n) {
+		ssize_t k = pread(fd, b, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return fth_error_errno(errno, "%s: cannot read", path);
+		if (k == 0)
+			return fth_error("%s: truncated", path);
+		b += k;
+		off += (uint64_t)k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int dbfile_part_write(const char *spool_dir, const struct dbfile *db, const struct dbfile_index *d,
+		      const struct dbfile_part_maps *maps, uint32_t nthreads, const char *path)
+{
+	char *from = xpath_join(spool_dir, DBFILE_SPOOL);
+	struct cf_reader r;
+	int rc = cf_open(&r, from, DBFILE_SPOOL_MAGIC, "thread spool", DBFILE_MAJOR);
+	free(from);
+	if (rc < 0)
+		return -1;
+	int level = 0;
+	uint32_t group = 0;
+	int fd = -1;
+	struct converter cv;
+	bool cv_init = false;
+	struct buf head;
+	buf_init(&head);
+	rc = -1;
+	if (spool_info(&r, &level, &group) < 0)
+		goto out;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fth_error_errno(errno, "%s: cannot create", path);
+		goto out;
+	}
+	converter_init(&cv, db, d, level);
+	cv_init = true;
+	buf_add(&head, PART_MAGIC, 8);
+	buf_put_u64(&head, nthreads);
+	buf_put_u64(&head, d->nblocks);
+	if (write_full(fd, path, head.data, head.len) < 0)
+		goto out;
+	uint32_t per = d->nblocks + 1;
+	for (uint32_t g0 = 0; g0 < nthreads; g0 += group) {
+		const struct cf_entry *e = cf_find(&r, DBFILE_CHUNK_THREAD_VALUES, g0 / group);
+		struct cf_stream st;
+		if (!e) {
+			fth_error("%s: no chunk for thread %u", r.path, g0);
+			goto out;
+		}
+		if (cf_stream_open(&r, e, &st) < 0)
+			goto out;
+		for (uint32_t t = g0; t < nthreads && t < g0 + group; t++) {
+			buf_reset(&cv.pieces);
+			if (spool_thread(&st, db, d, maps, cv.mbits, t, &cv.tb) < 0 ||
+			    encode_thread(&cv, cv.tb.v, cv.tb.n, &cv.pieces, cv.off) < 0) {
+				cf_stream_free(&st);
+				goto out;
+			}
+			buf_reset(&head);
+			buf_put_u64(&head, cv.pieces.len);
+			for (uint32_t b = 0; b < per; b++)
+				buf_put_u64(&head, cv.off[b]);
+			if (write_full(fd, path, head.data, head.len) < 0 ||
+			    write_full(fd, path, cv.pieces.data, cv.pieces.len) < 0) {
+				cf_stream_free(&st);
+				goto out;
+			}
+		}
+		if (cf_stream_finish(&st) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	if (cv_init)
+		converter_release(&cv);
+	buf_release(&head);
+	cf_close(&r);
+	if (fd >= 0 && close(fd) < 0 && rc == 0)
+		rc = fth_error_errno(errno, "%s: cannot close", path);
+	if (rc < 0 && fd >= 0)
+		unlink(path);
+	return rc;
+}
+
+/* Reading the parts in order, one thread after another. */
+struct parts_reader {
+	char *const *paths;
+	uint32_t nparts, part, left; /* the part open, threads left in it */
+	int fd;
+	uint64_t pos;
+	uint32_t nblocks;
+	uint64_t *off; /* the thread's NBLOCKS + 1 offsets */
+	uint64_t len;  /* and its bytes, at POS */
+};
+
+static int parts_open(struct parts_reader *pr, char *const *paths, uint32_t nparts,
+		      uint32_t nblocks)
+{
+	memset(pr, 0, sizeof(*pr));
+	pr->paths = paths;
+	pr->nparts = nparts;
+	pr->fd = -1;
+	pr->nblocks = nblocks;
+	pr->off = xcalloc((size_t)nblocks + 1, sizeof(*pr->off));
+	pr->part = UINT32_MAX;
+	return 0;
+}
+
+static void parts_close(struct parts_reader *pr)
+{
+	if (pr->fd >= 0)
+		close(pr->fd);
+	pr->fd = -1;
+	free(pr->off);
+	pr->off = NULL;
+}
+
+/* The next thread's offsets and length; 0, 1 when there is none, or -1 with a message. */
+static int parts_next(struct parts_reader *pr)
+{
+	const char *path;
+	while (pr->left == 0) {
+		if (pr->fd >= 0)
+			close(pr->fd);
+		pr->fd = -1;
+		pr->part = pr->part == UINT32_MAX ? 0 : pr->part + 1;
+		if (pr->part >= pr->nparts)
+			return 1;
+		path = pr->paths[pr->part];
+		pr->fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (pr->fd < 0)
+			return fth_error_errno(errno, "%s: cannot open", path);
+		uint8_t h[24];
+		if (read_full(pr->fd, path, h, sizeof(h), 0) < 0)
+			return -1;
+		if (memcmp(h, PART_MAGIC, 8) != 0 || le_get64(h + 16) != pr->nblocks ||
+		    le_get64(h + 8) > UINT32_MAX)
+			return fth_error("%s: not a part of this database", path);
+		pr->left = (uint32_t)le_get64(h + 8);
+		pr->pos = sizeof(h);
+	}
+	path = pr->paths[pr->part];
+	size_t n = ((size_t)pr->nblocks + 2) * 8;
+	uint8_t *h = xmalloc(n);
+	int rc = read_full(pr->fd, path, h, n, pr->pos);
+	if (rc == 0) {
+		pr->len = le_get64(h);
+		for (uint32_t b = 0; b <= pr->nblocks; b++) {
+			pr->off[b] = le_get64(h + 8 * (b + 1));
+			if (pr->off[b] > pr->len || (b && pr->off[b] < pr->off[b - 1]))
+				rc = fth_error("%s: a thread's pieces out of range", path);
+		}
+	}
+	free(h);
+	pr->pos += n;
+	pr->left--;
+	return rc;
+}
+
+/* The bytes LO..HI of the thread parts_next() gave into B; then the next one can be read. */
+static int parts_bytes(struct parts_reader *pr, uint64_t lo, uint64_t hi, struct buf *b)
+{
+	buf_reset(b);
+	int rc = read_full(pr->fd, pr->paths[pr->part], buf_reserve(b, hi - lo), hi - lo,
+			   pr->pos + lo);
+	if (rc == 0)
+		b->len = hi - lo;
+	return rc;
+}
+
+static void parts_skip(struct parts_reader *pr)
+{
+	pr->pos += pr->len;
+}
+
+struct shift {
+	void (*value)(void *, uint32_t, uint16_t, double, double);
+	void *arg;
+	uint32_t first;
+};
+
+static void shifted_value(void *arg, uint32_t at, uint16_t metric, double incl, double excl)
+{
+	const struct shift *sh = arg;
+	sh->value(sh->arg, sh->first + at, metric, incl, excl);
+}
+
+int dbfile_parts_values(char *const *parts, uint32_t nparts, const struct dbfile *db,
+			const struct dbfile_index *d, uint32_t b0, uint32_t b1,
+			void (*value)(void *arg, uint32_t ctx, uint16_t metric, double incl,
+				      double excl),
+			void *arg)
+{
+	struct parts_reader pr;
+	parts_open(&pr, parts, nparts, d->nblocks);
+	struct piece_codec pc = { 0 };
+	struct buf bytes;
+	buf_init(&bytes);
+	int rc;
+	uint32_t t = 0;
+	while ((rc = parts_next(&pr)) == 0) {
+		uint64_t lo = pr.off[b0], hi = b1 < d->nblocks ? pr.off[b1] : pr.off[d->nblocks];
+		rc = parts_bytes(&pr, lo, hi, &bytes);
+		for (uint32_t b = b0; rc == 0 && b < b1; b++) {
+			uint64_t a = pr.off[b] - lo, e = pr.off[b + 1] - lo;
+			if (a == e)
+				continue;
+			const uint8_t *raw;
+			size_t len;
+			uint32_t first = b * d->block, nc = dbfile_block_end(first, d->block, d->n) - first;
+			/* contexts from the block's first, in the new numbering */
+			struct shift sh = { value, arg, first };
+			struct dbfile_piece_sink sink = { NULL, shifted_value, &sh };
+			if (piece_get(&pc, bytes.data + a, (size_t)(e - a), &raw, &len) < 0 ||
+			    dbfile_piece_values(raw, len, nc, d->nm, &sink) < 0)
+				rc = fth_error_prefix("%s: thread %u: piece %u", parts[pr.part], t, b);
+		}
+		parts_skip(&pr);
+		t++;
+		if (rc < 0)
+			break;
+	}
+	parts_close(&pr);
+	piece_codec_release(&pc);
+	buf_release(&bytes);
+	(void)db;
+	return rc < 0 ? -1 : 0;
+}
+
+/* threads.fdb's TVAL chunks from the parts: the pieces of each group of threads, in order. */
+static int convert_parts(struct cf_writer *w, const struct dbfile *db, const struct dbfile_index *d,
+			 char *const *parts, uint32_t nparts)
+{
+	if (write_thread_info(w, db, d) < 0)
+		return -1;
+	struct parts_reader pr;
+	parts_open(&pr, parts, nparts, d->nblocks);
+	uint32_t group = db->thread_group, per = d->nblocks + 1;
+	struct buf chunk, bytes;
+	buf_init(&chunk);
+	buf_init(&bytes);
+	int rc = 0;
+	for (uint32_t g0 = 0; rc == 0 && g0 < db->nthreads; g0 += group) {
+		uint32_t k = db->nthreads - g0 < group ? db->nthreads - g0 : group;
+		uint64_t base = ((uint64_t)k * per + 1) * 8, at = 0;
+		buf_reset(&chunk);
+		buf_reset(&bytes);
+		for (uint32_t i = 0; rc == 0 && i < k; i++) {
+			int got = parts_next(&pr);
+			if (got != 0) {
+				rc = got < 0 ? -1 : fth_error("%s: fewer threads than %u", parts[0],
+							       db->nthreads);
+				break;
+			}
+			for (uint32_t b = 0; b < per; b++)
+				buf_put_u64(&chunk, base + at + pr.off[b]);
+			struct buf one;
+			buf_init(&one);
+			rc = parts_bytes(&pr, 0, pr.len, &one);
+			buf_add(&bytes, one.data, one.len);
+			buf_release(&one);
+			parts_skip(&pr);
+			at += pr.len;
+		}
+		if (rc < 0)
+			break;
+		buf_put_u64(&chunk, base + at);
+		buf_add(&chunk, bytes.data, bytes.len);
+		rc = put_chunk(w, &chunk);
+	}
+	if (rc == 0 && parts_next(&pr) != 1)
+		rc = fth_error("%s: more threads than %u", parts[0], db->nthreads);
+	parts_close(&pr);
+	buf_release(&chunk);
+	buf_release(&bytes);
+	return rc;
+}
+
+struct parts_args {
+	const struct dbfile *db;
+	const struct dbfile_index *d;
+	char *const *parts;
+	uint32_t nparts;
+};
+
+static int write_parts(struct cf_writer *w, const struct parts_args *a)
+{
+	return convert_parts(w, a->db, a->d, a->parts, a->nparts);
+}
+
+/* DIR/threads.fdb from the parts of A. */
+static int write_threads_from_parts(const char *dir, const struct parts_args *a)
+{
+	char *path;
+	int fd;
+	void *ws;
+	if (open_file(dir, DBFILE_THREADS, &path, &fd, &ws, 0) < 0)
+		return -1;
+	struct cf_writer w;
+	bool written = cf_writer_open(&w, fd, path, DBFILE_MAGIC, DBFILE_MAJOR, DBFILE_MINOR, 0,
+				      ws, cf_writer_workspace_size(0)) >= 0 &&
+		       write_parts(&w, a) >= 0 && cf_writer_finish(&w) >= 0;
+	return close_file(fd, path, ws, written ? 0 : -1);
+}
+
 int dbfile_write_summary(const char *dir, const struct dbfile *db, int level)
+{
+	return dbfile_write_from_parts(dir, db, level, NULL, 0);
+}
+
+int dbfile_write_from_parts(const char *dir, const struct dbfile *db, int level,
+			    char *const *parts, uint32_t nparts)
 {
 	struct dbfile_index d;
 	if (dbfile_index_build(db, &d) < 0) {
@@ -935,7 +1288,8 @@ int dbfile_write_summary(const char *dir, const struct dbfile *db, int level)
 				      ws, cf_writer_workspace_size(level)) >= 0 &&
 		       write_summary_file(&w, db, &d) >= 0 && cf_writer_finish(&w) >= 0;
 	int rc = close_file(fd, path, ws, written ? 0 : -1);
-	if (rc == 0 && (write_threads_file(dir, db, &d) < 0 ||
+	struct parts_args a = { db, &d, parts, nparts };
+	if (rc == 0 && ((parts ? write_threads_from_parts(dir, &a) : write_threads_file(dir, db, &d)) < 0 ||
 			dbtrace_write(dir, d.order, db->ncontexts, db->nthreads, DBTRACE_LEVEL) < 0)) {
 		char *p = xpath_join(dir, DBFILE_SUMMARY);
 		unlink(p);

@@ -269,6 +269,32 @@ struct dbfile_values {
 int dbfile_write_summary(const char *dir, const struct dbfile *db, int level);
 
 /*
+ * prof-mpi: each rank converts the spool of its share of the threads (in its own numbering,
+ * MAPS giving the database's contexts and metrics) into a part; the statistics over threads
+ * are made from the parts' values; then threads.fdb is written from the parts in order.
+ */
+struct dbfile_index;
+struct dbfile_part_maps {
+	const uint32_t *ctx, *metric;
+	uint32_t nctx, nmetrics;
+};
+/* The NTHREADS threads of SPOOL_DIR/threads.spool into the part file PATH (O_EXCL), for the
+ * database DB numbered as D says (its statistics are not needed). */
+int dbfile_part_write(const char *spool_dir, const struct dbfile *db, const struct dbfile_index *d,
+		      const struct dbfile_part_maps *maps, uint32_t nthreads, const char *path);
+/* Every value of blocks B0..B1 (exclusive) of every thread of the parts, threads in order,
+ * to VALUE (contexts in D's numbering).  0, or -1 with a message. */
+int dbfile_parts_values(char *const *parts, uint32_t nparts, const struct dbfile *db,
+			const struct dbfile_index *d, uint32_t b0, uint32_t b1,
+			void (*value)(void *arg, uint32_t ctx, uint16_t metric, double incl,
+				      double excl),
+			void *arg);
+/* dbfile_write_summary, threads.fdb from the NPARTS parts (in thread order) rather than a
+ * spool; DIR/traces.spool, when there is one, becomes traces.fdb as there. */
+int dbfile_write_from_parts(const char *dir, const struct dbfile *db, int level,
+			    char *const *parts, uint32_t nparts);
+
+/*
  * Streaming writer of the per-thread values: up to NTHREADS threads in order, with the context
  * indices of DB->contexts as given to dbfile_write_summary, spooled to DIR (GROUP threads per
  * chunk) until dbfile_write_summary writes threads.fdb from them.

@@ -315,7 +315,7 @@ static int read_spooled(struct cf_reader *r, const struct cf_entry *e, const uin
 			goto out;
 		}
 		time += dt;
-		cv->rec[i] = (struct dbtrace_record){ time, new_of[ctx] };
+		cv->rec[i] = (struct dbtrace_record){ time, new_of ? new_of[ctx] : (uint32_t)ctx };
 	}
 	if (p != end) {
 		fth_error("%s: chunk RSPL: %zu bytes left over", r->path, (size_t)(end - p));
@@ -438,6 +438,36 @@ int dbtrace_write(const char *dir, const uint32_t *order, uint32_t ncontexts, ui
 	struct convert_args a = { order, ncontexts, nthreads, level };
 	return dbfile_convert_spool(dir, DBTRACE_SPOOL, SPOOL_MAGIC, "trace spool", DBTRACE_FILE,
 				    convert_spool, &a);
+}
+
+int dbtrace_spool_each(const char *dir, uint32_t ncontexts, uint32_t nthreads,
+		       int (*each)(void *arg, uint32_t thread, const struct dbtrace_record *rec,
+				   uint64_t n),
+		       void *arg)
+{
+	char *path = xpath_join(dir, DBTRACE_SPOOL);
+	if (access(path, F_OK) < 0) {
+		free(path);
+		return 0;
+	}
+	struct cf_reader r;
+	int rc = cf_open(&r, path, SPOOL_MAGIC, "trace spool", DBFILE_MAJOR);
+	free(path);
+	if (rc < 0)
+		return -1;
+	struct converting cv;
+	memset(&cv, 0, sizeof(cv));
+	for (unsigned k = 0; rc == 0; k++) {
+		const struct cf_entry *e = cf_find(&r, CHUNK_SPOOL, k);
+		if (!e)
+			break;
+		rc = read_spooled(&r, e, NULL, ncontexts, nthreads, &cv);
+		if (rc == 0)
+			rc = each(arg, cv.t.thread, cv.rec, cv.n);
+	}
+	free(cv.rec);
+	cf_close(&r);
+	return rc;
 }
 
 /* ---- reading ---- */

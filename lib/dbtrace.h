@@ -71,6 +71,16 @@ void dbtrace_spool_abort(struct dbtrace_spool *s);
 int dbtrace_write(const char *dir, const uint32_t *order, uint32_t ncontexts, uint32_t nthreads,
 		  int level);
 
+/*
+ * Each thread of DIR/traces.spool (none when there is none), in the order spooled, to EACH
+ * (contexts as spooled, below NCONTEXTS; threads below NTHREADS); stops at the first that
+ * EACH fails.  0, or -1 with a message.
+ */
+int dbtrace_spool_each(const char *dir, uint32_t ncontexts, uint32_t nthreads,
+		       int (*each)(void *arg, uint32_t thread, const struct dbtrace_record *rec,
+				   uint64_t n),
+		       void *arg);
+
 /* ---- reading (view, fathom-dump) ---- */
 
 struct dbtrace_piece {

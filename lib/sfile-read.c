@@ -336,9 +336,14 @@ static int read_tables(struct cf_reader *r, void *arg)
 
 int sfile_read(const char *path, struct sfile *sf)
 {
+	return sfile_read_memory(path, NULL, 0, sf);
+}
+
+int sfile_read_memory(const char *path, const void *data, size_t size, struct sfile *sf)
+{
 	memset(sf, 0, sizeof(*sf));
-	if (cf_read_file(path, SFILE_MAGIC, "fathom structure file", SFILE_MAJOR, &sf->major,
-			 &sf->minor, read_tables, sf) == 0)
+	if (cf_read_memory(path, data, size, SFILE_MAGIC, "fathom structure file", SFILE_MAJOR,
+			   &sf->major, &sf->minor, read_tables, sf) == 0)
 		return 0;
 	sfile_release(sf);
 	return -1;

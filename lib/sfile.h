@@ -128,6 +128,8 @@ int sfile_write_at(int dirfd, const char *name, const char *path, const struct s
 		   int level);
 /* Read and validate PATH into SF.  On failure SF is empty and the message names the file. */
 int sfile_read(const char *path, struct sfile *sf);
+/* sfile_read of the SIZE bytes of PATH at DATA (read by someone else); DATA NULL: the file. */
+int sfile_read_memory(const char *path, const void *data, size_t size, struct sfile *sf);
 void sfile_release(struct sfile *sf);
 
 /* The innermost node that holds ADDR, or SFILE_NONE. */

@@ -10,6 +10,8 @@
 #include "dbfile.h"
 #include "mfile.h"
 
+#include <math.h>
+
 /* What prof skipped or could not do, for the summary at the end. */
 struct prof_problems {
 	char **msgs; /* input that was skipped: prof exits non-zero */
@@ -40,6 +42,11 @@ void structs_free(struct structs *ss);
 /* Load every structure file (*.fthst) in DIR; bad files are reported in P and skipped. */
 void structs_add_dir(struct structs *ss, const char *dir, bool quiet_missing,
 		     struct prof_problems *p);
+/* Read structure files by READ(ARG, PATH, SF) (prof-mpi: one read per node) rather than
+ * sfile_read. */
+struct sfile;
+void structs_set_reader(struct structs *ss,
+			int (*read)(void *arg, const char *path, struct sfile *sf), void *arg);
 /* Load one structure file. */
 int structs_add_file(struct structs *ss, const char *path);
 /* Load the kernel symbols files (*.ksyms) that measure saved in measurement directory DIR. */
@@ -69,6 +76,42 @@ void structs_release_module(struct module_info *m);
 
 /* ---- unify.c ---- */
 
+/*
+ * Running statistics of one (context, metric) and variant over the threads where it is not
+ * zero, added in thread order (Welford's mean and M2): prof and prof-mpi add the same values
+ * in the same order, so their statistics are the same to the bit.
+ */
+struct acc {
+	uint32_t count;
+	double sum, min, max, mean, m2;
+};
+
+static inline void acc_add(struct acc *a, double x)
+{
+	if (a->count == 0) {
+		a->min = a->max = x;
+	} else {
+		if (x < a->min)
+			a->min = x;
+		if (x > a->max)
+			a->max = x;
+	}
+	a->count++;
+	a->sum += x;
+	double d = x - a->mean;
+	a->mean += d / a->count;
+	a->m2 += d * (x - a->mean);
+}
+
+static inline void acc_finish(const struct acc *a, struct dbfile_stat *s)
+{
+	s->count = a->count;
+	s->sum = a->sum;
+	s->min = a->min;
+	s->max = a->max;
+	s->stddev = a->count ? sqrt(a->m2 / a->count) : 0;
+}
+
 struct unifier;
 struct unifier *unifier_new(struct structs *ss, struct prof_problems *p);
 void unifier_free(struct unifier *u);
@@ -91,5 +134,23 @@ uint32_t unifier_nthreads(const struct unifier *u);
  * at *REC, their contexts as in the tree merged so far (none: it was never sampled). */
 struct dbtrace_record;
 bool unifier_trace(const struct unifier *u, const struct dbtrace_record **rec, uint64_t *n);
+
+/*
+ * prof-mpi's reduction: a unifier without statistics over threads (the caller computes them
+ * once the trees are one), its tree as bytes, and merging such bytes after what U has: the
+ * sender's contexts, functions, modules, strings and metrics keep their first-seen order
+ * after U's, its threads follow U's, its problems and notes are added unless U has them.
+ * MAP gives the sender's contexts and metrics their numbers in U.
+ */
+struct buf;
+struct unifier_map {
+	uint32_t *ctx, *metric;
+	uint32_t nctx, nmetrics;
+};
+void unifier_no_stats(struct unifier *u);
+void unifier_pack(const struct unifier *u, struct buf *b);
+int unifier_merge(struct unifier *u, const uint8_t *data, size_t len, struct unifier_map *map);
+void unifier_map_release(struct unifier_map *map);
+const struct dbfile_thread *unifier_thread(const struct unifier *u, uint32_t t);
 
 #endif

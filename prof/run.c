@@ -604,7 +604,8 @@ int merge_open_spool(struct merge *m, const char *dir)
 {
 	const struct options *o = m->o;
 	m->spool_dir = dir;
-	if (!o->thread_values)
+	m->nworkers = o->jobs > 1 ? o->jobs : 0;
+	if (!o->thread_values && !m->always_spool)
 		return 0;
 	if (dbfile_threads_open(&m->tw, dir, (uint32_t)m->nfiles,
 				dbfile_thread_group((uint32_t)m->nfiles), o->thread_level) < 0) {

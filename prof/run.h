@@ -95,6 +95,7 @@ struct merge {
 	bool traces_open;
 	struct output out;
 	const char *spool_dir; /* where the spools go: OUT's TMP, or the rank's directory */
+	bool always_spool;     /* the per-thread values even with --metric-db=summary */
 	char *program; /* the first readable file's */
 	int status;
 };

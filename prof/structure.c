@@ -36,6 +36,8 @@ struct structs {
 	bool use_dwarf;
 	struct ksyms *kernels; /* one per kernel (build-id): the symbols measure saved */
 	size_t nkernels, akernels;
+	int (*read)(void *arg, const char *path, struct sfile *sf); /* NULL: sfile_read */
+	void *read_arg;
 };
 
 struct symbol {
@@ -92,7 +94,7 @@ void structs_free(struct structs *ss)
 int structs_add_file(struct structs *ss, const char *path)
 {
 	struct sfile sf;
-	if (sfile_read(path, &sf) < 0)
+	if ((ss->read ? ss->read(ss->read_arg, path, &sf) : sfile_read(path, &sf)) < 0)
 		return -1;
 	if (ss->n == ss->alloc) {
 		ss->alloc = ss->alloc ? ss->alloc * 2 : 8;
@@ -103,6 +105,13 @@ int structs_add_file(struct structs *ss, const char *path)
 	ss->paths[ss->n] = xstrdup(path);
 	ss->n++;
 	return 0;
+}
+
+void structs_set_reader(struct structs *ss,
+			int (*read)(void *arg, const char *path, struct sfile *sf), void *arg)
+{
+	ss->read = read;
+	ss->read_arg = arg;
 }
 
 static int cmp_name(const void *a, const void *b)

@@ -11,6 +11,8 @@
  */
 #include "compat.h"
 #include "prof.h"
+#include "buf.h"
+#include "le.h"
 #include "dbtrace.h"
 #include "error.h"
 #include "formula.h"
@@ -23,12 +25,6 @@
 #include <string.h>
 
 #define MAX_SCOPES 64
-
-/* Running statistics of one (context, metric) and variant (Welford's mean and M2). */
-struct acc {
-	uint32_t count;
-	double sum, min, max, mean, m2;
-};
 
 struct gmetric {
 	struct dbfile_metric d;
@@ -130,6 +126,7 @@ struct unifier {
 	uint32_t *ktop;
 	size_t akids;
 	bool by_program; /* each thread's tree below its program's ENTRY context */
+	bool no_stats;	 /* statistics over threads left to the caller (prof-mpi) */
 	/* the last thread's trace, its nodes mapped to contexts */
 	struct dbtrace_record *trace;
 	uint64_t ntrace, atrace;
@@ -210,6 +207,8 @@ static bool same_ctx(const struct dbfile_context *a, const struct dbfile_context
 
 static void grow_metric_arrays(struct unifier *u, struct gmetric *g, uint32_t from)
 {
+	if (u->no_stats)
+		return;
 	g->incl = xreallocarray(g->incl, u->actx, sizeof(*g->incl));
 	g->excl = xreallocarray(g->excl, u->actx, sizeof(*g->excl));
 	memset(g->incl + from, 0, (u->actx - from) * sizeof(*g->incl));
@@ -310,12 +309,13 @@ uint32_t unifier_nthreads(const struct unifier *u)
 	return u->nthreads;
 }
 
-static uint32_t map_module(struct unifier *u, const struct mfile_module *mm)
+/* The module PATH with build-id ID (LEN bytes), added when new. */
+static uint32_t module_id(struct unifier *u, const char *path, const uint8_t *id, uint32_t len)
 {
 	for (uint32_t i = 0; i < u->nmods; i++) {
 		struct module_info *g = &u->mods[i];
-		if (strcmp(g->path, mm->path) == 0 && g->build_id_len == mm->build_id_len &&
-		    (!mm->build_id_len || !memcmp(g->build_id, mm->build_id, mm->build_id_len)))
+		if (strcmp(g->path, path) == 0 && g->build_id_len == len &&
+		    (!len || !memcmp(g->build_id, id, len)))
 			return i;
 	}
 	if (u->nmods == u->amods) {
@@ -323,19 +323,24 @@ static uint32_t map_module(struct unifier *u, const struct mfile_module *mm)
 		u->mods = xreallocarray(u->mods, u->amods, sizeof(*u->mods));
 		u->mod_flags = xreallocarray(u->mod_flags, u->amods, sizeof(*u->mod_flags));
 	}
-	uint32_t id = u->nmods++;
-	struct module_info *g = &u->mods[id];
+	uint32_t n = u->nmods++;
+	struct module_info *g = &u->mods[n];
 	memset(g, 0, sizeof(*g));
-	g->path = xstrdup(mm->path);
+	g->path = xstrdup(path);
 	g->kernel = strcmp(g->path, MFILE_KERNEL_MODULE) == 0;
-	if (mm->build_id_len) {
-		g->build_id = xmalloc(mm->build_id_len);
-		memcpy(g->build_id, mm->build_id, mm->build_id_len);
-		g->build_id_len = mm->build_id_len;
+	if (len) {
+		g->build_id = xmalloc(len);
+		memcpy(g->build_id, id, len);
+		g->build_id_len = len;
 	}
-	u->mod_flags[id] = 0;
+	u->mod_flags[n] = 0;
 	intern_str(u, g->path);
-	return id;
+	return n;
+}
+
+static uint32_t map_module(struct unifier *u, const struct mfile_module *mm)
+{
+	return module_id(u, mm->path, mm->build_id, mm->build_id_len);
 }
 
 static uint32_t map_metric(struct unifier *u, const struct mfile *m, uint32_t i,
@@ -372,23 +377,6 @@ static uint32_t map_metric(struct unifier *u, const struct mfile *m, uint32_t i,
 	if (u->actx)
 		grow_metric_arrays(u, g, 0);
 	return id;
-}
-
-static void acc_add(struct acc *a, double x)
-{
-	if (a->count == 0) {
-		a->min = a->max = x;
-	} else {
-		if (x < a->min)
-			a->min = x;
-		if (x > a->max)
-			a->max = x;
-	}
-	a->count++;
-	a->sum += x;
-	double d = x - a->mean;
-	a->mean += d / a->count;
-	a->m2 += d * (x - a->mean);
 }
 
 static uint64_t edge_hash(uint32_t parent, uint8_t kind, uint32_t module, uint64_t offset)
@@ -711,9 +699,9 @@ int unifier_add(struct unifier *u, const struct mfile *m, const char *name,
 			if (in == 0 && ex == 0)
 				continue;
 			struct gmetric *g = &u->metrics[gm[k]];
-			if (in != 0)
+			if (in != 0 && !u->no_stats)
 				acc_add(&g->incl[c], in);
-			if (ex != 0)
+			if (ex != 0 && !u->no_stats)
 				acc_add(&g->excl[c], ex);
 			if (out)
 				dbfile_values_push(out, c, (uint16_t)gm[k], in, ex);
@@ -767,15 +755,6 @@ int unifier_add(struct unifier *u, const struct mfile *m, const char *name,
 	t->entry = entry;
 	t->cpu = xstrdup(m->id.cpu ? m->id.cpu : "");
 	return 0;
-}
-
-static void finish_stat(const struct acc *a, struct dbfile_stat *s)
-{
-	s->count = a->count;
-	s->sum = a->sum;
-	s->min = a->min;
-	s->max = a->max;
-	s->stddev = a->count ? sqrt(a->m2 / a->count) : 0;
 }
 
 void unifier_finish(struct unifier *u, struct dbfile *db, const char *program)
@@ -866,7 +845,7 @@ void unifier_finish(struct unifier *u, struct dbfile *db, const char *program)
 		db->nstrings = u->nstrs;
 	}
 	uint64_t cnt = 0;
-	for (uint32_t c = 0; c < u->nctx; c++)
+	for (uint32_t c = 0; c < u->nctx && !u->no_stats; c++)
 		for (uint32_t k = 0; k < u->nmetrics; k++)
 			cnt += u->metrics[k].incl[c].count || u->metrics[k].excl[c].count;
 	db->nsum = cnt;
@@ -875,17 +854,427 @@ void unifier_finish(struct unifier *u, struct dbfile *db, const char *program)
 	db->sum_incl = xcalloc(cnt ? cnt : 1, sizeof(*db->sum_incl));
 	db->sum_excl = xcalloc(cnt ? cnt : 1, sizeof(*db->sum_excl));
 	uint64_t j = 0;
-	for (uint32_t c = 0; c < u->nctx; c++) {
+	for (uint32_t c = 0; c < u->nctx && !u->no_stats; c++) {
 		db->sum_start[c] = (uint32_t)j;
 		for (uint32_t k = 0; k < u->nmetrics; k++) {
 			const struct acc *ai = &u->metrics[k].incl[c], *ae = &u->metrics[k].excl[c];
 			if (!ai->count && !ae->count)
 				continue;
 			db->sum_metric[j] = (uint16_t)k;
-			finish_stat(ai, &db->sum_incl[j]);
-			finish_stat(ae, &db->sum_excl[j]);
+			acc_finish(ai, &db->sum_incl[j]);
+			acc_finish(ae, &db->sum_excl[j]);
 			j++;
 		}
 	}
 	db->sum_start[u->nctx] = (uint32_t)j;
+}
+
+/* ---- the tree merged so far as bytes, and merging such bytes (prof-mpi's reduction) ---- */
+
+void unifier_no_stats(struct unifier *u)
+{
+	u->no_stats = true;
+}
+
+const struct dbfile_thread *unifier_thread(const struct unifier *u, uint32_t t)
+{
+	return t < u->nthreads ? &u->threads[t] : NULL;
+}
+
+#define PACK_VERSION 1
+
+static void put_ref(struct buf *b, uint32_t v)
+{
+	buf_put_varint(b, v == DBFILE_NONE ? 0 : (uint64_t)v + 1);
+}
+
+static void put_f64(struct buf *b, double d)
+{
+	uint64_t u;
+	memcpy(&u, &d, sizeof(u));
+	buf_put_u64(b, u);
+}
+
+static void put_strs(struct buf *b, char *const *s, size_t n)
+{
+	buf_put_varint(b, n);
+	for (size_t i = 0; i < n; i++)
+		buf_put_str(b, s[i]);
+}
+
+void unifier_pack(const struct unifier *u, struct buf *b)
+{
+	buf_put_varint(b, PACK_VERSION);
+	buf_put_varint(b, u->by_program);
+	put_strs(b, u->strs, u->nstrs);
+	buf_put_varint(b, u->nmods);
+	for (uint32_t i = 0; i < u->nmods; i++) {
+		const struct module_info *g = &u->mods[i];
+		buf_put_str(b, g->path);
+		buf_put_varint(b, g->build_id_len);
+		buf_add(b, g->build_id, g->build_id_len);
+		buf_put_varint(b, u->mod_flags[i]);
+		buf_put_varint(b, (uint64_t)g->tried | (uint64_t)g->loops << 1);
+	}
+	buf_put_varint(b, u->nfuncs);
+	for (uint32_t i = 0; i < u->nfuncs; i++) {
+		const struct dbfile_function *f = &u->funcs[i];
+		put_ref(b, f->name);
+		put_ref(b, f->module);
+		put_ref(b, f->file);
+		buf_put_varint(b, f->line);
+		buf_put_varint(b, f->addr);
+	}
+	buf_put_varint(b, u->nctx);
+	for (uint32_t i = 1; i < u->nctx; i++) {
+		const struct dbfile_context *c = &u->ctx[i];
+		buf_put_varint(b, c->parent);
+		buf_put_varint(b, c->kind);
+		put_ref(b, c->function);
+		put_ref(b, c->file);
+		buf_put_varint(b, c->line);
+		put_ref(b, c->module);
+		buf_put_varint(b, c->addr);
+	}
+	buf_put_varint(b, u->nmetrics);
+	for (uint32_t i = 0; i < u->nmetrics; i++) {
+		const struct dbfile_metric *d = &u->metrics[i].d;
+		buf_put_str(b, d->name);
+		buf_put_str(b, d->description);
+		buf_put_str(b, d->formula);
+		buf_put_varint(b, d->unit);
+		buf_put_varint(b, d->rate_kind);
+		buf_put_varint(b, d->rate);
+		buf_put_varint(b, d->kind);
+		put_f64(b, d->threshold);
+		buf_put_varint(b, d->level);
+		buf_put_varint(b, (uint64_t)((int64_t)d->parent + 1));
+		buf_put_varint(b, d->flags);
+		buf_put_varint(b, d->time_enabled);
+		buf_put_varint(b, d->time_running);
+		buf_put_varint(b, d->samples);
+		buf_put_varint(b, d->nthreads);
+	}
+	buf_put_varint(b, u->nthreads);
+	for (uint32_t i = 0; i < u->nthreads; i++) {
+		const struct dbfile_thread *t = &u->threads[i];
+		buf_put_str(b, t->file);
+		buf_put_str(b, t->host);
+		buf_put_str(b, t->program);
+		buf_put_varint(b, t->pid);
+		buf_put_varint(b, t->tid);
+		buf_put_varint(b, t->thread_index);
+		buf_put_varint(b, (uint64_t)((int64_t)t->rank + 1));
+		buf_put_varint(b, t->start_ns);
+		buf_put_varint(b, t->end_ns);
+		buf_put_varint(b, t->ppid);
+		put_strs(b, t->argv, t->argc);
+		buf_put_str(b, t->name);
+		buf_put_str(b, t->entry);
+		buf_put_str(b, t->cpu);
+	}
+	put_strs(b, u->problems->msgs, u->problems->n);
+	put_strs(b, u->problems->notes, u->problems->nnotes);
+}
+
+/* Reading packed bytes: a failure sticks, and every read after it gives 0 or "". */
+struct unpack {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static uint64_t get_u(struct unpack *r)
+{
+	uint64_t v = 0;
+	if (!r->bad && le_get_varint(&r->p, r->end, &v) < 0)
+		r->bad = true;
+	return r->bad ? 0 : v;
+}
+
+/* A count of items of at least one byte each. */
+static uint64_t get_count(struct unpack *r)
+{
+	uint64_t n = get_u(r);
+	if (n > (uint64_t)(r->end - r->p) || n > UINT32_MAX)
+		r->bad = true;
+	return r->bad ? 0 : n;
+}
+
+static uint32_t get_ref(struct unpack *r, uint32_t n)
+{
+	uint64_t v = get_u(r);
+	if (v > n)
+		r->bad = true;
+	return r->bad || v == 0 ? DBFILE_NONE : (uint32_t)(v - 1);
+}
+
+static double get_f64(struct unpack *r)
+{
+	uint64_t u = 0;
+	double d;
+	if (r->end - r->p < 8)
+		r->bad = true;
+	else
+		u = le_get64(r->p), r->p += 8;
+	memcpy(&d, &u, sizeof(d));
+	return d;
+}
+
+static const uint8_t *get_bytes(struct unpack *r, uint64_t n)
+{
+	if (r->bad || n > (uint64_t)(r->end - r->p)) {
+		r->bad = true;
+		return NULL;
+	}
+	const uint8_t *at = r->p;
+	r->p += n;
+	return at;
+}
+
+/* A string, owned by the caller. */
+static char *get_str(struct unpack *r)
+{
+	uint64_t n = get_u(r);
+	const uint8_t *at = get_bytes(r, n);
+	char *s = xmalloc(at ? n + 1 : 1);
+	if (at)
+		memcpy(s, at, n);
+	s[at ? n : 0] = '\0';
+	return s;
+}
+
+/* Strings that are not in *LIST yet (N of them) added to it, in order. */
+static void merge_strs(struct unpack *r, char ***list, size_t *n, size_t *alloc)
+{
+	uint64_t k = get_count(r);
+	for (uint64_t i = 0; i < k && !r->bad; i++) {
+		char *s = get_str(r);
+		size_t j = 0;
+		while (j < *n && strcmp((*list)[j], s) != 0)
+			j++;
+		if (j < *n) {
+			free(s);
+			continue;
+		}
+		ALLOC_GROW(*list, *n + 1, *alloc);
+		(*list)[(*n)++] = s;
+	}
+}
+
+static uint32_t formula_map_ref(void *vctx, uint32_t k)
+{
+	const struct unifier_map *m = vctx;
+	return k < m->nmetrics ? m->metric[k] : k;
+}
+
+/* The metrics of R into U; MAP->metric their numbers in U. */
+static void merge_metrics(struct unifier *u, struct unpack *r, struct unifier_map *map)
+{
+	uint64_t n = get_count(r);
+	map->metric = xcalloc(n ? n : 1, sizeof(*map->metric));
+	map->nmetrics = (uint32_t)n;
+	int32_t *parent = xcalloc(n ? n : 1, sizeof(*parent));
+	bool *added = xcalloc(n ? n : 1, sizeof(*added));
+	char **formula = xcalloc(n ? n : 1, sizeof(*formula));
+	for (uint64_t i = 0; i < n && !r->bad; i++) {
+		struct dbfile_metric d = { 0 };
+		d.name = get_str(r);
+		d.description = get_str(r);
+		d.formula = get_str(r);
+		d.unit = (uint8_t)get_u(r);
+		d.rate_kind = (uint8_t)get_u(r);
+		d.rate = get_u(r);
+		d.kind = (uint8_t)get_u(r);
+		d.threshold = get_f64(r);
+		d.level = (uint8_t)get_u(r);
+		parent[i] = (int32_t)((int64_t)get_u(r) - 1);
+		d.flags = (uint32_t)get_u(r);
+		d.time_enabled = get_u(r);
+		d.time_running = get_u(r);
+		d.samples = get_u(r);
+		d.nthreads = (uint32_t)get_u(r);
+		if (parent[i] < -1 || parent[i] >= (int64_t)n)
+			r->bad = true;
+		uint32_t k = 0;
+		while (k < u->nmetrics &&
+		       !(strcmp(u->metrics[k].d.name, d.name) == 0 && u->metrics[k].d.unit == d.unit))
+			k++;
+		map->metric[i] = k;
+		if (k == u->nmetrics) {
+			if (u->nmetrics == u->ametrics) {
+				u->ametrics = u->ametrics ? u->ametrics * 2 : 8;
+				u->metrics = xreallocarray(u->metrics, u->ametrics, sizeof(*u->metrics));
+			}
+			struct gmetric *g = &u->metrics[u->nmetrics++];
+			memset(g, 0, sizeof(*g));
+			g->d = d;
+			g->d.parent = -1;
+			g->d.scale = 1;
+			formula[i] = d.formula;
+			g->d.formula = NULL;
+			added[i] = true;
+			if (u->actx)
+				grow_metric_arrays(u, g, 0);
+			continue;
+		}
+		struct dbfile_metric *e = &u->metrics[k].d;
+		e->flags |= d.flags;
+		e->time_enabled += d.time_enabled;
+		e->time_running += d.time_running;
+		e->samples += d.samples;
+		e->nthreads += d.nthreads;
+		dbfile_metric_release(&d);
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		struct dbfile_metric *e = &u->metrics[map->metric[i]].d;
+		if (r->bad) {
+			free(formula[i]);
+			continue;
+		}
+		if (e->parent < 0 && parent[i] >= 0)
+			e->parent = (int32_t)map->metric[parent[i]];
+		if (added[i]) {
+			/* "$N" are the sender's numbers: each grows by at most 10 digits */
+			size_t cap = strlen(formula[i]) * 6 + 16;
+			e->formula = xmalloc(cap);
+			if (formula_relocate(formula[i], formula_map_ref, map, e->formula, cap) < 0)
+				fth_error_clear(); /* cannot happen: CAP holds the longest result */
+			free(formula[i]);
+		}
+	}
+	for (uint32_t k = 0; k < u->nmetrics; k++)
+		if (!u->metrics[k].d.formula)
+			u->metrics[k].d.formula = xstrdup("");
+	free(parent);
+	free(added);
+	free(formula);
+}
+
+/* The threads of R after U's. */
+static void merge_threads(struct unifier *u, struct unpack *r)
+{
+	uint64_t n = get_count(r);
+	for (uint64_t i = 0; i < n && !r->bad; i++) {
+		if (u->nthreads == u->athreads) {
+			u->athreads = u->athreads ? u->athreads * 2 : 64;
+			u->threads = xreallocarray(u->threads, u->athreads, sizeof(*u->threads));
+		}
+		struct dbfile_thread *t = &u->threads[u->nthreads++];
+		memset(t, 0, sizeof(*t));
+		t->file = get_str(r);
+		t->host = get_str(r);
+		t->program = get_str(r);
+		t->pid = (uint32_t)get_u(r);
+		t->tid = (uint32_t)get_u(r);
+		t->thread_index = (uint32_t)get_u(r);
+		t->rank = (int32_t)((int64_t)get_u(r) - 1);
+		t->start_ns = get_u(r);
+		t->end_ns = get_u(r);
+		t->ppid = (uint32_t)get_u(r);
+		uint64_t argc = get_count(r);
+		t->argc = (uint32_t)argc;
+		t->argv = xcalloc(argc ? argc : 1, sizeof(*t->argv));
+		for (uint64_t a = 0; a < argc; a++)
+			t->argv[a] = get_str(r);
+		t->name = get_str(r);
+		t->entry = get_str(r);
+		t->cpu = get_str(r);
+	}
+}
+
+/* The number MAP gives V, or DBFILE_NONE for none. */
+static uint32_t mapped(const uint32_t *map, uint32_t v)
+{
+	return v == DBFILE_NONE ? DBFILE_NONE : map[v];
+}
+
+int unifier_merge(struct unifier *u, const uint8_t *data, size_t len, struct unifier_map *map)
+{
+	struct unpack r = { data, data + len, false };
+	memset(map, 0, sizeof(*map));
+	if (get_u(&r) != PACK_VERSION)
+		return fth_error("a merged tree of another version of prof-mpi");
+	if (get_u(&r))
+		u->by_program = true;
+	uint64_t nstrs = get_count(&r);
+	uint32_t *str = xcalloc(nstrs ? nstrs : 1, sizeof(*str));
+	for (uint64_t i = 0; i < nstrs && !r.bad; i++) {
+		char *s = get_str(&r);
+		str[i] = intern_str(u, s);
+		free(s);
+	}
+	uint64_t nmods = get_count(&r);
+	uint32_t *mod = xcalloc(nmods ? nmods : 1, sizeof(*mod));
+	for (uint64_t i = 0; i < nmods && !r.bad; i++) {
+		char *path = get_str(&r);
+		uint64_t idlen = get_u(&r);
+		const uint8_t *id = get_bytes(&r, idlen);
+		uint32_t flags = (uint32_t)get_u(&r), tried = (uint32_t)get_u(&r);
+		if (r.bad) {
+			free(path);
+			break;
+		}
+		mod[i] = module_id(u, path, id, (uint32_t)idlen);
+		free(path);
+		u->mod_flags[mod[i]] |= flags;
+		u->mods[mod[i]].tried |= (tried & 1) != 0;
+		u->mods[mod[i]].loops |= (tried & 2) != 0;
+	}
+	uint64_t nfuncs = get_count(&r);
+	uint32_t *func = xcalloc(nfuncs ? nfuncs : 1, sizeof(*func));
+	for (uint64_t i = 0; i < nfuncs && !r.bad; i++) {
+		struct dbfile_function f;
+		memset(&f, 0, sizeof(f));
+		f.name = mapped(str, get_ref(&r, (uint32_t)nstrs));
+		f.module = mapped(mod, get_ref(&r, (uint32_t)nmods));
+		f.file = mapped(str, get_ref(&r, (uint32_t)nstrs));
+		f.line = (uint32_t)get_u(&r);
+		f.addr = get_u(&r);
+		if (!r.bad)
+			func[i] = intern_func(u, &f);
+	}
+	uint64_t nctx = get_count(&r);
+	map->ctx = xcalloc(nctx ? nctx : 1, sizeof(*map->ctx));
+	map->nctx = (uint32_t)nctx;
+	for (uint64_t i = 1; i < nctx && !r.bad; i++) {
+		struct dbfile_context c;
+		memset(&c, 0, sizeof(c));
+		uint64_t parent = get_u(&r);
+		c.kind = (uint8_t)get_u(&r);
+		uint32_t fn = get_ref(&r, (uint32_t)nfuncs);
+		c.function = fn == DBFILE_NONE ? DBFILE_NONE : func[fn];
+		c.file = mapped(str, get_ref(&r, (uint32_t)nstrs));
+		c.line = (uint32_t)get_u(&r);
+		c.module = mapped(mod, get_ref(&r, (uint32_t)nmods));
+		c.addr = get_u(&r);
+		if (parent >= i)
+			r.bad = true; /* a parent comes before its children */
+		if (r.bad)
+			break;
+		c.parent = map->ctx[parent];
+		map->ctx[i] = intern_ctx(u, &c);
+	}
+	free(str);
+	free(mod);
+	free(func);
+	if (!r.bad)
+		merge_metrics(u, &r, map);
+	if (!r.bad)
+		merge_threads(u, &r);
+	if (!r.bad)
+		merge_strs(&r, &u->problems->msgs, &u->problems->n, &u->problems->alloc);
+	if (!r.bad)
+		merge_strs(&r, &u->problems->notes, &u->problems->nnotes, &u->problems->anotes);
+	if (r.bad || r.p != r.end) {
+		unifier_map_release(map);
+		return fth_error("a merged tree is malformed or truncated");
+	}
+	return 0;
+}
+
+void unifier_map_release(struct unifier_map *map)
+{
+	FREE_AND_NULL(map->ctx);
+	FREE_AND_NULL(map->metric);
+	map->nctx = map->nmetrics = 0;
 }
