@@ -969,7 +969,8 @@ static int read_full(int fd, const char *path, void *p, size_t n, uint64_t off)
 }
 
 int dbfile_part_write(const char *spool_dir, const struct dbfile *db, const struct dbfile_index *d,
-		      const struct dbfile_part_maps *maps, uint32_t nthreads, const char *path)
+		      const struct dbfile_part_maps *maps, uint32_t nthreads, int level,
+		      const char *path)
 {
 	char *from = xpath_join(spool_dir, DBFILE_SPOOL);
 	struct cf_reader r;
@@ -977,7 +978,7 @@ int dbfile_part_write(const char *spool_dir, const struct dbfile *db, const stru
 	free(from);
 	if (rc < 0)
 		return -1;
-	int level = 0;
+	int spooled = 0;
 	uint32_t group = 0;
 	int fd = -1;
 	struct converter cv;
@@ -985,7 +986,7 @@ int dbfile_part_write(const char *spool_dir, const struct dbfile *db, const stru
 	struct buf head;
 	buf_init(&head);
 	rc = -1;
-	if (spool_info(&r, &level, &group) < 0)
+	if (spool_info(&r, &spooled, &group) < 0)
 		goto out;
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {

@@ -279,9 +279,10 @@ struct dbfile_part_maps {
 	uint32_t nctx, nmetrics;
 };
 /* The NTHREADS threads of SPOOL_DIR/threads.spool into the part file PATH (O_EXCL), for the
- * database DB numbered as D says (its statistics are not needed). */
+ * database DB numbered as D says (its statistics are not needed), pieces at zstd LEVEL. */
 int dbfile_part_write(const char *spool_dir, const struct dbfile *db, const struct dbfile_index *d,
-		      const struct dbfile_part_maps *maps, uint32_t nthreads, const char *path);
+		      const struct dbfile_part_maps *maps, uint32_t nthreads, int level,
+		      const char *path);
 /* Every value of blocks B0..B1 (exclusive) of every thread of the parts, threads in order,
  * to VALUE (contexts in D's numbering).  0, or -1 with a message. */
 int dbfile_parts_values(char *const *parts, uint32_t nparts, const struct dbfile *db,

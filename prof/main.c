@@ -21,7 +21,7 @@ int main(int argc, char **argv)
 	int rc = prof_parse_options(argc, argv, &o, prof_usage);
 	if (rc >= 0)
 		return rc;
-	struct merge m = { .o = &o, .out = { .tmp_fd = -1 } };
+	struct merge m = { .o = &o, .out = { .tmp_fd = -1 }, .spool_level = -1 };
 	size_t afiles = 0;
 	for (int i = optind; i < argc; i++)
 		if (prof_collect(argv[i], &m.files, &m.nfiles, &afiles) < 0)

@@ -178,6 +178,7 @@ struct run {
 	struct dbfile db;	      /* the database (its tree; rank 0 also its statistics) */
 	struct dbfile_index d;
 	bool have_index;
+	uint32_t nvalued; /* the metrics with values: the first of the database's */
 	double t_merge, t_reduce, t_parts, t_stats; /* seconds, for --stats */
 };
 
@@ -322,6 +323,7 @@ static int share_tree(struct run *run)
 		free(m->program);
 		m->program = xstrdup(t ? t->program : "");
 		merge_finish_db(m, &run->db);
+		run->nvalued = unifier_nmetrics(m->u);
 	} else {
 		run->global = unifier_new(m->ss, &run->scratch);
 		unifier_no_stats(run->global);
@@ -333,10 +335,16 @@ static int share_tree(struct run *run)
 			m->u = run->global;
 			merge_finish_db(m, &run->db);
 			m->u = keep;
+			run->nvalued = unifier_nmetrics(run->global);
 			buf_reset(&b);
 			unifier_pack(m->u, &b);
 			rc = unifier_merge(run->global, b.data, b.len, &run->map);
 		}
+		/* Numbered: neither tree is needed any more, only the database's. */
+		unifier_free(run->global);
+		run->global = NULL;
+		unifier_free(m->u);
+		m->u = NULL;
 	}
 	buf_release(&b);
 	if (rc == 0 && dbfile_index_build(&run->db, &run->d) < 0)
@@ -368,7 +376,8 @@ static int write_part(struct run *run)
 		maps = (struct dbfile_part_maps){ run->map.ctx, run->map.metric, run->map.nctx,
 						  run->map.nmetrics };
 	}
-	int rc = dbfile_part_write(run->rank_dir, &run->db, &run->d, &maps, run->nthreads, part);
+	int rc = dbfile_part_write(run->rank_dir, &run->db, &run->d, &maps, run->nthreads,
+				   run->m.o->thread_level, part);
 	if (rc < 0)
 		esc_printf(stderr, "prof-mpi: rank %d: %s\n", run->w.rank, fth_errmsg());
 	char *spool = xpath_join(run->rank_dir, DBFILE_SPOOL);
@@ -384,11 +393,16 @@ static int write_part(struct run *run)
 struct owner {
 	uint32_t first, end, nm; /* contexts FIRST..END (the database's numbers) */
 	struct acc *incl, *excl; /* per (context - FIRST, metric) */
+	bool bad;		 /* a value of a metric without values */
 };
 
 static void owner_value(void *arg, uint32_t ctx, uint16_t metric, double incl, double excl)
 {
 	struct owner *o = arg;
+	if (metric >= o->nm || ctx < o->first || ctx >= o->end) {
+		o->bad = true;
+		return;
+	}
 	size_t at = (size_t)(ctx - o->first) * o->nm + metric;
 	if (incl != 0)
 		acc_add(&o->incl[at], incl);
@@ -430,7 +444,7 @@ static int owner_stats(struct run *run, struct stats *s)
 	const struct dbfile_index *d = &run->d;
 	uint32_t b0, b1;
 	owned_blocks(d, run->w.rank, run->w.size, &b0, &b1);
-	struct owner o = { .first = b0 * d->block, .nm = d->nm };
+	struct owner o = { .first = b0 * d->block, .nm = run->nvalued };
 	o.end = b1 > b0 ? dbfile_block_end((b1 - 1) * d->block, d->block, d->n) : o.first;
 	size_t cells = (size_t)(o.end - o.first) * o.nm;
 	o.incl = xcalloc(cells ? cells : 1, sizeof(*o.incl));
@@ -447,6 +461,8 @@ static int owner_stats(struct run *run, struct stats *s)
 	int rc = b1 > b0 ? dbfile_parts_values(parts, (uint32_t)run->w.size, &run->db, d, b0, b1,
 					      owner_value, &o)
 			 : 0;
+	if (rc == 0 && o.bad)
+		rc = fth_error("a part has values of a metric that has none, or out of its blocks");
 	if (rc < 0)
 		esc_printf(stderr, "prof-mpi: rank %d: %s\n", run->w.rank, fth_errmsg());
 	uint32_t nc = o.end - o.first;
@@ -458,7 +474,7 @@ static int owner_stats(struct run *run, struct stats *s)
 	s->incl = xcalloc(s->n ? s->n : 1, sizeof(*s->incl));
 	s->excl = xcalloc(s->n ? s->n : 1, sizeof(*s->excl));
 	uint64_t j = 0;
-	for (uint32_t c = 0; c < nc; c++)
+	for (uint32_t c = 0; c < nc && rc == 0; c++)
 		for (uint32_t k = 0; k < o.nm; k++) {
 			const struct acc *ai = &o.incl[(size_t)c * o.nm + k],
 					 *ae = &o.excl[(size_t)c * o.nm + k];
@@ -735,6 +751,8 @@ int main(int argc, char **argv)
 	m->o = &o;
 	m->out.tmp_fd = -1;
 	m->always_spool = true;
+	/* The spool is read back once, at once: compressing it costs more than its bytes. */
+	m->spool_level = 0;
 	size_t afiles = 0;
 	for (int i = optind; i < argc; i++)
 		if (prof_collect(argv[i], &m->files, &m->nfiles, &afiles) < 0)

@@ -152,5 +152,7 @@ void unifier_pack(const struct unifier *u, struct buf *b);
 int unifier_merge(struct unifier *u, const uint8_t *data, size_t len, struct unifier_map *map);
 void unifier_map_release(struct unifier_map *map);
 const struct dbfile_thread *unifier_thread(const struct unifier *u, uint32_t t);
+/* The metrics merged so far: those with values (unifier_finish adds derived ones after). */
+uint32_t unifier_nmetrics(const struct unifier *u);
 
 #endif

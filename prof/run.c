@@ -608,7 +608,8 @@ int merge_open_spool(struct merge *m, const char *dir)
 	if (!o->thread_values && !m->always_spool)
 		return 0;
 	if (dbfile_threads_open(&m->tw, dir, (uint32_t)m->nfiles,
-				dbfile_thread_group((uint32_t)m->nfiles), o->thread_level) < 0) {
+				dbfile_thread_group((uint32_t)m->nfiles),
+				m->spool_level >= 0 ? m->spool_level : o->thread_level) < 0) {
 		esc_printf(stderr, "prof: %s\n", fth_errmsg());
 		return -1;
 	}

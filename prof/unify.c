@@ -876,6 +876,11 @@ void unifier_no_stats(struct unifier *u)
 	u->no_stats = true;
 }
 
+uint32_t unifier_nmetrics(const struct unifier *u)
+{
+	return u->nmetrics;
+}
+
 const struct dbfile_thread *unifier_thread(const struct unifier *u, uint32_t t)
 {
 	return t < u->nthreads ? &u->threads[t] : NULL;
