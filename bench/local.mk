@@ -4,13 +4,11 @@
 EXTRA_PROGRAMS += \
 	bench/mfile-bench \
 	bench/cfi-bench \
-	bench/prof-bench \
 	bench/view-bench \
 	bench/trace-bench
 CLEANFILES += \
 	bench/mfile-bench$(EXEEXT) \
 	bench/cfi-bench$(EXEEXT) \
-	bench/prof-bench$(EXEEXT) \
 	bench/view-bench$(EXEEXT) \
 	bench/trace-bench$(EXEEXT)
 EXTRA_DIST += \

@@ -773,10 +773,14 @@ int main(int argc, char **argv)
 
 	int status = 1;
 	if (make_output(&run, argc, argv) < 0) {
-		if (run.w.rank == 0 && !m->nfiles_all)
-			esc_printf(stderr, "prof: no measurement file could be read; no database was "
-					   "written\n");
-		goto done;
+		if (run.w.rank == 0) {
+			if (!m->nfiles_all)
+				esc_printf(stderr, "prof: no measurement file could be read; no "
+						   "database was written\n");
+			m->status = 1;
+			prof_report(m, &run.db, &ts0);
+		}
+		goto failed_early;
 	}
 	/* This rank's share: files FROM .. TO of the sorted list. */
 	uint64_t *bound = xcalloc((size_t)run.w.size + 1, sizeof(*bound));
@@ -857,6 +861,9 @@ fail:
 		m->status = 1;
 		prof_report(m, &run.db, &ts0);
 	}
+	status = 1;
+	goto done;
+failed_early:
 	status = 1;
 done:
 	if (o.stats)

@@ -107,7 +107,7 @@ E2E_TESTS += \
 	tests/e2e/t0213-struct-less-to-go-on.sh tests/e2e/t0214-struct-loop-scopes.sh \
 	tests/e2e/t0215-struct-loop-lines.sh \
 	tests/e2e/t0301-prof-split.sh tests/e2e/t0302-prof-threads.sh \
-	tests/e2e/t0303-prof-bad-input.sh tests/e2e/t0304-prof-fuzz.sh \
+	tests/e2e/t0303-prof-bad-input.sh tests/e2e/t0304-prof-fuzz.sh tests/e2e/t0305-prof-mpi.sh \
 	tests/e2e/t0401-view-batch.sh tests/e2e/t0402-view-batch-errors.sh \
 	tests/e2e/t0403-view-batch-tma.sh tests/e2e/t0404-tma-loops.sh \
 	tests/e2e/t0405-view-batch-blocks.sh tests/e2e/t0406-view-demangle.sh \
@@ -129,6 +129,8 @@ EXTRA_DIST += \
 	tests/e2e/trace-check.py
 
 # ---- helpers: programs the e2e tests run --------------------------------------------------------
+# bench/prof-bench (bench/local.mk) makes t0305's many-thread synthetic measurement.
+check_PROGRAMS += bench/prof-bench
 check_PROGRAMS += \
 	tests/helper/test-tool tests/helper/make-loadmap tests/helper/make-tma-mfile \
 	tests/helper/make-viewdb tests/helper/cache-cleanup tests/helper/rename-exchange
