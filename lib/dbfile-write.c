@@ -1152,39 +1152,69 @@ int dbfile_parts_values(char *const *parts, uint32_t nparts, const struct dbfile
 				      double excl),
 			void *arg)
 {
+	(void)db;
+	/*
+	 * Block by block, every thread's piece of the block: what the values go to stays in the
+	 * cache while the threads pass.  First where each thread's pieces of B0..B1 are.
+	 */
+	uint32_t span = b1 - b0 + 1, nthreads = 0, athreads = 0;
+	uint64_t *off = NULL; /* per thread SPAN offsets in its part's file */
+	uint32_t *part_of = NULL;
+	int *fd = xcalloc(nparts ? nparts : 1, sizeof(*fd));
+	for (uint32_t p = 0; p < nparts; p++)
+		fd[p] = -1;
 	struct parts_reader pr;
 	parts_open(&pr, parts, nparts, d->nblocks);
+	int rc;
+	while ((rc = parts_next(&pr)) == 0) {
+		if (nthreads == athreads) {
+			athreads = athreads ? athreads * 2 : 64;
+			off = xreallocarray(off, (size_t)athreads * span, sizeof(*off));
+			part_of = xreallocarray(part_of, athreads, sizeof(*part_of));
+		}
+		for (uint32_t k = 0; k < span; k++)
+			off[(size_t)nthreads * span + k] = pr.pos + pr.off[b0 + k];
+		part_of[nthreads++] = pr.part;
+		if (fd[pr.part] < 0) {
+			fd[pr.part] = dup(pr.fd);
+			if (fd[pr.part] < 0) {
+				rc = fth_error_errno(errno, "%s", parts[pr.part]);
+				break;
+			}
+		}
+		parts_skip(&pr);
+	}
+	parts_close(&pr);
 	struct piece_codec pc = { 0 };
 	struct buf bytes;
 	buf_init(&bytes);
-	int rc;
-	uint32_t t = 0;
-	while ((rc = parts_next(&pr)) == 0) {
-		uint64_t lo = pr.off[b0], hi = b1 < d->nblocks ? pr.off[b1] : pr.off[d->nblocks];
-		rc = parts_bytes(&pr, lo, hi, &bytes);
-		for (uint32_t b = b0; rc == 0 && b < b1; b++) {
-			uint64_t a = pr.off[b] - lo, e = pr.off[b + 1] - lo;
+	for (uint32_t b = b0; rc >= 0 && b < b1; b++) {
+		uint32_t first = b * d->block, nc = dbfile_block_end(first, d->block, d->n) - first;
+		/* contexts from the block's first, in the new numbering */
+		struct shift sh = { value, arg, first };
+		struct dbfile_piece_sink sink = { NULL, shifted_value, &sh };
+		for (uint32_t t = 0; rc >= 0 && t < nthreads; t++) {
+			uint64_t a = off[(size_t)t * span + (b - b0)], e = off[(size_t)t * span + (b - b0) + 1];
 			if (a == e)
 				continue;
 			const uint8_t *raw;
 			size_t len;
-			uint32_t first = b * d->block, nc = dbfile_block_end(first, d->block, d->n) - first;
-			/* contexts from the block's first, in the new numbering */
-			struct shift sh = { value, arg, first };
-			struct dbfile_piece_sink sink = { NULL, shifted_value, &sh };
-			if (piece_get(&pc, bytes.data + a, (size_t)(e - a), &raw, &len) < 0 ||
+			buf_reset(&bytes);
+			if (read_full(fd[part_of[t]], parts[part_of[t]], buf_reserve(&bytes, e - a),
+				      (size_t)(e - a), a) < 0 ||
+			    piece_get(&pc, bytes.data, (size_t)(e - a), &raw, &len) < 0 ||
 			    dbfile_piece_values(raw, len, nc, d->nm, &sink) < 0)
-				rc = fth_error_prefix("%s: thread %u: piece %u", parts[pr.part], t, b);
+				rc = fth_error_prefix("%s: thread %u: piece %u", parts[part_of[t]], t, b);
 		}
-		parts_skip(&pr);
-		t++;
-		if (rc < 0)
-			break;
 	}
-	parts_close(&pr);
+	for (uint32_t p = 0; p < nparts; p++)
+		if (fd[p] >= 0)
+			close(fd[p]);
+	free(fd);
+	free(off);
+	free(part_of);
 	piece_codec_release(&pc);
 	buf_release(&bytes);
-	(void)db;
 	return rc < 0 ? -1 : 0;
 }
 

@@ -324,6 +324,9 @@ static int share_tree(struct run *run)
 		m->program = xstrdup(t ? t->program : "");
 		merge_finish_db(m, &run->db);
 		run->nvalued = unifier_nmetrics(m->u);
+		/* the database has all of it now */
+		unifier_free(m->u);
+		m->u = NULL;
 	} else {
 		run->global = unifier_new(m->ss, &run->scratch);
 		unifier_no_stats(run->global);
@@ -494,7 +497,8 @@ static int owner_stats(struct run *run, struct stats *s)
 	return rc;
 }
 
-/* Rank 0: every owner's statistics into the database's summary (in the tree's numbering). */
+/* Rank 0: every owner's statistics into the database's summary (in the tree's numbering):
+ * first how many entries each context has, then each owner's entries in their places. */
 static void gather_stats(struct run *run, struct stats *mine)
 {
 	const struct dbfile_index *d = &run->d;
@@ -504,6 +508,7 @@ static void gather_stats(struct run *run, struct stats *mine)
 		uint32_t first = b0 * d->block;
 		uint32_t end = b1 > b0 ? dbfile_block_end((b1 - 1) * d->block, d->block, d->n) : first;
 		send_bytes(mine->count, (size_t)(end - first) * sizeof(*mine->count), 0, TAG_STATS);
+		MPI_Barrier(MPI_COMM_WORLD);
 		send_bytes(mine->metric, mine->n * sizeof(*mine->metric), 0, TAG_STATS);
 		send_bytes(mine->incl, mine->n * sizeof(*mine->incl), 0, TAG_STATS);
 		send_bytes(mine->excl, mine->n * sizeof(*mine->excl), 0, TAG_STATS);
@@ -511,21 +516,45 @@ static void gather_stats(struct run *run, struct stats *mine)
 	}
 	struct dbfile *db = &run->db;
 	uint32_t n = db->ncontexts;
-	/* the entries in the database's order, as the owners give them */
-	uint32_t *count = xcalloc(n ? n : 1, sizeof(*count));
-	struct stats all = { 0 };
-	uint64_t aentries = 0;
+	uint32_t *count = xcalloc(n ? n : 1, sizeof(*count)); /* the database's numbering */
 	struct buf b;
 	buf_init(&b);
 	for (int r = 0; r < run->w.size; r++) {
 		uint32_t b0, b1;
 		owned_blocks(d, r, run->w.size, &b0, &b1);
 		uint32_t first = b0 * d->block;
+		uint32_t end = b1 > b0 ? dbfile_block_end((b1 - 1) * d->block, d->block, d->n) : first;
+		const uint32_t *got = mine->count;
+		if (r != 0) {
+			recv_bytes(&b, r, TAG_STATS);
+			got = (const uint32_t *)(const void *)b.data;
+		}
+		memcpy(count + first, got, (size_t)(end - first) * sizeof(*count));
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	free(db->sum_start);
+	free(db->sum_metric);
+	free(db->sum_incl);
+	free(db->sum_excl);
+	uint64_t total = 0;
+	db->sum_start = xcalloc((size_t)n + 1, sizeof(*db->sum_start));
+	for (uint32_t c = 0; c < n; c++) { /* the tree's numbering */
+		db->sum_start[c] = (uint32_t)total;
+		total += count[d->newid[c]];
+	}
+	db->sum_start[n] = (uint32_t)total;
+	db->nsum = total;
+	db->sum_metric = xcalloc(total ? total : 1, sizeof(*db->sum_metric));
+	db->sum_incl = xcalloc(total ? total : 1, sizeof(*db->sum_incl));
+	db->sum_excl = xcalloc(total ? total : 1, sizeof(*db->sum_excl));
+	for (int r = 0; r < run->w.size; r++) {
+		uint32_t b0, b1;
+		owned_blocks(d, r, run->w.size, &b0, &b1);
+		uint32_t first = b0 * d->block;
+		uint32_t end = b1 > b0 ? dbfile_block_end((b1 - 1) * d->block, d->block, d->n) : first;
 		struct stats got = { 0 };
 		const struct stats *s = mine;
 		if (r != 0) {
-			recv_bytes(&b, r, TAG_STATS);
-			got.count = (uint32_t *)(void *)buf_detach(&b, NULL);
 			recv_bytes(&b, r, TAG_STATS);
 			got.n = b.len / sizeof(*got.metric);
 			got.metric = (uint16_t *)(void *)buf_detach(&b, NULL);
@@ -535,51 +564,21 @@ static void gather_stats(struct run *run, struct stats *mine)
 			got.excl = (struct dbfile_stat *)(void *)buf_detach(&b, NULL);
 			s = &got;
 		}
-		uint32_t end = b1 > b0 ? dbfile_block_end((b1 - 1) * d->block, d->block, d->n) : first;
-		for (uint32_t c = first; c < end; c++)
-			count[c] = s->count[c - first];
-		if (all.n + s->n > aentries) {
-			aentries = FTH_MAX(aentries * 2, all.n + s->n);
-			all.metric = xreallocarray(all.metric, aentries, sizeof(*all.metric));
-			all.incl = xreallocarray(all.incl, aentries, sizeof(*all.incl));
-			all.excl = xreallocarray(all.excl, aentries, sizeof(*all.excl));
+		uint64_t e = 0;
+		for (uint32_t c = first; c < end; c++) {
+			uint32_t at = db->sum_start[d->order[c]];
+			for (uint32_t k = 0; k < count[c] && e < s->n; k++, e++) {
+				db->sum_metric[at + k] = s->metric[e];
+				db->sum_incl[at + k] = s->incl[e];
+				db->sum_excl[at + k] = s->excl[e];
+			}
 		}
-		memcpy(all.metric + all.n, s->metric, s->n * sizeof(*s->metric));
-		memcpy(all.incl + all.n, s->incl, s->n * sizeof(*s->incl));
-		memcpy(all.excl + all.n, s->excl, s->n * sizeof(*s->excl));
-		all.n += s->n;
 		stats_release(&got);
+		if (r == 0)
+			stats_release(mine);
 	}
 	buf_release(&b);
-	/* Where each context's entries start, in the database's order and in the tree's. */
-	uint64_t *at = xcalloc((size_t)n + 1, sizeof(*at));
-	for (uint32_t c = 0; c < n; c++)
-		at[c + 1] = at[c] + count[c];
-	free(db->sum_start);
-	free(db->sum_metric);
-	free(db->sum_incl);
-	free(db->sum_excl);
-	db->nsum = all.n;
-	db->sum_start = xcalloc((size_t)n + 1, sizeof(*db->sum_start));
-	db->sum_metric = xcalloc(all.n ? all.n : 1, sizeof(*db->sum_metric));
-	db->sum_incl = xcalloc(all.n ? all.n : 1, sizeof(*db->sum_incl));
-	db->sum_excl = xcalloc(all.n ? all.n : 1, sizeof(*db->sum_excl));
-	uint64_t j = 0;
-	for (uint32_t c = 0; c < n; c++) { /* the tree's numbering */
-		uint32_t x = d->newid[c];
-		db->sum_start[c] = (uint32_t)j;
-		for (uint64_t e = at[x]; e < at[x + 1]; e++, j++) {
-			db->sum_metric[j] = all.metric[e];
-			db->sum_incl[j] = all.incl[e];
-			db->sum_excl[j] = all.excl[e];
-		}
-	}
-	db->sum_start[n] = (uint32_t)j;
-	free(at);
 	free(count);
-	free(all.metric);
-	free(all.incl);
-	free(all.excl);
 }
 
 struct trace_copy {

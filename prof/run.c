@@ -769,7 +769,7 @@ void merge_write(struct merge *m, struct dbfile *db, int (*write)(struct merge *
 		esc_printf(stderr, "prof: interrupted by signal %d; no database was written\n",
 			   (int)prof_interrupted);
 		m->status = 1;
-	} else if (m->status == 0 && unifier_nthreads(m->u) == 0) {
+	} else if (m->status == 0 && (db->contexts ? db->nthreads : unifier_nthreads(m->u)) == 0) {
 		esc_printf(stderr, "prof: no measurement file could be read; no database was "
 				   "written\n");
 		m->status = 1;
