@@ -673,7 +673,7 @@ static int write_from_parts(struct merge *m, struct dbfile *db)
 					 m->o->thread_values ? parts : NULL,
 					 (uint32_t)run->w.size);
 	if (rc < 0)
-		esc_printf(stderr, "prof: %s\n", fth_errmsg());
+		esc_printf(stderr, "%s: %s\n", fth_progname, fth_errmsg());
 	for (int r = 0; r < run->w.size; r++)
 		free(parts[r]);
 	free(parts);
@@ -750,6 +750,7 @@ int main(int argc, char **argv)
 	m->o = &o;
 	m->out.tmp_fd = -1;
 	m->always_spool = true;
+	m->own_stats = true;
 	/* The spool is read back once, at once: compressing it costs more than its bytes. */
 	m->spool_level = 0;
 	size_t afiles = 0;
@@ -774,8 +775,8 @@ int main(int argc, char **argv)
 	if (make_output(&run, argc, argv) < 0) {
 		if (run.w.rank == 0) {
 			if (!m->nfiles_all)
-				esc_printf(stderr, "prof: no measurement file could be read; no "
-						   "database was written\n");
+				esc_printf(stderr, "%s: no measurement file could be read; no "
+						   "database was written\n", fth_progname);
 			m->status = 1;
 			prof_report(m, &run.db, &ts0);
 		}
@@ -818,8 +819,8 @@ int main(int argc, char **argv)
 	MPI_Bcast(&total, 1, MPI_UINT32_T, 0, MPI_COMM_WORLD);
 	if (total == 0) {
 		if (run.w.rank == 0)
-			esc_printf(stderr, "prof: no measurement file could be read; no database was "
-					   "written\n");
+			esc_printf(stderr, "%s: no measurement file could be read; no database was "
+					   "written\n", fth_progname);
 		goto fail;
 	}
 	if (any_failed(share_tree(&run) < 0))

@@ -361,7 +361,7 @@ int prof_parse_options(int argc, char **argv, struct options *o, void (*usage)(F
 			errno = 0;
 			v = strtol(optarg, &end, 10);
 			if (errno || *end || v < 1 || v > 1024) {
-				esc_printf(stderr, "prof: -j: '%s' is not a number of threads (1-1024)\n",
+				esc_printf(stderr, "%s: -j: '%s' is not a number of threads (1-1024)\n", fth_progname,
 					optarg);
 				return 2;
 			}
@@ -381,8 +381,8 @@ int prof_parse_options(int argc, char **argv, struct options *o, void (*usage)(F
 			} else if (strcmp(optarg, "summary") == 0) {
 				o->thread_values = false;
 			} else {
-				esc_printf(stderr, "prof: --metric-db: '%s' is neither 'threads' nor "
-						"'summary'\n",
+				esc_printf(stderr, "%s: --metric-db: '%s' is neither 'threads' nor "
+						"'summary'\n", fth_progname,
 					optarg);
 				return 2;
 			}
@@ -390,14 +390,14 @@ int prof_parse_options(int argc, char **argv, struct options *o, void (*usage)(F
 		case OPT_LEVEL:
 			v = strtol(optarg, &end, 10);
 			if (*end || v < 0 || v > 19) {
-				esc_printf(stderr, "prof: --compression: '%s' is not a level 0-19\n",
+				esc_printf(stderr, "%s: --compression: '%s' is not a level 0-19\n", fth_progname,
 					optarg);
 				return 2;
 			}
 			o->level = o->thread_level = (int)v;
 			break;
 		case 'h': usage(stdout); return 0;
-		case OPT_VERSION: printf("prof (fathom) %s\n", PACKAGE_VERSION); return 0;
+		case OPT_VERSION: printf("%s (fathom) %s\n", fth_progname, PACKAGE_VERSION); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -499,21 +499,21 @@ int prof_output_create(struct output *out, bool force)
 {
 	int old;
 	if (open_old_database(out->final, &old, &out->tmp_st) < 0) {
-		esc_printf(stderr, "prof: %s\n", fth_errmsg());
+		esc_printf(stderr, "%s: %s\n", fth_progname, fth_errmsg());
 		return -1;
 	}
 	if (old >= 0)
 		close(old);
 	if (old >= 0 && !force) {
-		esc_printf(stderr, "prof: %s: a database is there already; prof replaces one only "
-				   "with --force (or give -o another name)\n", out->final);
+		esc_printf(stderr, "%s: %s: a database is there already; prof replaces one only "
+				   "with --force (or give -o another name)\n", fth_progname, out->final);
 		return -1;
 	}
 	size_t n = strlen(out->final) + 32;
 	out->tmp = xmalloc(n);
 	snprintf(out->tmp, n, "%s.tmp-%ld", out->final, (long)getpid());
 	if (mkdir(out->tmp, 0755) < 0) {
-		esc_printf(stderr, "prof: %s: cannot create: %s\n", out->tmp, strerror(errno));
+		esc_printf(stderr, "%s: %s: cannot create: %s\n", fth_progname, out->tmp, strerror(errno));
 		FREE_AND_NULL(out->tmp);
 		return -1;
 	}
@@ -522,7 +522,7 @@ int prof_output_create(struct output *out, bool force)
 	    dir_check_private(&out->tmp_st, out->tmp) < 0) {
 		if (out->tmp_fd < 0)
 			fth_error_errno(errno, "%s", out->tmp);
-		esc_printf(stderr, "prof: %s\n", fth_errmsg());
+		esc_printf(stderr, "%s: %s\n", fth_progname, fth_errmsg());
 		if (out->tmp_fd >= 0)
 			close(out->tmp_fd);
 		out->tmp_fd = -1;
@@ -540,13 +540,13 @@ static void report_missing_loops(const struct dbfile *db)
 		    !(db->modules[i].flags & DBFILE_MODULE_LOOPS) &&
 		    dbfile_str(db, db->modules[i].path)[0] != '[') {
 			if (!missing++)
-				esc_printf(stderr, "prof: no structure file with loops for:\n");
-			esc_printf(stderr, "prof:   %s\n", dbfile_str(db, db->modules[i].path));
+				esc_printf(stderr, "%s: no structure file with loops for:\n", fth_progname);
+			esc_printf(stderr, "%s:   %s\n", fth_progname, dbfile_str(db, db->modules[i].path));
 		}
 	if (missing)
-		esc_printf(stderr, "prof: their functions and lines come from the binaries (ELF "
+		esc_printf(stderr, "%s: their functions and lines come from the binaries (ELF "
 				   "symbols, DWARF): loops are missing there (run 'struct "
-				   "MEASUREMENTS_DIR' first)\n");
+				   "MEASUREMENTS_DIR' first)\n", fth_progname);
 }
 
 static int cmp_i32(const void *a, const void *b)
@@ -575,17 +575,17 @@ static bool report_skipped(const struct prof_problems *probs)
 {
 	if (!probs->n)
 		return false;
-	esc_printf(stderr, "prof: skipped %zu input%s:\n", probs->n, probs->n == 1 ? "" : "s");
+	esc_printf(stderr, "%s: skipped %zu input%s:\n", fth_progname, probs->n, probs->n == 1 ? "" : "s");
 	size_t unfinished = 0;
 	for (size_t i = 0; i < probs->n; i++) {
-		esc_printf(stderr, "prof:   %s\n", probs->msgs[i]);
+		esc_printf(stderr, "%s:   %s\n", fth_progname, probs->msgs[i]);
 		unfinished += strstr(probs->msgs[i], "truncated or unfinished") ||
 			      strstr(probs->msgs[i], "not yet written");
 	}
 	if (unfinished)
-		esc_printf(stderr, "prof: %zu of them look%s unfinished: the run may still be going "
+		esc_printf(stderr, "%s: %zu of them look%s unfinished: the run may still be going "
 				   "on (run prof once it has ended), or a process was killed while "
-				   "writing\n", unfinished, unfinished == 1 ? "s" : "");
+				   "writing\n", fth_progname, unfinished, unfinished == 1 ? "s" : "");
 	return true;
 }
 
@@ -610,7 +610,7 @@ int merge_open_spool(struct merge *m, const char *dir)
 	if (dbfile_threads_open(&m->tw, dir, (uint32_t)m->nfiles,
 				dbfile_thread_group((uint32_t)m->nfiles),
 				m->spool_level >= 0 ? m->spool_level : o->thread_level) < 0) {
-		esc_printf(stderr, "prof: %s\n", fth_errmsg());
+		esc_printf(stderr, "%s: %s\n", fth_progname, fth_errmsg());
 		return -1;
 	}
 	m->tw_open = true;
@@ -643,13 +643,13 @@ static int merge_trace(struct merge *m)
 		return 0;
 	if (!m->traces_open) {
 		if (dbtrace_spool_open(&m->traces, m->spool_dir) < 0) {
-			esc_printf(stderr, "prof: %s\n", fth_errmsg());
+			esc_printf(stderr, "%s: %s\n", fth_progname, fth_errmsg());
 			return -1;
 		}
 		m->traces_open = true;
 	}
 	if (dbtrace_spool_add(&m->traces, unifier_nthreads(m->u) - 1, rec, n) < 0) {
-		esc_printf(stderr, "prof: %s\n", fth_errmsg());
+		esc_printf(stderr, "%s: %s\n", fth_progname, fth_errmsg());
 		return -1;
 	}
 	return 0;
@@ -660,7 +660,7 @@ static int merge_file(struct merge *m, size_t i, struct slot *s, const char *fir
 {
 	if (s->state == SLOT_FAILED) {
 		problem_add(&m->probs, s->err);
-		esc_printf(stderr, "prof: skipped: %s\n", s->err);
+		esc_printf(stderr, "%s: skipped: %s\n", fth_progname, s->err);
 		return 0;
 	}
 	if (!m->program && merge_open_output(m, s, first_arg) < 0) {
@@ -676,7 +676,7 @@ static int merge_file(struct merge *m, size_t i, struct slot *s, const char *fir
 	} else if (m->writer_started) {
 		writer_post(&m->wr);
 	} else if (m->tw_open && dbfile_threads_add(&m->tw, &m->vals) < 0) {
-		esc_printf(stderr, "prof: %s\n", fth_errmsg());
+		esc_printf(stderr, "%s: %s\n", fth_progname, fth_errmsg());
 		rc = -1;
 	}
 	mfile_release(&s->m);
@@ -706,7 +706,7 @@ void merge_inputs(struct merge *m, const char *first_arg)
 	pipeline_stop(p, m->workers, m->nworkers);
 	if (m->writer_started) {
 		if (writer_drain(&m->wr) < 0) {
-			esc_printf(stderr, "prof: %s\n", fth_errmsg());
+			esc_printf(stderr, "%s: %s\n", fth_progname, fth_errmsg());
 			m->status = 1;
 		}
 		pthread_mutex_lock(&m->wr.lock);
@@ -723,14 +723,14 @@ int merge_close_spools(struct merge *m)
 	if (m->tw_open) {
 		m->tw_open = false;
 		if (dbfile_threads_finish(&m->tw) < 0) {
-			esc_printf(stderr, "prof: %s\n", fth_errmsg());
+			esc_printf(stderr, "%s: %s\n", fth_progname, fth_errmsg());
 			rc = -1;
 		}
 	}
 	if (m->traces_open) {
 		m->traces_open = false;
 		if (dbtrace_spool_finish(&m->traces) < 0) {
-			esc_printf(stderr, "prof: %s\n", fth_errmsg());
+			esc_printf(stderr, "%s: %s\n", fth_progname, fth_errmsg());
 			rc = -1;
 		}
 	}
@@ -757,7 +757,7 @@ static int write_database(struct merge *m, struct dbfile *db)
 	if (merge_close_spools(m) < 0)
 		return -1;
 	if (dbfile_write_summary(m->out.tmp, db, m->o->level) < 0) {
-		esc_printf(stderr, "prof: %s\n", fth_errmsg());
+		esc_printf(stderr, "%s: %s\n", fth_progname, fth_errmsg());
 		return -1;
 	}
 	return 0;
@@ -766,12 +766,12 @@ static int write_database(struct merge *m, struct dbfile *db)
 void merge_write(struct merge *m, struct dbfile *db, int (*write)(struct merge *m, struct dbfile *db))
 {
 	if (prof_interrupted) {
-		esc_printf(stderr, "prof: interrupted by signal %d; no database was written\n",
+		esc_printf(stderr, "%s: interrupted by signal %d; no database was written\n", fth_progname,
 			   (int)prof_interrupted);
 		m->status = 1;
 	} else if (m->status == 0 && (db->contexts ? db->nthreads : unifier_nthreads(m->u)) == 0) {
-		esc_printf(stderr, "prof: no measurement file could be read; no database was "
-				   "written\n");
+		esc_printf(stderr, "%s: no measurement file could be read; no database was "
+				   "written\n", fth_progname);
 		m->status = 1;
 	} else if (m->status == 0) {
 		if (!db->contexts)
@@ -780,12 +780,12 @@ void merge_write(struct merge *m, struct dbfile *db, int (*write)(struct merge *
 			m->status = 1;
 		if (m->status == 0 && prof_interrupted) {
 			/* Stopped while writing: the temporary directory goes, nothing is published. */
-			esc_printf(stderr, "prof: interrupted by signal %d; no database was written\n",
+			esc_printf(stderr, "%s: interrupted by signal %d; no database was written\n", fth_progname,
 				   (int)prof_interrupted);
 			m->status = 1;
 		}
 		if (m->status == 0 && prof_publish(m->out.tmp, m->out.final) < 0) {
-			esc_printf(stderr, "prof: %s\n", fth_errmsg());
+			esc_printf(stderr, "%s: %s\n", fth_progname, fth_errmsg());
 			m->status = 1;
 		}
 	}
@@ -810,8 +810,8 @@ void prof_print_stats(const struct merge *m, const struct timespec *t0)
 	double wall = (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 	int n = m->nworkers;
 	fprintf(stderr,
-		"prof: stats: wall %.2f s; cpu: merge (main thread) %.2f s, reading %.2f s in %d "
-		"thread%s, writing per-thread values %.2f s%s; peak memory %ld MB\n",
+		"%s: stats: wall %.2f s; cpu: merge (main thread) %.2f s, reading %.2f s in %d "
+		"thread%s, writing per-thread values %.2f s%s; peak memory %ld MB\n", fth_progname,
 		wall, prof_thread_cpu(), n ? m->p.read_cpu : 0, n, n == 1 ? "" : "s", m->wr.cpu,
 		n ? "" : " (-j1: reading and writing in the main thread)", ru.ru_maxrss / 1024);
 }
@@ -843,18 +843,18 @@ void merge_release(struct merge *m)
 int prof_report(struct merge *m, struct dbfile *db, const struct timespec *t0)
 {
 	for (size_t i = 0; i < m->probs.nnotes; i++)
-		esc_printf(stderr, "prof: note: %s\n", m->probs.notes[i]);
+		esc_printf(stderr, "%s: note: %s\n", fth_progname, m->probs.notes[i]);
 	if (m->status == 0) {
 		report_missing_loops(db);
 		char ranks[48] = "";
 		uint32_t nranks = count_ranks(db);
 		if (nranks)
 			snprintf(ranks, sizeof(ranks), " (%u MPI rank%s)", nranks, nranks == 1 ? "" : "s");
-		esc_printf(stdout, "prof: wrote %s: %u threads%s, %u contexts, %u metrics, %u "
-				   "functions\n", m->out.final, db->nthreads, ranks, db->ncontexts,
+		esc_printf(stdout, "%s: wrote %s: %u threads%s, %u contexts, %u metrics, %u "
+				   "functions\n", fth_progname, m->out.final, db->nthreads, ranks, db->ncontexts,
 			   db->nmetrics, db->nfunctions);
 	}
-	if (m->o->stats)
+	if (m->o->stats && !m->own_stats)
 		prof_print_stats(m, t0);
 	if (report_skipped(&m->probs))
 		m->status = 1;

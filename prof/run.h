@@ -97,6 +97,7 @@ struct merge {
 	const char *spool_dir; /* where the spools go: OUT's TMP, or the rank's directory */
 	bool always_spool;     /* the per-thread values even with --metric-db=summary */
 	int spool_level;       /* the spool's zstd level; -1: the per-thread values' */
+	bool own_stats;	       /* --stats is the caller's to print (prof-mpi's ranks) */
 	char *program; /* the first readable file's */
 	int status;
 };
