@@ -18,6 +18,7 @@ EXTRA_DIST += \
 	bench/sync-bench.sh \
 	bench/struct-bench.sh \
 	bench/run-prof-bench.sh \
+	bench/run-prof-mpi-bench.sh \
 	bench/prof-vs-perf.sh \
 	bench/workloads-lib.sh \
 	bench/workloads/common.h \
@@ -38,7 +39,8 @@ PHONY += \
 	bench-prof-perf \
 	bench-view \
 	bench-trace \
-	bench-prof-trace
+	bench-prof-trace \
+	bench-prof-mpi
 
 # The clocks and the median of the C benchmarks.
 BENCH_STATS = \
@@ -96,3 +98,7 @@ bench-trace: bench/trace-bench$(EXEEXT)
 # make bench-prof-trace: prof with and without the traces of a traced synthetic measurement.
 bench-prof-trace: bench/prof-bench$(EXEEXT) prof/prof$(EXEEXT)
 	$(SHELL) $(top_srcdir)/bench/run-prof-bench.sh $(abs_top_builddir) 200 20000 30000
+
+# make bench-prof-mpi: prof-mpi with 1-4 ranks against prof -j1 on make bench-prof's measurement.
+bench-prof-mpi: bench/prof-bench$(EXEEXT) prof/prof$(EXEEXT)
+	$(SHELL) $(top_srcdir)/bench/run-prof-mpi-bench.sh $(abs_top_builddir)

@@ -4,6 +4,7 @@ dist_man_MANS += \
 	doc/measure.1 \
 	doc/struct.1 \
 	doc/prof.1 \
+	doc/prof-mpi.1 \
 	doc/view.1 \
 	doc/fathom-dump.1
 EXTRA_DIST += \

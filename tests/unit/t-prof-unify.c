@@ -621,6 +621,154 @@ static void test_tma_formulas(struct structs *ss)
 	free(dir);
 }
 
+/* Whether databases A and B (unifier_finish, before writing) have the same tables and tree. */
+static bool same_tree(const struct dbfile *a, const struct dbfile *b)
+{
+	if (a->ncontexts != b->ncontexts || a->nfunctions != b->nfunctions ||
+	    a->nstrings != b->nstrings || a->nmetrics != b->nmetrics || a->nmodules != b->nmodules ||
+	    a->nthreads != b->nthreads || a->flags != b->flags)
+		return false;
+	for (uint32_t i = 0; i < a->ncontexts; i++) {
+		const struct dbfile_context *x = &a->contexts[i], *y = &b->contexts[i];
+		if (x->parent != y->parent || x->kind != y->kind || x->function != y->function ||
+		    x->file != y->file || x->line != y->line || x->module != y->module ||
+		    x->addr != y->addr)
+			return false;
+	}
+	for (uint32_t i = 0; i < a->nfunctions; i++)
+		if (memcmp(&a->functions[i], &b->functions[i], sizeof(a->functions[i])))
+			return false;
+	for (uint32_t i = 0; i < a->nstrings; i++)
+		if (strcmp(a->strings[i], b->strings[i]))
+			return false;
+	for (uint32_t i = 0; i < a->nmodules; i++)
+		if (a->modules[i].path != b->modules[i].path || a->modules[i].flags != b->modules[i].flags)
+			return false;
+	for (uint32_t i = 0; i < a->nmetrics; i++) {
+		const struct dbfile_metric *x = &a->metrics[i], *y = &b->metrics[i];
+		if (strcmp(x->name, y->name) || strcmp(x->formula, y->formula) ||
+		    x->parent != y->parent || x->kind != y->kind || x->flags != y->flags ||
+		    x->samples != y->samples || x->nthreads != y->nthreads ||
+		    x->time_enabled != y->time_enabled || x->time_running != y->time_running)
+			return false;
+	}
+	for (uint32_t i = 0; i < a->nthreads; i++)
+		if (strcmp(a->threads[i].file, b->threads[i].file) ||
+		    a->threads[i].tid != b->threads[i].tid)
+			return false;
+	return true;
+}
+
+static struct unifier *unifier_of(struct structs *ss, struct prof_problems *p, struct mfile *t,
+				  int from, int to)
+{
+	struct unifier *u = unifier_new(ss, p);
+	unifier_no_stats(u);
+	for (int i = from; i < to; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "t%d.fthm", i);
+		if (unifier_add(u, &t[i], name, NULL) < 0)
+			diag("%s", fth_errmsg());
+	}
+	return u;
+}
+
+/* prof-mpi's reduction: trees packed and merged in order are the tree of all the threads. */
+static void test_pack_merge(struct structs *ss)
+{
+	struct mfile t[4];
+	split_thread(&t[0], 1, 100);
+	split_thread(&t[1], 3, 101);
+	two_threads(t + 2);
+	struct mfile *b = &t[3]; /* with slots and a TMA node, as in test_tma_formulas */
+	b->metrics = xreallocarray(b->metrics, 3, sizeof(*b->metrics));
+	b->metrics[1] = b->metrics[0];
+	b->metrics[0] = (struct mfile_metric){ .name = xstrdup("slots"), .description = xstrdup(""),
+					       .parent = -1, .threshold = NAN,
+					       .formula = xstrdup("") };
+	b->metrics[2] = (struct mfile_metric){ .name = xstrdup("Retiring"),
+					       .description = xstrdup("TMA level 1"),
+					       .flags = MFILE_METRIC_TMA, .parent = 0,
+					       .threshold = 0.7, .formula = xstrdup("$0/$1") };
+	b->nmetrics = 3;
+	struct prof_problems p = { 0 };
+	struct unifier *all = unifier_of(ss, &p, t, 0, 4);
+	struct unifier *first = unifier_of(ss, &p, t, 0, 1), *rest = unifier_of(ss, &p, t, 1, 4);
+	struct unifier *second = unifier_of(ss, &p, t, 1, 2), *last = unifier_of(ss, &p, t, 2, 4);
+	struct buf pk = BUF_INIT, pl = BUF_INIT;
+	struct unifier_map map, map2;
+	unifier_pack(last, &pl);
+	ok(unifier_merge(second, pl.data, pl.len, &map) == 0, "a tree merges after another");
+	unifier_map_release(&map);
+	unifier_pack(second, &pk);
+	ok(unifier_merge(first, pk.data, pk.len, &map) == 0, "and the merged tree after a third");
+	struct dbfile want, got;
+	unifier_finish(all, &want, MODPATH);
+	unifier_finish(first, &got, MODPATH);
+	ok(same_tree(&want, &got), "merged in rank order: the tree, tables and threads of all");
+	ok(!strcmp(got.metrics[2].formula, want.metrics[2].formula) &&
+		   !strcmp(got.metrics[2].formula, "$1/$0"),
+	   "a TMA formula relocated to the database's metrics (%s)", got.metrics[2].formula);
+	/* The map: the sender's contexts and metrics where the merged tree has them. */
+	unifier_map_release(&map);
+	struct buf pr = BUF_INIT;
+	unifier_pack(rest, &pr);
+	ok(unifier_merge(all, pr.data, pr.len, &map2) == 0, "a share merges into the whole tree");
+	struct dbfile again;
+	unifier_finish(rest, &again, MODPATH);
+	bool mapped = map2.nctx == again.ncontexts && map2.ctx[0] == 0;
+	for (uint32_t c = 1; mapped && c < map2.nctx; c++) {
+		const struct dbfile_context *x = &again.contexts[c], *y = &want.contexts[map2.ctx[c]];
+		mapped = x->kind == y->kind && x->line == y->line &&
+			 map2.ctx[x->parent] == y->parent;
+	}
+	ok(mapped, "nothing new, and every context maps to the same context of the whole");
+	unifier_map_release(&map2);
+	dbfile_close(&again);
+	/* Cut short or damaged: an error, never a crash or a tree half merged in silence. */
+	bool refused = true;
+	for (size_t n = 0; n < pk.len; n += 1 + pk.len / 200) {
+		struct unifier *u = unifier_new(ss, &p);
+		unifier_no_stats(u);
+		refused &= unifier_merge(u, pk.data, n, &map) < 0;
+		unifier_map_release(&map);
+		unifier_free(u);
+	}
+	ok(refused, "every truncation of a packed tree is refused");
+	uint32_t seed = 7;
+	for (int k = 0; k < 300; k++) {
+		struct buf bad = BUF_INIT;
+		buf_add(&bad, pk.data, pk.len);
+		seed = seed * 1103515245 + 12345;
+		bad.data[(seed >> 8) % bad.len] ^= (uint8_t)(1u << (seed % 8));
+		struct unifier *u = unifier_new(ss, &p);
+		unifier_no_stats(u);
+		unifier_merge(u, bad.data, bad.len, &map);
+		unifier_map_release(&map);
+		unifier_free(u);
+		buf_release(&bad);
+	}
+	ok(true, "300 packed trees with a bit flipped merge or are refused, without a crash");
+	dbfile_close(&want);
+	dbfile_close(&got);
+	buf_release(&pk);
+	buf_release(&pl);
+	buf_release(&pr);
+	unifier_free(all);
+	unifier_free(first);
+	unifier_free(rest);
+	unifier_free(second);
+	unifier_free(last);
+	for (int i = 0; i < 4; i++)
+		mfile_release(&t[i]);
+	for (size_t i = 0; i < p.n; i++)
+		free(p.msgs[i]);
+	free(p.msgs);
+	for (size_t i = 0; i < p.nnotes; i++)
+		free(p.notes[i]);
+	free(p.notes);
+}
+
 int main(void)
 {
 	char path[4096];
@@ -634,6 +782,7 @@ int main(void)
 	test_no_structure();
 	test_multiplexing(ss);
 	test_tma_formulas(ss);
+	test_pack_merge(ss);
 	structs_free(ss);
 	return done_testing();
 }
