@@ -78,6 +78,11 @@ int dbfile_end(int *fd, const char *path, int rc, bool sync);
 /* End a spool written (RC 0) or not (-1) as dbfile_end does, unsynced; then free its *PATH
  * and its writer's workspace *WS, both NULL after. */
 int dbfile_end_spool(int *fd, char **path, void **ws, int rc);
+/* Open the spool DIR/SPOOL (a container with MAGIC, KIND in messages) into R: 1, 0 when there
+ * is none, or -1 with a message. */
+struct cf_reader;
+int dbfile_open_spool(const char *dir, const char *spool, const char magic[8], const char *kind,
+		      struct cf_reader *r);
 /*
  * When the spool DIR/SPOOL (a container with MAGIC, KIND in messages) exists: write DIR/NAME,
  * a container of stored chunks, by CONVERT(spool, writer, ARG), then remove the spool.  0 (also

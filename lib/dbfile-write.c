@@ -70,21 +70,29 @@ int dbfile_end_spool(int *fd, char **path, void **ws, int rc)
 	return rc;
 }
 
+int dbfile_open_spool(const char *dir, const char *spool, const char magic[8], const char *kind,
+		      struct cf_reader *r)
+{
+	char *path = xpath_join(dir, spool);
+	if (access(path, F_OK) < 0) {
+		free(path);
+		return 0;
+	}
+	int rc = cf_open(r, path, magic, kind, DBFILE_MAJOR);
+	free(path);
+	return rc < 0 ? -1 : 1;
+}
+
 int dbfile_convert_spool(const char *dir, const char *spool, const char magic[8], const char *kind,
 			 const char *name,
 			 int (*convert)(struct cf_reader *r, struct cf_writer *w, void *arg),
 			 void *arg)
 {
-	char *from = xpath_join(dir, spool);
-	if (access(from, F_OK) < 0) {
-		free(from);
-		return 0;
-	}
 	struct cf_reader r;
-	if (cf_open(&r, from, magic, kind, DBFILE_MAJOR) < 0) {
-		free(from);
-		return -1;
-	}
+	int opened = dbfile_open_spool(dir, spool, magic, kind, &r);
+	if (opened <= 0)
+		return opened;
+	char *from = xstrdup(r.path);
 	char *path;
 	int fd, rc = -1;
 	if (dbfile_create(dir, name, &path, &fd) == 0) {

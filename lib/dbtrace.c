@@ -445,16 +445,11 @@ int dbtrace_spool_each(const char *dir, uint32_t ncontexts, uint32_t nthreads,
 				   uint64_t n),
 		       void *arg)
 {
-	char *path = xpath_join(dir, DBTRACE_SPOOL);
-	if (access(path, F_OK) < 0) {
-		free(path);
-		return 0;
-	}
 	struct cf_reader r;
-	int rc = cf_open(&r, path, SPOOL_MAGIC, "trace spool", DBFILE_MAJOR);
-	free(path);
-	if (rc < 0)
-		return -1;
+	int rc = dbfile_open_spool(dir, DBTRACE_SPOOL, SPOOL_MAGIC, "trace spool", &r);
+	if (rc <= 0)
+		return rc;
+	rc = 0;
 	struct converting cv;
 	memset(&cv, 0, sizeof(cv));
 	for (unsigned k = 0; rc == 0; k++) {

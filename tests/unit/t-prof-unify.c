@@ -588,13 +588,9 @@ static void test_multiplexing(struct structs *ss)
 	free(dir);
 }
 
-static void test_tma_formulas(struct structs *ss)
+/* B's metrics become slots, its cpu-clock, and the TMA node Retiring = $0 / $1 (its file's). */
+static void add_tma_node(struct mfile *b)
 {
-	char *dir = tap_mkdir("tma");
-	struct mfile t[2];
-	two_threads(t);
-	/* Thread 1: metrics slots, cpu-clock, and the TMA node Retiring = $0 / $1 (its file). */
-	struct mfile *b = &t[1];
 	b->metrics = xreallocarray(b->metrics, 3, sizeof(*b->metrics));
 	b->metrics[1] = b->metrics[0];
 	b->metrics[0] = (struct mfile_metric){ .name = xstrdup("slots"), .description = xstrdup(""),
@@ -605,6 +601,16 @@ static void test_tma_formulas(struct structs *ss)
 					       .flags = MFILE_METRIC_TMA, .parent = 0,
 					       .threshold = 0.7, .formula = xstrdup("$0/$1") };
 	b->nmetrics = 3;
+}
+
+static void test_tma_formulas(struct structs *ss)
+{
+	char *dir = tap_mkdir("tma");
+	struct mfile t[2];
+	two_threads(t);
+	/* Thread 1: metrics slots, cpu-clock, and the TMA node Retiring = $0 / $1 (its file). */
+	struct mfile *b = &t[1];
+	add_tma_node(b);
 	struct dbfile db;
 	build(dir, t, 2, ss, &db);
 	ok(db.nmetrics == 4 && !strcmp(db.metrics[1].name, "slots") &&
@@ -681,16 +687,7 @@ static void test_pack_merge(struct structs *ss)
 	split_thread(&t[1], 3, 101);
 	two_threads(t + 2);
 	struct mfile *b = &t[3]; /* with slots and a TMA node, as in test_tma_formulas */
-	b->metrics = xreallocarray(b->metrics, 3, sizeof(*b->metrics));
-	b->metrics[1] = b->metrics[0];
-	b->metrics[0] = (struct mfile_metric){ .name = xstrdup("slots"), .description = xstrdup(""),
-					       .parent = -1, .threshold = NAN,
-					       .formula = xstrdup("") };
-	b->metrics[2] = (struct mfile_metric){ .name = xstrdup("Retiring"),
-					       .description = xstrdup("TMA level 1"),
-					       .flags = MFILE_METRIC_TMA, .parent = 0,
-					       .threshold = 0.7, .formula = xstrdup("$0/$1") };
-	b->nmetrics = 3;
+	add_tma_node(b);
 	struct prof_problems p = { 0 };
 	struct unifier *all = unifier_of(ss, &p, t, 0, 4);
 	struct unifier *first = unifier_of(ss, &p, t, 0, 1), *rest = unifier_of(ss, &p, t, 1, 4);
