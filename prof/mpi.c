@@ -707,12 +707,7 @@ static void run_release(struct run *run)
 	dbfile_close(&run->db);
 	unifier_map_release(&run->map);
 	unifier_free(run->global);
-	for (size_t i = 0; i < run->scratch.n; i++)
-		free(run->scratch.msgs[i]);
-	free(run->scratch.msgs);
-	for (size_t i = 0; i < run->scratch.nnotes; i++)
-		free(run->scratch.notes[i]);
-	free(run->scratch.notes);
+	problems_release(&run->scratch);
 	free(run->rank_dir);
 	merge_release(&run->m);
 }

@@ -21,6 +21,7 @@ struct prof_problems {
 };
 void problem_add(struct prof_problems *p, const char *msg);
 void note_add(struct prof_problems *p, const char *msg);
+void problems_release(struct prof_problems *p);
 
 /* ---- structure.c ---- */
 

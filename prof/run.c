@@ -589,15 +589,6 @@ static bool report_skipped(const struct prof_problems *probs)
 	return true;
 }
 
-static void problems_release(struct prof_problems *probs)
-{
-	for (size_t i = 0; i < probs->n; i++)
-		free(probs->msgs[i]);
-	free(probs->msgs);
-	for (size_t i = 0; i < probs->nnotes; i++)
-		free(probs->notes[i]);
-	free(probs->notes);
-}
 
 
 int merge_open_spool(struct merge *m, const char *dir)

@@ -67,6 +67,16 @@ void note_add(struct prof_problems *p, const char *msg)
 	p->notes[p->nnotes++] = xstrdup(msg);
 }
 
+void problems_release(struct prof_problems *probs)
+{
+	for (size_t i = 0; i < probs->n; i++)
+		free(probs->msgs[i]);
+	free(probs->msgs);
+	for (size_t i = 0; i < probs->nnotes; i++)
+		free(probs->notes[i]);
+	free(probs->notes);
+}
+
 struct structs *structs_new(bool use_dwarf)
 {
 	struct structs *ss = xcalloc(1, sizeof(*ss));

@@ -359,12 +359,7 @@ static void build(const char *dir, struct mfile *threads, int n, struct structs 
 	dbfile_values_release(&v);
 	for (size_t i = 0; i < probs.n; i++)
 		diag("problem: %s", probs.msgs[i]);
-	for (size_t i = 0; i < probs.n; i++)
-		free(probs.msgs[i]);
-	free(probs.msgs);
-	for (size_t i = 0; i < probs.nnotes; i++)
-		free(probs.notes[i]);
-	free(probs.notes);
+	problems_release(&probs);
 	/* With every context and statistic in memory, as the checks below read them. */
 	if (dbfile_open(dir, out) < 0 || load_all(out) < 0)
 		diag("dbfile_open: %s", fth_errmsg());
@@ -758,12 +753,7 @@ static void test_pack_merge(struct structs *ss)
 	unifier_free(last);
 	for (int i = 0; i < 4; i++)
 		mfile_release(&t[i]);
-	for (size_t i = 0; i < p.n; i++)
-		free(p.msgs[i]);
-	free(p.msgs);
-	for (size_t i = 0; i < p.nnotes; i++)
-		free(p.notes[i]);
-	free(p.notes);
+	problems_release(&p);
 }
 
 int main(void)
