@@ -736,10 +736,7 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return rc;
 	}
-	bool jobs_given = false;
-	for (int i = 1; i < optind; i++)
-		jobs_given |= strncmp(argv[i], "-j", 2) == 0 || strncmp(argv[i], "--jobs", 6) == 0;
-	if (!jobs_given)
+	if (!o.jobs_given)
 		o.jobs = FTH_MAX(1, o.jobs / node_size);
 	struct merge *m = &run.m;
 	m->o = &o;

@@ -366,6 +366,7 @@ int prof_parse_options(int argc, char **argv, struct options *o, void (*usage)(F
 				return 2;
 			}
 			o->jobs = (int)v;
+			o->jobs_given = true;
 			break;
 		case 'S':
 			ALLOC_GROW(o->struct_paths, o->nstruct + 1, o->astruct);

@@ -18,6 +18,7 @@
 struct options {
 	const char *output;
 	int jobs;
+	bool jobs_given; /* -j was on the command line */
 	bool no_struct;
 	bool thread_values;
 	bool stats;

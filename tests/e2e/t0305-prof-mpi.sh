@@ -49,6 +49,11 @@ for n in 1 2 3 5; do
 		! ls | grep -q 'tmp-'
 	"
 done
+test_expect_success 'more ranks than files: 5 ranks, 2 files' '
+	mkdir two && cp syn/bench-host-4242-0-5000.fthm syn/bench-host-4242-1-5001.fthm two &&
+	prof -o ref-two two >/dev/null 2>&1 &&
+	mpirun -n 5 prof-mpi -o mpi-two two >out 2>err && same_db ref-two mpi-two
+'
 test_expect_success 'the same statistics, printed (fathom-dump)' '
 	fathom-dump ref >ref.dump && fathom-dump mpi2 >mpi2.dump && cmp ref.dump mpi2.dump &&
 	grep -q " sd=[0-9]" ref.dump
