@@ -22,6 +22,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <mpi.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -169,7 +170,8 @@ static void usage_mpi(FILE *f)
 struct run {
 	struct world w;
 	struct merge m;
-	char *rank_dir;	      /* this rank's spools and part, inside the temporary directory */
+	char *rank_dir;	      /* this rank's part, inside the temporary directory (shared) */
+	char *spool_dir;      /* its spools, read by itself alone: in the node's TMPDIR */
 	uint32_t nthreads;    /* the threads this rank merged */
 	uint32_t thread_base; /* the database's number of its first */
 	struct unifier *global; /* ranks but 0: the whole tree, to number their own by */
@@ -206,7 +208,7 @@ static char *rank_path(const char *tmp, int rank, const char *name)
 /* Rank 0: every rank's directory emptied and removed (the temporary directory can then go). */
 static void remove_rank_dirs(const char *tmp, int ranks)
 {
-	static const char *const names[] = { "part", DBFILE_SPOOL, DBTRACE_SPOOL };
+	static const char *const names[] = { "part" };
 	for (int r = 0; r < ranks; r++) {
 		for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 			char *p = rank_path(tmp, r, names[i]);
@@ -223,7 +225,7 @@ static void remove_rank_dirs(const char *tmp, int ranks)
  * Rank 0 makes the temporary directory of the database, every rank its own directory in it;
  * 0, or -1 on every rank when any failed (said by the one that did).
  */
-static int make_output(struct run *run, int argc, char **argv)
+static int make_output(struct run *run, char **argv)
 {
 	struct merge *m = &run->m;
 	char *tmp = NULL;
@@ -259,9 +261,17 @@ static int make_output(struct run *run, int argc, char **argv)
 	if (failed)
 		esc_printf(stderr, "prof-mpi: %s: cannot create: %s\n", run->rank_dir,
 			   strerror(errno));
-	if (!failed && merge_open_spool(m, run->rank_dir) < 0)
+	const char *tmpdir = getenv("TMPDIR");
+	run->spool_dir = xpath_join(tmpdir && tmpdir[0] ? tmpdir : "/tmp", "prof-mpi-XXXXXX");
+	if (!failed && !mkdtemp(run->spool_dir)) {
+		esc_printf(stderr, "prof-mpi: %s: cannot create: %s (set TMPDIR to a directory "
+				   "of this node with room for the values)\n",
+			   run->spool_dir, strerror(errno));
+		FREE_AND_NULL(run->spool_dir);
 		failed = true;
-	(void)argc;
+	}
+	if (!failed && merge_open_spool(m, run->spool_dir) < 0)
+		failed = true;
 	return any_failed(failed) ? -1 : 0;
 }
 
@@ -379,11 +389,11 @@ static int write_part(struct run *run)
 		maps = (struct dbfile_part_maps){ run->map.ctx, run->map.metric, run->map.nctx,
 						  run->map.nmetrics };
 	}
-	int rc = dbfile_part_write(run->rank_dir, &run->db, &run->d, &maps, run->nthreads,
+	int rc = dbfile_part_write(run->spool_dir, &run->db, &run->d, &maps, run->nthreads,
 				   run->m.o->thread_level, part);
 	if (rc < 0)
 		esc_printf(stderr, "prof-mpi: rank %d: %s\n", run->w.rank, fth_errmsg());
-	char *spool = xpath_join(run->rank_dir, DBFILE_SPOOL);
+	char *spool = xpath_join(run->spool_dir, DBFILE_SPOOL);
 	unlink(spool);
 	free(spool);
 	free(part);
@@ -616,7 +626,7 @@ static int gather_traces(struct run *run)
 {
 	struct merge *m = &run->m;
 	int any = 0, mine = 0;
-	char *spool = xpath_join(run->rank_dir, DBTRACE_SPOOL);
+	char *spool = xpath_join(run->spool_dir, DBTRACE_SPOOL);
 	mine = access(spool, F_OK) == 0;
 	free(spool);
 	MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -630,7 +640,7 @@ static int gather_traces(struct run *run)
 		rc = dbtrace_spool_open(&to, m->out.tmp);
 		tc.open = rc == 0;
 		if (rc == 0)
-			rc = dbtrace_spool_each(run->rank_dir, nlocal, run->nthreads, trace_thread,
+			rc = dbtrace_spool_each(run->spool_dir, nlocal, run->nthreads, trace_thread,
 						&tc);
 		struct buf b;
 		buf_init(&b);
@@ -651,7 +661,7 @@ static int gather_traces(struct run *run)
 				       : dbtrace_spool_finish(&to)) < 0)
 			rc = -1;
 	} else {
-		rc = dbtrace_spool_each(run->rank_dir, nlocal, run->nthreads, trace_thread, &tc);
+		rc = dbtrace_spool_each(run->spool_dir, nlocal, run->nthreads, trace_thread, &tc);
 		uint64_t end[2] = { UINT64_MAX, 0 };
 		MPI_Send(end, 2, MPI_UINT64_T, 0, TAG_TRACE, MPI_COMM_WORLD);
 	}
@@ -661,11 +671,9 @@ static int gather_traces(struct run *run)
 }
 
 /* Rank 0's writing: the database from the parts, every rank's directory then removed. */
-static struct run *the_run;
-
 static int write_from_parts(struct merge *m, struct dbfile *db)
 {
-	struct run *run = the_run;
+	struct run *run = (struct run *)(void *)((char *)m - offsetof(struct run, m));
 	char **parts = xcalloc((size_t)run->w.size, sizeof(*parts));
 	for (int r = 0; r < run->w.size; r++)
 		parts[r] = rank_path(m->out.tmp, r, "part");
@@ -709,6 +717,16 @@ static void run_release(struct run *run)
 	unifier_free(run->global);
 	problems_release(&run->scratch);
 	free(run->rank_dir);
+	if (run->spool_dir) {
+		static const char *const names[] = { DBFILE_SPOOL, DBTRACE_SPOOL };
+		for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+			char *p = xpath_join(run->spool_dir, names[i]);
+			unlink(p);
+			free(p);
+		}
+		rmdir(run->spool_dir);
+		free(run->spool_dir);
+	}
 	merge_release(&run->m);
 }
 
@@ -719,7 +737,6 @@ int main(int argc, char **argv)
 	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
 	struct run run;
 	memset(&run, 0, sizeof(run));
-	the_run = &run;
 	MPI_Comm_rank(MPI_COMM_WORLD, &run.w.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &run.w.size);
 	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &run.w.node);
@@ -764,7 +781,7 @@ int main(int argc, char **argv)
 	pthread_cond_init(&m->wr.cond, NULL);
 
 	int status = 1;
-	if (make_output(&run, argc, argv) < 0) {
+	if (make_output(&run, argv) < 0) {
 		if (run.w.rank == 0) {
 			if (!m->nfiles_all)
 				esc_printf(stderr, "%s: no measurement file could be read; no "
