@@ -182,6 +182,7 @@ struct run {
 	bool have_index;
 	uint32_t nvalued; /* the metrics with values: the first of the database's */
 	double t_merge, t_reduce, t_parts, t_stats; /* seconds, for --stats */
+	double busy[3]; /* of them, this rank's own work: merging, converting, statistics */
 };
 
 static double now(void)
@@ -695,17 +696,21 @@ static void print_mpi_stats(struct run *run, double t0)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	long rss = ru.ru_maxrss / 1024, lo = 0, hi = 0;
+	double busy_lo[3], busy_hi[3];
 	MPI_Reduce(&rss, &lo, 1, MPI_LONG, MPI_MIN, 0, MPI_COMM_WORLD);
 	MPI_Reduce(&rss, &hi, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+	MPI_Reduce(run->busy, busy_lo, 3, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+	MPI_Reduce(run->busy, busy_hi, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 	if (run->w.rank == 0)
 		fprintf(stderr,
 			"prof-mpi: stats: wall %.2f s on %d rank%s (merge %.2f s, reduction %.2f s, "
-			"parts %.2f s, statistics %.2f s, writing %.2f s); peak memory per rank "
-			"%ld to %ld MB\n",
+			"parts %.2f s, statistics %.2f s, writing %.2f s); the ranks' own work: "
+			"merging %.2f-%.2f s, converting %.2f-%.2f s, statistics %.2f-%.2f s; peak "
+			"memory per rank %ld to %ld MB\n",
 			now() - t0, run->w.size, run->w.size == 1 ? "" : "s", run->t_merge,
 			run->t_reduce, run->t_parts, run->t_stats,
-			now() - t0 - run->t_merge - run->t_reduce - run->t_parts - run->t_stats, lo,
-			hi);
+			now() - t0 - run->t_merge - run->t_reduce - run->t_parts - run->t_stats,
+			busy_lo[0], busy_hi[0], busy_lo[1], busy_hi[1], busy_lo[2], busy_hi[2], lo, hi);
 }
 
 static void run_release(struct run *run)
@@ -814,6 +819,7 @@ int main(int argc, char **argv)
 	merge_inputs(m, argv[optind]);
 	if (merge_close_spools(m) < 0)
 		m->status = 1;
+	run.busy[0] = now() - t;
 	run.nthreads = unifier_nthreads(m->u);
 	MPI_Exscan(&run.nthreads, &run.thread_base, 1, MPI_UINT32_T, MPI_SUM, MPI_COMM_WORLD);
 	if (run.w.rank == 0)
@@ -836,12 +842,15 @@ int main(int argc, char **argv)
 		goto fail;
 	run.t_reduce = now() - t;
 	t = now();
-	if (any_failed(write_part(&run) < 0))
+	bool failed = write_part(&run) < 0;
+	run.busy[1] = now() - t;
+	if (any_failed(failed))
 		goto fail;
 	run.t_parts = now() - t;
 	t = now();
 	struct stats mine;
-	bool failed = owner_stats(&run, &mine) < 0;
+	failed = owner_stats(&run, &mine) < 0;
+	run.busy[2] = now() - t;
 	if (any_failed(failed)) {
 		stats_release(&mine);
 		goto fail;
