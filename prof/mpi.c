@@ -159,9 +159,11 @@ static void usage_mpi(FILE *f)
 		"      --metric-db=STYLE  what is kept per thread: 'threads' (default) or 'summary'\n"
 		"      --compression=N    zstd level of the database, 0 (stored) to 19\n"
 		"      --no-traces        leave out the traces of threads measured with measure -t\n"
-		"      --stats            print time, peak memory per rank and the ranks' shares\n"
+		"      --stats            print each stage's time, the ranks' imbalance in it, and\n"
+		"                         their peak memory\n"
 		"      --force            replace an existing database at the output directory\n"
 		"  -h, --help             this help;  --version  the version\n"
+		"Each rank spools its values in $TMPDIR (default /tmp), which should be on the node.\n"
 		"Exit status: 0 when every input was used, 1 when some was skipped (listed at the\n"
 		"end) or no database could be written, 2 for a usage error.\n");
 }
@@ -209,13 +211,10 @@ static char *rank_path(const char *tmp, int rank, const char *name)
 /* Rank 0: every rank's directory emptied and removed (the temporary directory can then go). */
 static void remove_rank_dirs(const char *tmp, int ranks)
 {
-	static const char *const names[] = { "part" };
 	for (int r = 0; r < ranks; r++) {
-		for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-			char *p = rank_path(tmp, r, names[i]);
-			unlink(p);
-			free(p);
-		}
+		char *p = rank_path(tmp, r, "part");
+		unlink(p);
+		free(p);
 		char *d = rank_path(tmp, r, "");
 		rmdir(d);
 		free(d);
