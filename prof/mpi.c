@@ -824,6 +824,11 @@ int main(int argc, char **argv)
 	if (run.w.rank == 0)
 		run.thread_base = 0;
 	run.t_merge = now() - t;
+	/* A signal that stopped one rank stops them all, and rank 0 says which. */
+	int sig = (int)prof_interrupted, any_sig = 0;
+	MPI_Allreduce(&sig, &any_sig, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (any_sig && !prof_interrupted)
+		prof_interrupted = any_sig;
 	if (any_failed(m->status != 0 || prof_interrupted))
 		goto fail;
 	t = now();
@@ -876,6 +881,9 @@ fail:
 			m->out.tmp_fd = -1;
 		}
 		m->status = 1;
+		if (prof_interrupted)
+			esc_printf(stderr, "%s: interrupted by signal %d; no database was written\n",
+				   fth_progname, (int)prof_interrupted);
 		prof_report(m, &run.db, &ts0);
 	}
 	status = 1;
