@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 enum { TAG_TREE = 1, TAG_STATS, TAG_TRACE };
@@ -173,7 +174,8 @@ struct run {
 	struct world w;
 	struct merge m;
 	char *rank_dir;	      /* this rank's part, inside the temporary directory (shared) */
-	char *spool_dir;      /* its spools, read by itself alone: in the node's TMPDIR */
+	char *spool_dir;      /* its spools, read by itself alone: in the node's TMPDIR, */
+	bool own_spool_dir;   /* a directory made for them; else RANK_DIR */
 	uint32_t nthreads;    /* the threads this rank merged */
 	uint32_t thread_base; /* the database's number of its first */
 	struct unifier *global; /* ranks but 0: the whole tree, to number their own by */
@@ -211,10 +213,13 @@ static char *rank_path(const char *tmp, int rank, const char *name)
 /* Rank 0: every rank's directory emptied and removed (the temporary directory can then go). */
 static void remove_rank_dirs(const char *tmp, int ranks)
 {
+	static const char *const names[] = { "part", DBFILE_SPOOL, DBTRACE_SPOOL };
 	for (int r = 0; r < ranks; r++) {
-		char *p = rank_path(tmp, r, "part");
-		unlink(p);
-		free(p);
+		for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+			char *p = rank_path(tmp, r, names[i]);
+			unlink(p);
+			free(p);
+		}
 		char *d = rank_path(tmp, r, "");
 		rmdir(d);
 		free(d);
@@ -261,18 +266,35 @@ static int make_output(struct run *run, char **argv)
 	if (failed)
 		esc_printf(stderr, "prof-mpi: %s: cannot create: %s\n", run->rank_dir,
 			   strerror(errno));
-	const char *tmpdir = getenv("TMPDIR");
-	run->spool_dir = xpath_join(tmpdir && tmpdir[0] ? tmpdir : "/tmp", "prof-mpi-XXXXXX");
-	if (!failed && !mkdtemp(run->spool_dir)) {
-		esc_printf(stderr, "prof-mpi: %s: cannot create: %s (set TMPDIR to a directory "
-				   "of this node with room for the values)\n",
-			   run->spool_dir, strerror(errno));
-		FREE_AND_NULL(run->spool_dir);
-		failed = true;
-	}
-	if (!failed && merge_open_spool(m, run->spool_dir) < 0)
-		failed = true;
 	return any_failed(failed) ? -1 : 0;
+}
+
+/*
+ * Where this rank spools its values: a private directory of the node's $TMPDIR when that has
+ * room for about four times SHARE, the bytes of its measurement files (the spool takes about
+ * three: filling $TMPDIR would also stall the MPI runtime, whose session lives there), else
+ * its directory in the output, said.  Then the spools are opened there; 0 or -1 said.
+ */
+static int open_spools(struct run *run, uint64_t share)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	const char *base = tmpdir && tmpdir[0] ? tmpdir : "/tmp";
+	struct statvfs sv;
+	bool room = statvfs(base, &sv) == 0 &&
+		    (uint64_t)sv.f_bavail * sv.f_frsize / 4 >= share;
+	char *dir = xpath_join(base, "prof-mpi-XXXXXX");
+	if (room && mkdtemp(dir)) {
+		run->spool_dir = dir;
+		run->own_spool_dir = true;
+	} else {
+		esc_printf(stderr, "%s: rank %d: %s %s: spooling in %s instead\n", fth_progname,
+			   run->w.rank, base,
+			   room ? strerror(errno) : "has not room for this rank's values",
+			   run->rank_dir);
+		free(dir);
+		run->spool_dir = xstrdup(run->rank_dir);
+	}
+	return merge_open_spool(&run->m, run->spool_dir);
 }
 
 /*
@@ -721,7 +743,7 @@ static void run_release(struct run *run)
 	unifier_free(run->global);
 	problems_release(&run->scratch);
 	free(run->rank_dir);
-	if (run->spool_dir) {
+	if (run->spool_dir && run->own_spool_dir) {
 		static const char *const names[] = { DBFILE_SPOOL, DBTRACE_SPOOL };
 		for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 			char *p = xpath_join(run->spool_dir, names[i]);
@@ -729,8 +751,8 @@ static void run_release(struct run *run)
 			free(p);
 		}
 		rmdir(run->spool_dir);
-		free(run->spool_dir);
 	}
+	free(run->spool_dir);
 	merge_release(&run->m);
 }
 
@@ -813,6 +835,13 @@ int main(int argc, char **argv)
 	}
 	free(all);
 	m->nfiles = to - from;
+	uint64_t share = 0;
+	for (size_t i = 0; i < m->nfiles; i++) {
+		struct stat st;
+		share += stat(m->files[i], &st) == 0 ? (uint64_t)st.st_size : 0;
+	}
+	if (any_failed(open_spools(&run, share) < 0))
+		goto fail;
 
 	double t = now();
 	merge_inputs(m, argv[optind]);
