@@ -32,7 +32,9 @@ def site(label):
 
 
 def below_main(tree):
-    """{label path below main: node} of the first "main" function of TREE."""
+    """{label path below main: [nodes]} of the first "main" function of TREE: a path can
+    name several scopes (a line's samples and a call from it, two calls from one line), so
+    the values are compared as the sums of the scopes of each path."""
     out = {}
 
     def find(node):
@@ -45,7 +47,7 @@ def below_main(tree):
         return None
 
     def walk(node, path):
-        out[path] = node
+        out.setdefault(path, []).append(node)
         for c in node["children"]:
             walk(c, path + (site(c["label"]),))
 
@@ -59,27 +61,29 @@ def close(x, y):
     return abs(x - y) <= 1e-9 * max(1.0, abs(x), abs(y))
 
 
-def check_values(cmp_node, single, run, where):
+def check_values(cmp_nodes, singles, run, where):
     for side in ("inclusive", "exclusive"):
-        want = single[side].get(METRIC, 0) or 0
-        got = cmp_node[side][run + ":" + METRIC] or 0
+        want = sum(n[side].get(METRIC, 0) or 0 for n in singles)
+        got = sum(c[side][run + ":" + METRIC] or 0 for c in cmp_nodes)
         assert close(want, got), "%s %s: %s's %s %r in the comparison, %r alone" % (
             where, side, run, METRIC, got, want)
-        a = cmp_node[side]["A:" + METRIC] or 0
-        b = cmp_node[side]["B:" + METRIC] or 0
-        d = cmp_node[side]["B-A:" + METRIC]
-        assert close(d, b - a), "%s %s: B-A %r, B %r - A %r" % (where, side, d, b, a)
+        for c in cmp_nodes:
+            a = c[side]["A:" + METRIC] or 0
+            b = c[side]["B:" + METRIC] or 0
+            d = c[side]["B-A:" + METRIC]
+            assert close(d, b - a), "%s %s: B-A %r, B %r - A %r" % (where, side, d, b, a)
 
 
 def same(cmp_path, a_path, b_path):
     cmp = below_main(load(cmp_path)["tree"])
     n = 0
     for run, path in (("A", a_path), ("B", b_path)):
-        for p, node in below_main(load(path)["tree"]).items():
+        for p, nodes in below_main(load(path)["tree"]).items():
             assert p in cmp, "%s's %s is not in the comparison" % (run, " > ".join(p))
-            check_values(cmp[p], node, run, " > ".join(p))
-            n += 1
-    loops = [p for p in cmp if p[-1].startswith("loop at ") and cmp[p]["runs"] == "both"]
+            check_values(cmp[p], nodes, run, " > ".join(p))
+            n += len(nodes)
+    loops = [p for p in cmp if p[-1].startswith("loop at ") and
+             any(c["runs"] == "both" for c in cmp[p])]
     assert loops, "no loop matched in both runs"
     print("%d scopes of the two runs in the comparison, %d loops matched" % (n, len(loops)))
 
@@ -101,7 +105,7 @@ def flat(cmp_path, a_path, b_path):
     for run, path in (("A", a_path), ("B", b_path)):
         for name, node in functions(load(path)["tree"]).items():
             assert name in cmp, "%s's function %s is not in the comparison" % (run, name)
-            check_values(cmp[name], node, run, name)
+            check_values([cmp[name]], [node], run, name)
     for name in ("work_three", "work_one"):
         assert cmp[name]["runs"] == "both", name
     print("%d functions" % len(cmp))
