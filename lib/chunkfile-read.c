@@ -56,6 +56,23 @@ static int pread_all(int fd, void *p, size_t n, uint64_t off)
 	return 0;
 }
 
+int cf_pread(int fd, const char *path, void *p, size_t n, uint64_t off)
+{
+	uint8_t *b = p;
+	while (n) {
+		ssize_t k = pread(fd, b, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? fth_error_errno(errno, "%s: cannot read", path)
+				     : fth_error("%s: truncated", path);
+		b += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
 /* N bytes at OFF of R's file, or of the bytes it was opened on. */
 static int reader_pread(const struct cf_reader *r, void *p, size_t n, uint64_t off)
 {

@@ -109,6 +109,9 @@ struct cf_reader {
 int cf_open(struct cf_reader *r, const char *path, const char magic[8], const char *kind,
 	    uint16_t max_major);
 void cf_close(struct cf_reader *r);
+/* N bytes at OFF of the file PATH open on FD: 0, or -1 with a message naming PATH ("cannot
+ * read: REASON", or "truncated" when the file ends first). */
+int cf_pread(int fd, const char *path, void *p, size_t n, uint64_t off);
 /* cf_open on the SIZE bytes of a file at DATA (kept by the caller until cf_close), PATH its
  * name in messages. */
 int cf_open_memory(struct cf_reader *r, const char *path, const void *data, size_t size,

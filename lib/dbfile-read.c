@@ -1308,21 +1308,6 @@ fail_close:
 	return -1;
 }
 
-static int read_at(struct cf_reader *r, uint64_t off, void *p, size_t n)
-{
-	size_t done = 0;
-	while (done < n) {
-		ssize_t k = pread(r->fd, (uint8_t *)p + done, n - done, (off_t)(off + done));
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? fth_error_errno(errno, "%s: cannot read", r->path)
-				     : fth_error("%s: truncated", r->path);
-		done += (size_t)k;
-	}
-	return 0;
-}
-
 /*
  * Piece P of thread T (0 .. nblocks - 1: values of a block; nblocks: the flat profiles): its
  * raw bytes in the cache's buffer, *LEN of them (0: no piece).
@@ -1348,7 +1333,7 @@ static int thread_piece(struct dbfile *db, uint32_t t, uint32_t p, const uint8_t
 	uint8_t two[16];
 	if (table > e->stored)
 		return fth_error("%s: chunk TVAL %u: offset table past its end", r->path, chunk);
-	if (read_at(r, e->offset + idx * 8, two, 16) < 0)
+	if (cf_pread(r->fd, r->path, two, 16, e->offset + idx * 8) < 0)
 		return -1;
 	uint64_t a = le_get64(two), b = le_get64(two + 8);
 	if (a < table || b < a || b > e->stored || (b > a && b - a < 9))
@@ -1362,7 +1347,7 @@ static int thread_piece(struct dbfile *db, uint32_t t, uint32_t p, const uint8_t
 		free(c->piece);
 		c->piece = xmalloc(stored);
 	}
-	if (read_at(r, e->offset + a, c->piece, stored) < 0)
+	if (cf_pread(r->fd, r->path, c->piece, stored, e->offset + a) < 0)
 		return -1;
 	if (piece_get(&c->codec, c->piece, stored, raw, len) < 0)
 		return fth_error_prefix("%s: thread %u: piece %u", r->path, t, p);
@@ -1399,6 +1384,20 @@ static int mem_number(struct mem *m, double *d)
 	return 0;
 }
 
+/* The next metric index of a row: a delta from PREV, the row's one before (FIRST: none). */
+static int mem_metric(struct mem *m, bool first, uint64_t prev, uint32_t nmetrics,
+		      uint16_t *out)
+{
+	uint64_t d;
+	if (mem_varint(m, &d) < 0)
+		return -1;
+	uint64_t x = first ? d : prev + 1 + d;
+	if (d >= nmetrics || x >= nmetrics)
+		return fth_error("metric index out of range");
+	*out = (uint16_t)x;
+	return 0;
+}
+
 int dbfile_piece_values(const uint8_t *raw, size_t len, uint32_t nc, uint32_t nmetrics,
 			const struct dbfile_piece_sink *sink)
 {
@@ -1418,19 +1417,13 @@ int dbfile_piece_values(const uint8_t *raw, size_t len, uint32_t nc, uint32_t nm
 		if (d >= nc || at >= nc || k == 0 || k > nmetrics || k > n - j)
 			return fth_error("context or count out of range");
 		next = (uint32_t)at + 1;
-		uint64_t metric = 0;
+		uint16_t metric = 0;
 		for (uint64_t e = j + k, s = j; j < e; j++) {
-			uint64_t dm;
 			double in, ex;
-			if (mem_varint(&m, &dm) < 0)
+			if (mem_metric(&m, j == s, metric, nmetrics, &metric) < 0 ||
+			    mem_number(&m, &in) < 0 || mem_number(&m, &ex) < 0)
 				return -1;
-			uint64_t x = j == s ? dm : metric + 1 + dm;
-			if (dm >= nmetrics || x >= nmetrics)
-				return fth_error("metric index out of range");
-			metric = x;
-			if (mem_number(&m, &in) < 0 || mem_number(&m, &ex) < 0)
-				return -1;
-			sink->value(sink->arg, (uint32_t)at, (uint16_t)x, in, ex);
+			sink->value(sink->arg, (uint32_t)at, metric, in, ex);
 		}
 	}
 	if (m.p != m.end)
@@ -1474,8 +1467,6 @@ static int decode_thread_block(struct dbfile *db, uint32_t t, uint32_t b, struct
 	struct dbfile_piece_sink sink = { row_begin, row_value, &f };
 	if (dbfile_piece_values(raw, len, nc, db->nmetrics, &sink) < 0)
 		return fth_error_prefix("%s: thread %u: piece %u", db->threads_file.path, t, b);
-	if (!len)
-		row_reserve(r, db->cache->slot, 1);
 	for (; f.next <= nc; f.next++)
 		r->start[f.next] = (uint32_t)f.j;
 	return 0;
@@ -1532,17 +1523,11 @@ static int mem_flat(struct mem *m, uint32_t rows, uint32_t nmetrics, struct dbfi
 			return -1;
 		if (k > n - j || k > nmetrics)
 			return fth_error("too many flat values in a row");
-		for (uint64_t e = j + k; j < e; j++) {
-			uint64_t d;
-			if (mem_varint(m, &d) < 0)
+		for (uint64_t e = j + k; j < e; j++)
+			if (mem_metric(m, j == fl->start[i], j ? fl->metric[j - 1] : 0, nmetrics,
+				       &fl->metric[j]) < 0 ||
+			    mem_number(m, &fl->incl[j]) < 0 || mem_number(m, &fl->excl[j]) < 0)
 				return -1;
-			uint64_t x = j == fl->start[i] ? d : (uint64_t)fl->metric[j - 1] + 1 + d;
-			if (d >= nmetrics || x >= nmetrics)
-				return fth_error("metric index out of range");
-			fl->metric[j] = (uint16_t)x;
-			if (mem_number(m, &fl->incl[j]) < 0 || mem_number(m, &fl->excl[j]) < 0)
-				return -1;
-		}
 	}
 	if (j != n)
 		return fth_error("flat values announced and found differ");

@@ -958,24 +958,6 @@ static int write_full(int fd, const char *path, const void *p, size_t n)
 	return 0;
 }
 
-static int read_full(int fd, const char *path, void *p, size_t n, uint64_t off)
-{
-	uint8_t *b = p;
-	while (n) {
-		ssize_t k = pread(fd, b, n, (off_t)off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return fth_error_errno(errno, "%s: cannot read", path);
-		if (k == 0)
-			return fth_error("%s: truncated", path);
-		b += k;
-		off += (uint64_t)k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 int dbfile_part_write(const char *spool_dir, const struct dbfile *db, const struct dbfile_index *d,
 		      const struct dbfile_part_maps *maps, uint32_t nthreads, int level,
 		      const char *path)
@@ -1062,8 +1044,8 @@ struct parts_reader {
 	uint64_t len;  /* and its bytes, at POS */
 };
 
-static int parts_open(struct parts_reader *pr, char *const *paths, uint32_t nparts,
-		      uint32_t nblocks)
+static void parts_open(struct parts_reader *pr, char *const *paths, uint32_t nparts,
+		       uint32_t nblocks)
 {
 	memset(pr, 0, sizeof(*pr));
 	pr->paths = paths;
@@ -1072,7 +1054,6 @@ static int parts_open(struct parts_reader *pr, char *const *paths, uint32_t npar
 	pr->nblocks = nblocks;
 	pr->off = xcalloc((size_t)nblocks + 1, sizeof(*pr->off));
 	pr->part = UINT32_MAX;
-	return 0;
 }
 
 static void parts_close(struct parts_reader *pr)
@@ -1100,7 +1081,7 @@ static int parts_next(struct parts_reader *pr)
 		if (pr->fd < 0)
 			return fth_error_errno(errno, "%s: cannot open", path);
 		uint8_t h[24];
-		if (read_full(pr->fd, path, h, sizeof(h), 0) < 0)
+		if (cf_pread(pr->fd, path, h, sizeof(h), 0) < 0)
 			return -1;
 		if (memcmp(h, PART_MAGIC, 8) != 0 || le_get64(h + 16) != pr->nblocks ||
 		    le_get64(h + 8) > UINT32_MAX)
@@ -1111,7 +1092,7 @@ static int parts_next(struct parts_reader *pr)
 	path = pr->paths[pr->part];
 	size_t n = ((size_t)pr->nblocks + 2) * 8;
 	uint8_t *h = xmalloc(n);
-	int rc = read_full(pr->fd, path, h, n, pr->pos);
+	int rc = cf_pread(pr->fd, path, h, n, pr->pos);
 	if (rc == 0) {
 		pr->len = le_get64(h);
 		for (uint32_t b = 0; b <= pr->nblocks; b++) {
@@ -1126,14 +1107,13 @@ static int parts_next(struct parts_reader *pr)
 	return rc;
 }
 
-/* The bytes LO..HI of the thread parts_next() gave into B; then the next one can be read. */
-static int parts_bytes(struct parts_reader *pr, uint64_t lo, uint64_t hi, struct buf *b)
+/* The bytes of the thread parts_next() gave, appended to B; then the next one can be read. */
+static int parts_bytes(struct parts_reader *pr, struct buf *b)
 {
-	buf_reset(b);
-	int rc = read_full(pr->fd, pr->paths[pr->part], buf_reserve(b, hi - lo), hi - lo,
-			   pr->pos + lo);
+	int rc = cf_pread(pr->fd, pr->paths[pr->part], buf_reserve(b, pr->len), pr->len,
+			  pr->pos);
 	if (rc == 0)
-		b->len = hi - lo;
+		b->len += pr->len;
 	return rc;
 }
 
@@ -1154,13 +1134,12 @@ static void shifted_value(void *arg, uint32_t at, uint16_t metric, double incl, 
 	sh->value(sh->arg, sh->first + at, metric, incl, excl);
 }
 
-int dbfile_parts_values(char *const *parts, uint32_t nparts, const struct dbfile *db,
-			const struct dbfile_index *d, uint32_t b0, uint32_t b1,
+int dbfile_parts_values(char *const *parts, uint32_t nparts, const struct dbfile_index *d,
+			uint32_t b0, uint32_t b1,
 			void (*value)(void *arg, uint32_t ctx, uint16_t metric, double incl,
 				      double excl),
 			void *arg)
 {
-	(void)db;
 	/*
 	 * Block by block, every thread's piece of the block: what the values go to stays in the
 	 * cache while the threads pass.  First where each thread's pieces of B0..B1 are.
@@ -1208,7 +1187,7 @@ int dbfile_parts_values(char *const *parts, uint32_t nparts, const struct dbfile
 			const uint8_t *raw;
 			size_t len;
 			buf_reset(&bytes);
-			if (read_full(fd[part_of[t]], parts[part_of[t]], buf_reserve(&bytes, e - a),
+			if (cf_pread(fd[part_of[t]], parts[part_of[t]], buf_reserve(&bytes, e - a),
 				      (size_t)(e - a), a) < 0 ||
 			    piece_get(&pc, bytes.data, (size_t)(e - a), &raw, &len) < 0 ||
 			    dbfile_piece_values(raw, len, nc, d->nm, &sink) < 0)
@@ -1253,19 +1232,18 @@ static int convert_parts(struct cf_writer *w, const struct dbfile *db, const str
 			}
 			for (uint32_t b = 0; b < per; b++)
 				buf_put_u64(&chunk, base + at + pr.off[b]);
-			struct buf one;
-			buf_init(&one);
-			rc = parts_bytes(&pr, 0, pr.len, &one);
-			buf_add(&bytes, one.data, one.len);
-			buf_release(&one);
+			rc = parts_bytes(&pr, &bytes);
 			parts_skip(&pr);
 			at += pr.len;
 		}
 		if (rc < 0)
 			break;
+		/* the offsets, then the pieces: one chunk, written in two puts */
 		buf_put_u64(&chunk, base + at);
-		buf_add(&chunk, bytes.data, bytes.len);
-		rc = put_chunk(w, &chunk);
+		if (cf_chunk_begin(w, DBFILE_CHUNK_THREAD_VALUES) < 0 ||
+		    cf_put(w, chunk.data, chunk.len) < 0 || cf_put(w, bytes.data, bytes.len) < 0 ||
+		    cf_chunk_end(w) < 0)
+			rc = -1;
 	}
 	if (rc == 0 && parts_next(&pr) != 1)
 		rc = fth_error("%s: more threads than %u", parts[0], db->nthreads);

@@ -285,8 +285,8 @@ int dbfile_part_write(const char *spool_dir, const struct dbfile *db, const stru
 		      const char *path);
 /* Every value of blocks B0..B1 (exclusive) of every thread of the parts, threads in order,
  * to VALUE (contexts in D's numbering).  0, or -1 with a message. */
-int dbfile_parts_values(char *const *parts, uint32_t nparts, const struct dbfile *db,
-			const struct dbfile_index *d, uint32_t b0, uint32_t b1,
+int dbfile_parts_values(char *const *parts, uint32_t nparts, const struct dbfile_index *d,
+			uint32_t b0, uint32_t b1,
 			void (*value)(void *arg, uint32_t ctx, uint16_t metric, double incl,
 				      double excl),
 			void *arg);
