@@ -126,7 +126,10 @@ static int node_read_struct(void *arg, const char *path, struct sfile *sf)
 	return rc;
 }
 
-/* Rank 0: the first file of every rank's share (R + 1 bounds), the files split by size. */
+/*
+ * Rank 0: the files split by size: the first file of every rank's share in BOUND[0..R] (R + 1
+ * bounds) and the bytes of each share in BOUND[R + 1 + r].
+ */
 static void split_by_size(char **files, size_t n, int ranks, uint64_t *bound)
 {
 	uint64_t *cum = xcalloc(n + 1, sizeof(*cum));
@@ -142,6 +145,8 @@ static void split_by_size(char **files, size_t n, int ranks, uint64_t *bound)
 			at++;
 		bound[r] = r == ranks ? n : at;
 	}
+	for (int r = 0; r < ranks; r++)
+		bound[ranks + 1 + r] = cum[bound[r + 1]] - cum[bound[r]] - (bound[r + 1] - bound[r]);
 	free(cum);
 }
 
@@ -445,12 +450,19 @@ static void owner_value(void *arg, uint32_t ctx, uint16_t metric, double incl, d
 		acc_add(&o->excl[at], excl);
 }
 
-/* The blocks of contexts rank R of RANKS owns: B0..B1. */
-static void owned_blocks(const struct dbfile_index *d, int r, int ranks, uint32_t *b0,
-			 uint32_t *b1)
+/* What rank R of RANKS owns: blocks B0..B1 of contexts, which are contexts FIRST..END. */
+struct owned {
+	uint32_t b0, b1, first, end;
+};
+
+static struct owned owned_by(const struct dbfile_index *d, int r, int ranks)
 {
-	*b0 = (uint32_t)((uint64_t)d->nblocks * (unsigned)r / (unsigned)ranks);
-	*b1 = (uint32_t)((uint64_t)d->nblocks * (unsigned)(r + 1) / (unsigned)ranks);
+	struct owned o;
+	o.b0 = (uint32_t)((uint64_t)d->nblocks * (unsigned)r / (unsigned)ranks);
+	o.b1 = (uint32_t)((uint64_t)d->nblocks * (unsigned)(r + 1) / (unsigned)ranks);
+	o.first = o.b0 * d->block;
+	o.end = o.b1 > o.b0 ? dbfile_block_end((o.b1 - 1) * d->block, d->block, d->n) : o.first;
+	return o;
 }
 
 /*
@@ -477,10 +489,9 @@ static void stats_release(struct stats *s)
 static int owner_stats(struct run *run, struct stats *s)
 {
 	const struct dbfile_index *d = &run->d;
-	uint32_t b0, b1;
-	owned_blocks(d, run->w.rank, run->w.size, &b0, &b1);
-	struct owner o = { .first = b0 * d->block, .nm = run->nvalued };
-	o.end = b1 > b0 ? dbfile_block_end((b1 - 1) * d->block, d->block, d->n) : o.first;
+	struct owned own = owned_by(d, run->w.rank, run->w.size);
+	uint32_t b0 = own.b0, b1 = own.b1;
+	struct owner o = { .first = own.first, .end = own.end, .nm = run->nvalued };
 	size_t cells = (size_t)(o.end - o.first) * o.nm;
 	o.incl = xcalloc(cells ? cells : 1, sizeof(*o.incl));
 	o.excl = xcalloc(cells ? cells : 1, sizeof(*o.excl));
@@ -493,7 +504,7 @@ static int owner_stats(struct run *run, struct stats *s)
 	for (int r = 0; r < run->w.size; r++)
 		parts[r] = rank_path(base, r, "part");
 	free(base);
-	int rc = b1 > b0 ? dbfile_parts_values(parts, (uint32_t)run->w.size, &run->db, d, b0, b1,
+	int rc = b1 > b0 ? dbfile_parts_values(parts, (uint32_t)run->w.size, d, b0, b1,
 					      owner_value, &o)
 			 : 0;
 	if (rc == 0 && o.bad)
@@ -535,11 +546,9 @@ static void gather_stats(struct run *run, struct stats *mine)
 {
 	const struct dbfile_index *d = &run->d;
 	if (run->w.rank != 0) {
-		uint32_t b0, b1;
-		owned_blocks(d, run->w.rank, run->w.size, &b0, &b1);
-		uint32_t first = b0 * d->block;
-		uint32_t end = b1 > b0 ? dbfile_block_end((b1 - 1) * d->block, d->block, d->n) : first;
-		send_bytes(mine->count, (size_t)(end - first) * sizeof(*mine->count), 0, TAG_STATS);
+		struct owned own = owned_by(d, run->w.rank, run->w.size);
+		send_bytes(mine->count, (size_t)(own.end - own.first) * sizeof(*mine->count), 0,
+			   TAG_STATS);
 		MPI_Barrier(MPI_COMM_WORLD);
 		send_bytes(mine->metric, mine->n * sizeof(*mine->metric), 0, TAG_STATS);
 		send_bytes(mine->incl, mine->n * sizeof(*mine->incl), 0, TAG_STATS);
@@ -552,10 +561,8 @@ static void gather_stats(struct run *run, struct stats *mine)
 	struct buf b;
 	buf_init(&b);
 	for (int r = 0; r < run->w.size; r++) {
-		uint32_t b0, b1;
-		owned_blocks(d, r, run->w.size, &b0, &b1);
-		uint32_t first = b0 * d->block;
-		uint32_t end = b1 > b0 ? dbfile_block_end((b1 - 1) * d->block, d->block, d->n) : first;
+		struct owned own = owned_by(d, r, run->w.size);
+		uint32_t first = own.first, end = own.end;
 		const uint32_t *got = mine->count;
 		if (r != 0) {
 			recv_bytes(&b, r, TAG_STATS);
@@ -580,10 +587,8 @@ static void gather_stats(struct run *run, struct stats *mine)
 	db->sum_incl = xcalloc(total ? total : 1, sizeof(*db->sum_incl));
 	db->sum_excl = xcalloc(total ? total : 1, sizeof(*db->sum_excl));
 	for (int r = 0; r < run->w.size; r++) {
-		uint32_t b0, b1;
-		owned_blocks(d, r, run->w.size, &b0, &b1);
-		uint32_t first = b0 * d->block;
-		uint32_t end = b1 > b0 ? dbfile_block_end((b1 - 1) * d->block, d->block, d->n) : first;
+		struct owned own = owned_by(d, r, run->w.size);
+		uint32_t first = own.first, end = own.end;
 		struct stats got = { 0 };
 		const struct stats *s = mine;
 		if (r != 0) {
@@ -818,11 +823,12 @@ int main(int argc, char **argv)
 		goto failed_early;
 	}
 	/* This rank's share: files FROM .. TO of the sorted list. */
-	uint64_t *bound = xcalloc((size_t)run.w.size + 1, sizeof(*bound));
+	uint64_t *bound = xcalloc(2 * (size_t)run.w.size + 1, sizeof(*bound));
 	if (run.w.rank == 0)
 		split_by_size(m->files, m->nfiles, run.w.size, bound);
-	MPI_Bcast(bound, run.w.size + 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	MPI_Bcast(bound, 2 * run.w.size + 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 	size_t from = bound[run.w.rank], to = bound[run.w.rank + 1];
+	uint64_t share = bound[run.w.size + 1 + run.w.rank];
 	free(bound);
 	char **all = m->files;
 	size_t nall = m->nfiles;
@@ -835,11 +841,6 @@ int main(int argc, char **argv)
 	}
 	free(all);
 	m->nfiles = to - from;
-	uint64_t share = 0;
-	for (size_t i = 0; i < m->nfiles; i++) {
-		struct stat st;
-		share += stat(m->files[i], &st) == 0 ? (uint64_t)st.st_size : 0;
-	}
 	if (any_failed(open_spools(&run, share) < 0))
 		goto fail;
 
@@ -911,8 +912,7 @@ fail:
 		}
 		m->status = 1;
 		if (prof_interrupted)
-			esc_printf(stderr, "%s: interrupted by signal %d; no database was written\n",
-				   fth_progname, (int)prof_interrupted);
+			prof_say_interrupted();
 		prof_report(m, &run.db, &ts0);
 	}
 	status = 1;

@@ -755,25 +755,30 @@ static int write_database(struct merge *m, struct dbfile *db)
 	return 0;
 }
 
+void prof_say_interrupted(void)
+{
+	esc_printf(stderr, "%s: interrupted by signal %d; no database was written\n", fth_progname,
+		   (int)prof_interrupted);
+}
+
 void merge_write(struct merge *m, struct dbfile *db, int (*write)(struct merge *m, struct dbfile *db))
 {
 	if (prof_interrupted) {
-		esc_printf(stderr, "%s: interrupted by signal %d; no database was written\n", fth_progname,
-			   (int)prof_interrupted);
-		m->status = 1;
-	} else if (m->status == 0 && (db->contexts ? db->nthreads : unifier_nthreads(m->u)) == 0) {
-		esc_printf(stderr, "%s: no measurement file could be read; no database was "
-				   "written\n", fth_progname);
+		prof_say_interrupted();
 		m->status = 1;
 	} else if (m->status == 0) {
 		if (!db->contexts)
 			merge_finish_db(m, db);
-		if ((write ? write : write_database)(m, db) < 0)
+		if (db->nthreads == 0) {
+			esc_printf(stderr, "%s: no measurement file could be read; no database was "
+					   "written\n", fth_progname);
 			m->status = 1;
+		} else if ((write ? write : write_database)(m, db) < 0) {
+			m->status = 1;
+		}
 		if (m->status == 0 && prof_interrupted) {
 			/* Stopped while writing: the temporary directory goes, nothing is published. */
-			esc_printf(stderr, "%s: interrupted by signal %d; no database was written\n", fth_progname,
-				   (int)prof_interrupted);
+			prof_say_interrupted();
 			m->status = 1;
 		}
 		if (m->status == 0 && prof_publish(m->out.tmp, m->out.final) < 0) {

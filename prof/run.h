@@ -106,6 +106,8 @@ struct merge {
 /* The signal that stopped the run (SIGINT, SIGTERM, SIGHUP), or 0. */
 extern volatile sig_atomic_t prof_interrupted;
 void prof_catch_signals(void);
+/* "interrupted by signal N; no database was written". */
+void prof_say_interrupted(void);
 
 /* Parse the command line into O: -1 to go on, else the exit status (usage, --help). */
 int prof_parse_options(int argc, char **argv, struct options *o, void (*usage)(FILE *f));

@@ -893,13 +893,6 @@ static void put_ref(struct buf *b, uint32_t v)
 	buf_put_varint(b, v == DBFILE_NONE ? 0 : (uint64_t)v + 1);
 }
 
-static void put_f64(struct buf *b, double d)
-{
-	uint64_t u;
-	memcpy(&u, &d, sizeof(u));
-	buf_put_u64(b, u);
-}
-
 static void put_strs(struct buf *b, char *const *s, size_t n)
 {
 	buf_put_varint(b, n);
@@ -951,7 +944,7 @@ void unifier_pack(const struct unifier *u, struct buf *b)
 		buf_put_varint(b, d->rate_kind);
 		buf_put_varint(b, d->rate);
 		buf_put_varint(b, d->kind);
-		put_f64(b, d->threshold);
+		buf_put_u64(b, le_f64_bits(d->threshold));
 		buf_put_varint(b, d->level);
 		buf_put_varint(b, (uint64_t)((int64_t)d->parent + 1));
 		buf_put_varint(b, d->flags);
@@ -1016,13 +1009,11 @@ static uint32_t get_ref(struct unpack *r, uint32_t n)
 static double get_f64(struct unpack *r)
 {
 	uint64_t u = 0;
-	double d;
 	if (r->end - r->p < 8)
 		r->bad = true;
 	else
 		u = le_get64(r->p), r->p += 8;
-	memcpy(&d, &u, sizeof(d));
-	return d;
+	return le_bits_f64(u);
 }
 
 static const uint8_t *get_bytes(struct unpack *r, uint64_t n)
@@ -1064,12 +1055,6 @@ static void merge_strs(struct unpack *r, char ***list, size_t *n, size_t *alloc)
 		ALLOC_GROW(*list, *n + 1, *alloc);
 		(*list)[(*n)++] = s;
 	}
-}
-
-static uint32_t formula_map_ref(void *vctx, uint32_t k)
-{
-	const struct unifier_map *m = vctx;
-	return k < m->nmetrics ? m->metric[k] : k;
 }
 
 /* The metrics of R into U; MAP->metric their numbers in U. */
@@ -1139,11 +1124,8 @@ static void merge_metrics(struct unifier *u, struct unpack *r, struct unifier_ma
 		if (e->parent < 0 && parent[i] >= 0)
 			e->parent = (int32_t)map->metric[parent[i]];
 		if (added[i]) {
-			/* "$N" are the sender's numbers: each grows by at most 10 digits */
-			size_t cap = strlen(formula[i]) * 6 + 16;
-			e->formula = xmalloc(cap);
-			if (formula_relocate(formula[i], formula_map_ref, map, e->formula, cap) < 0)
-				fth_error_clear(); /* cannot happen: CAP holds the longest result */
+			/* "$N" are the sender's numbers */
+			e->formula = remap_formula(formula[i], map->metric, map->nmetrics);
 			free(formula[i]);
 		}
 	}
